@@ -1,0 +1,39 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Layers, each depending only on the ones below it:
+//
+//   bytes <-> property-list values   KeyedArchivePropertyList (binary, XML, OpenStep codecs)
+//         <-> object graph           KeyedArchiveGraph (keyed archiver / unarchiver, Foundation class coders)
+//         <-> Codable bridge         KeyedArchiveCodable
+//         <-> preferences store      KeyedArchivePreferences
+//   KeyedArchive re-exports all of them; karchive is the command-line tool.
+let package = Package(
+    name: "KeyedArchive",
+    products: [
+        .library(name: "KeyedArchive", targets: ["KeyedArchive"]),
+        .library(name: "KeyedArchiveSample", targets: ["KeyedArchiveSample"]),
+        .executable(name: "karchive", targets: ["karchive"]),
+    ],
+    targets: [
+        .target(name: "KeyedArchivePropertyList"),
+        .target(name: "KeyedArchiveGraph", dependencies: ["KeyedArchivePropertyList"]),
+        .target(name: "KeyedArchiveCodable", dependencies: ["KeyedArchiveGraph"]),
+        .target(name: "KeyedArchivePreferences", dependencies: ["KeyedArchiveCodable"]),
+        .target(
+            name: "KeyedArchive",
+            dependencies: [
+                "KeyedArchivePropertyList", "KeyedArchiveGraph", "KeyedArchiveCodable", "KeyedArchivePreferences",
+            ]
+        ),
+        .target(name: "KeyedArchiveSample", dependencies: ["KeyedArchive"], resources: [.copy("Resources")]),
+        .executableTarget(name: "karchive", dependencies: ["KeyedArchive", "KeyedArchiveSample"]),
+
+        .testTarget(name: "KeyedArchivePropertyListTests", dependencies: ["KeyedArchivePropertyList"]),
+        .testTarget(name: "KeyedArchiveGraphTests", dependencies: ["KeyedArchiveGraph"]),
+        .testTarget(name: "KeyedArchiveCodableTests", dependencies: ["KeyedArchive", "KeyedArchiveSample"]),
+        .testTarget(name: "KeyedArchivePreferencesTests", dependencies: ["KeyedArchive"]),
+        .testTarget(name: "KarchiveTests", dependencies: ["karchive"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,2 @@
+// The Codable bridge. See issue 4.
+@_exported import KeyedArchiveGraph

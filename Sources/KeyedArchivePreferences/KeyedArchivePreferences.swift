@@ -1,0 +1,2 @@
+// The preferences store. See issue 5.
+@_exported import KeyedArchiveCodable

@@ -1,0 +1,7 @@
+/// Placeholder: replaced by the real reader.
+public enum BinaryPropertyListReader {
+    /// Reads a property list from bytes.
+    public static func read(_ bytes: UnsafeRawBufferPointer, limits: DecodingLimits = .default) throws -> PropertyListValue {
+        throw PropertyListError(.unsupportedObject, "BinaryPropertyListReader is not implemented yet")
+    }
+}

@@ -1,0 +1,82 @@
+/// The formats a property list can be stored in.
+public enum PropertyListFormat: String, Sendable, Hashable, CaseIterable {
+    /// Apple's binary format, `bplist00`.
+    case binary
+    /// Apple's XML format (`<!DOCTYPE plist ...>`).
+    case xml
+    /// The old NeXTSTEP/OpenStep text format (`{ key = value; }`).
+    case openStep
+}
+
+/// Entry points for reading and writing property lists in any format.
+public enum PropertyList {}
+
+extension PropertyList {
+    /// The format of `bytes`, judged from their first bytes, or `nil` when they are none.
+    ///
+    /// `bplist0?` is binary; a document starting (after an optional byte-order mark and white
+    /// space) with `<` is XML; anything else that is text is tried as OpenStep.
+    public static func detectFormat(_ bytes: some Collection<UInt8>) -> PropertyListFormat? {
+        var prefix = Array(bytes.prefix(64))
+        if prefix.starts(with: Array("bplist0".utf8)) { return .binary }
+        // UTF-16/32 byte-order marks mean XML in a wide encoding (OpenStep text is 8-bit).
+        if prefix.starts(with: [0xFE, 0xFF]) || prefix.starts(with: [0xFF, 0xFE])
+            || prefix.starts(with: [0x00, 0x00, 0xFE, 0xFF])
+        {
+            return .xml
+        }
+        if prefix.starts(with: [0xEF, 0xBB, 0xBF]) { prefix.removeFirst(3) }
+        // UTF-16 without a byte-order mark: "<" followed or preceded by a zero byte.
+        if prefix.count >= 2, (prefix[0] == 0 && prefix[1] == UInt8(ascii: "<")) || (prefix[0] == UInt8(ascii: "<") && prefix[1] == 0) {
+            return .xml
+        }
+        guard let first = prefix.first(where: { !isWhitespace($0) }) else {
+            return prefix.isEmpty && bytes.isEmpty ? nil : .openStep
+        }
+        return first == UInt8(ascii: "<") && looksLikeXML(prefix) ? .xml : .openStep
+    }
+
+    /// Reads a property list in any supported format, detecting the format from its bytes.
+    public static func decode(_ data: Data, limits: DecodingLimits = .default) throws -> PropertyListValue {
+        try decodeWithFormat(data, limits: limits).value
+    }
+
+    /// Reads a property list in any supported format and says which format it was.
+    public static func decodeWithFormat(
+        _ data: Data, limits: DecodingLimits = .default
+    ) throws -> (value: PropertyListValue, format: PropertyListFormat) {
+        guard let format = detectFormat(data) else {
+            throw PropertyListError(.unrecognizedFormat, "empty input is not a property list", byteOffset: 0)
+        }
+        let value: PropertyListValue = try data.withUnsafeBytes { bytes in
+            switch format {
+            case .binary: try BinaryPropertyListReader.read(bytes, limits: limits)
+            case .xml: try XMLPropertyListReader.read(bytes, limits: limits)
+            case .openStep: try OpenStepPropertyListReader.read(bytes, limits: limits)
+            }
+        }
+        return (value, format)
+    }
+
+    /// Writes a property list in the given format.
+    public static func encode(_ value: PropertyListValue, format: PropertyListFormat = .binary) throws -> Data {
+        switch format {
+        case .binary: Data(try BinaryPropertyListWriter.write(value))
+        case .xml: Data(try XMLPropertyListWriter.write(value))
+        case .openStep: Data(try OpenStepPropertyListWriter.write(value))
+        }
+    }
+
+    private static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
+    }
+
+    /// `<` starts both XML and OpenStep data (`<0fbd>`); XML follows it with `?`, `!` or a letter.
+    private static func looksLikeXML(_ prefix: [UInt8]) -> Bool {
+        guard let start = prefix.firstIndex(of: UInt8(ascii: "<")), start + 1 < prefix.count else { return false }
+        let next = prefix[start + 1]
+        return next == UInt8(ascii: "?") || next == UInt8(ascii: "!")
+            || (next >= UInt8(ascii: "a") && next <= UInt8(ascii: "z"))
+            || (next >= UInt8(ascii: "A") && next <= UInt8(ascii: "Z"))
+    }
+}

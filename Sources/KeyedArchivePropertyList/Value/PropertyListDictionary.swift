@@ -1,0 +1,71 @@
+/// A property-list dictionary: entries in the order they were read or inserted.
+///
+/// Keys are strings in almost every file, but binary property lists may use other primitive
+/// keys (Instruments traffic carries integer keys), so a key is any ``PropertyListValue``.
+/// Lookups by string key scan the entries, which is the fast choice for the small dictionaries
+/// that dominate real files (keyed-archive objects have a handful of keys); build a Swift
+/// `Dictionary` from ``entries`` when you need many lookups into a large one.
+///
+/// Equality ignores entry order, as property-list dictionaries are unordered.
+public struct PropertyListDictionary: Sendable {
+    /// One key and its value.
+    public typealias Entry = (key: PropertyListValue, value: PropertyListValue)
+
+    /// The entries, in order. Duplicate keys can occur in files read from outside; lookups
+    /// return the first.
+    public var entries: [Entry]
+
+    /// An empty dictionary.
+    public init() { entries = [] }
+
+    /// A dictionary with the given entries, in order.
+    public init(_ entries: [Entry]) { self.entries = entries }
+
+    /// A dictionary with string keys, in the order given.
+    public init(stringKeys entries: [(String, PropertyListValue)]) {
+        self.entries = entries.map { (PropertyListValue($0.0), $0.1) }
+    }
+
+    /// The number of entries.
+    public var count: Int { entries.count }
+    /// True when there are no entries.
+    public var isEmpty: Bool { entries.isEmpty }
+
+    /// The keys, in order.
+    public var keys: [PropertyListValue] { entries.map(\.key) }
+    /// The values, in order.
+    public var values: [PropertyListValue] { entries.map(\.value) }
+
+    /// The value for a string key; setting `nil` removes it, setting a new key appends it.
+    public subscript(key: String) -> PropertyListValue? {
+        get {
+            for entry in entries {
+                if case .string(let string) = entry.key, string.value.utf8.elementsEqual(key.utf8) {
+                    return entry.value
+                }
+            }
+            return nil
+        }
+        set { self[PropertyListValue(key)] = newValue }
+    }
+
+    /// The value for any key; setting `nil` removes it, setting a new key appends it.
+    public subscript(key: PropertyListValue) -> PropertyListValue? {
+        get { entries.first { $0.key == key }?.value }
+        set {
+            let index = entries.firstIndex { $0.key == key }
+            switch (index, newValue) {
+            case (let index?, let value?): entries[index].value = value
+            case (let index?, nil): entries.remove(at: index)
+            case (nil, let value?): entries.append((key, value))
+            case (nil, nil): break
+            }
+        }
+    }
+}
+
+extension PropertyListDictionary: ExpressibleByDictionaryLiteral {
+    public init(dictionaryLiteral elements: (String, PropertyListValue)...) {
+        self.init(stringKeys: elements)
+    }
+}

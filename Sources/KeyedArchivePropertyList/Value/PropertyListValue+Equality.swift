@@ -1,0 +1,109 @@
+// Equality and hashing by value; see the discussion on ``PropertyListValue``.
+//
+// Containers are compared with explicit work lists rather than recursion, so that comparing two
+// deeply nested values cannot overflow the stack.
+
+extension PropertyListValue: Hashable {
+    public static func == (lhs: PropertyListValue, rhs: PropertyListValue) -> Bool {
+        var pending: [(PropertyListValue, PropertyListValue)] = [(lhs, rhs)]
+        while let (left, right) = pending.popLast() {
+            switch (left, right) {
+            case (.null, .null): continue
+            case (.bool(let a), .bool(let b)): if a != b { return false }
+            case (.integer(let a), .integer(let b)): if a != b { return false }
+            case (.real(let a), .real(let b)): if a != b { return false }
+            case (.date(let a), .date(let b)):
+                if a.timeIntervalSinceReferenceDate.bitPattern != b.timeIntervalSinceReferenceDate.bitPattern {
+                    return false
+                }
+            case (.data(let a), .data(let b)): if a != b { return false }
+            case (.string(let a), .string(let b)): if a != b { return false }
+            case (.uid(let a), .uid(let b)): if a != b { return false }
+            case (.array(let a), .array(let b)):
+                guard a.count == b.count else { return false }
+                for index in a.indices { pending.append((a[index], b[index])) }
+            case (.set(let a), .set(let b)):
+                guard a.count == b.count, unorderedEqual(a, b) else { return false }
+            case (.dictionary(let a), .dictionary(let b)):
+                guard a.count == b.count else { return false }
+                if a.entries.indices.allSatisfy({ a.entries[$0].key == b.entries[$0].key }) {
+                    for index in a.entries.indices { pending.append((a.entries[index].value, b.entries[index].value)) }
+                } else {
+                    guard unorderedEqual(a.entries.map(Pair.init), b.entries.map(Pair.init)) else { return false }
+                }
+            default:
+                return false
+            }
+        }
+        return true
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        // Containers contribute their shape and an order-independent digest of their members for
+        // sets and dictionaries; arrays hash only their count and first few elements to keep
+        // hashing cheap and shallow (equality decides the rest).
+        switch self {
+        case .null: hasher.combine(0)
+        case .bool(let value): hasher.combine(1); hasher.combine(value)
+        case .integer(let value): hasher.combine(2); hasher.combine(value)
+        case .real(let value): hasher.combine(3); hasher.combine(value)
+        case .date(let value): hasher.combine(4); hasher.combine(value.timeIntervalSinceReferenceDate.bitPattern)
+        case .data(let value): hasher.combine(5); hasher.combine(value)
+        case .string(let value): hasher.combine(6); hasher.combine(value)
+        case .uid(let value): hasher.combine(7); hasher.combine(value)
+        case .array(let values): hasher.combine(8); hasher.combine(values.count)
+        case .set(let values): hasher.combine(9); hasher.combine(values.count)
+        case .dictionary(let dictionary):
+            hasher.combine(10)
+            hasher.combine(dictionary.count)
+            // Keys only, and only scalar ones: cheap, order-independent and never deep.
+            var digest = 0
+            for entry in dictionary.entries where !entry.key.isContainer {
+                digest = digest &+ entry.key.hashValue
+            }
+            hasher.combine(digest)
+        }
+    }
+
+    /// True for arrays, sets and dictionaries.
+    public var isContainer: Bool {
+        switch self {
+        case .array, .set, .dictionary: true
+        default: false
+        }
+    }
+}
+
+/// A dictionary entry as a hashable pair, for order-independent comparison.
+private struct Pair: Hashable {
+    var key: PropertyListValue
+    var value: PropertyListValue
+    init(_ entry: PropertyListDictionary.Entry) {
+        key = entry.key
+        value = entry.value
+    }
+}
+
+/// Multiset equality of two equally long collections.
+private func unorderedEqual<T: Hashable>(_ a: [T], _ b: [T]) -> Bool {
+    var counts: [T: Int] = [:]
+    counts.reserveCapacity(a.count)
+    for element in a { counts[element, default: 0] += 1 }
+    for element in b {
+        guard let count = counts[element], count > 0 else { return false }
+        counts[element] = count - 1
+    }
+    return true
+}
+
+extension PropertyListDictionary: Equatable {
+    public static func == (lhs: PropertyListDictionary, rhs: PropertyListDictionary) -> Bool {
+        PropertyListValue.dictionary(lhs) == PropertyListValue.dictionary(rhs)
+    }
+}
+
+extension PropertyListDictionary: Hashable {
+    public func hash(into hasher: inout Hasher) {
+        PropertyListValue.dictionary(self).hash(into: &hasher)
+    }
+}

@@ -1,0 +1,2 @@
+// The ArchivingData sample. See issue 4.
+import KeyedArchive

@@ -1,0 +1,2 @@
+import KeyedArchive
+print("karchive: not implemented yet")

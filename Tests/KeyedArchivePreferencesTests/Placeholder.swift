@@ -1,0 +1,4 @@
+import XCTest
+final class KeyedArchivePreferencesTestsPlaceholder: XCTestCase {
+    func testBuilds() { XCTAssertTrue(true) }
+}
