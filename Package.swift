@@ -29,11 +29,13 @@ let package = Package(
         .target(name: "KeyedArchiveSample", dependencies: ["KeyedArchive"], resources: [.copy("Resources")]),
         .executableTarget(name: "karchive", dependencies: ["KeyedArchive", "KeyedArchiveSample"]),
 
-        .testTarget(name: "KeyedArchivePropertyListTests", dependencies: ["KeyedArchivePropertyList"]),
-        .testTarget(name: "KeyedArchiveGraphTests", dependencies: ["KeyedArchiveGraph"]),
-        .testTarget(name: "KeyedArchiveCodableTests", dependencies: ["KeyedArchive", "KeyedArchiveSample"]),
-        .testTarget(name: "KeyedArchivePreferencesTests", dependencies: ["KeyedArchive"]),
-        .testTarget(name: "KarchiveTests", dependencies: ["karchive"]),
+        // Shared by the test targets only: seeded generators, the corpus index, peer bridges.
+        .target(name: "KeyedArchiveTestSupport", dependencies: ["KeyedArchive"], path: "Tests/TestSupport"),
+        .testTarget(name: "KeyedArchivePropertyListTests", dependencies: ["KeyedArchiveTestSupport"]),
+        .testTarget(name: "KeyedArchiveGraphTests", dependencies: ["KeyedArchiveTestSupport"]),
+        .testTarget(name: "KeyedArchiveCodableTests", dependencies: ["KeyedArchiveTestSupport", "KeyedArchiveSample"]),
+        .testTarget(name: "KeyedArchivePreferencesTests", dependencies: ["KeyedArchiveTestSupport"]),
+        .testTarget(name: "KarchiveTests", dependencies: ["KeyedArchiveTestSupport", "karchive"]),
     ],
     swiftLanguageModes: [.v6]
 )

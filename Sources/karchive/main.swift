@@ -1,2 +1,8 @@
-import KeyedArchive
-print("karchive: not implemented yet")
+// karchive: inspect, convert and edit property lists, keyed archives and preferences.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+exit(Karchive.main(Array(CommandLine.arguments.dropFirst())))

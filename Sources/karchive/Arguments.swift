@@ -1,0 +1,89 @@
+import KeyedArchive
+
+/// A small hand-written argument parser: options with values (`--format xml`, `-o FILE`),
+/// flags, and positional arguments. `--` ends the options.
+struct Arguments {
+    private(set) var positional: [String] = []
+    private var values: [String: String] = [:]
+    private var flags: Set<String> = []
+
+    /// Parses `arguments`; `valueOptions` take a value, `flagOptions` do not.
+    init(_ arguments: [String], valueOptions: Set<String>, flagOptions: Set<String> = []) throws {
+        var index = 0
+        var optionsEnded = false
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if optionsEnded || argument == "-" || !argument.hasPrefix("-") {
+                positional.append(argument)
+            } else if argument == "--" {
+                optionsEnded = true
+            } else if valueOptions.contains(argument) {
+                guard index < arguments.count else { throw UsageError("option \(argument) needs a value") }
+                values[argument] = arguments[index]
+                index += 1
+            } else if let equals = argument.firstIndex(of: "="), valueOptions.contains(String(argument[..<equals])) {
+                values[String(argument[..<equals])] = String(argument[argument.index(after: equals)...])
+            } else if flagOptions.contains(argument) {
+                flags.insert(argument)
+            } else {
+                throw UsageError("unknown option \(argument)")
+            }
+        }
+    }
+
+    /// The value of an option, by any of its spellings.
+    func value(_ names: String...) -> String? {
+        names.lazy.compactMap { values[$0] }.first
+    }
+
+    /// True when a flag was given.
+    func flag(_ name: String) -> Bool { flags.contains(name) }
+}
+
+/// Reading inputs and writing outputs, with `-` meaning standard input or output.
+enum Files {
+    static func read(_ path: String) throws -> Data {
+        if path == "-" {
+            return FileHandleReader.readStandardInput()
+        }
+        do {
+            return try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw ToolError("\(path): cannot read the file")
+        }
+    }
+
+    static func write(_ bytes: Data, to path: String?) throws {
+        guard let path, path != "-" else {
+            Output.write([UInt8](bytes))
+            return
+        }
+        do {
+            try bytes.write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            throw ToolError("\(path): cannot write the file")
+        }
+    }
+}
+
+enum FileHandleReader {
+    static func readStandardInput() -> Data {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { systemRead(0, $0.baseAddress, $0.count) }
+            if count <= 0 { break }
+            data.append(contentsOf: buffer[0..<count])
+        }
+        return data
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+private let systemRead = Glibc.read
+#elseif canImport(Darwin)
+import Darwin
+private let systemRead = Darwin.read
+#endif
