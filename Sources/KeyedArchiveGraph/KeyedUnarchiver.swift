@@ -145,7 +145,7 @@ public final class KeyedUnarchiver {
     /// Decodes the object under a key of the current object (or `$top`), allowing only
     /// `classes`. Missing key or UID 0: `nil`.
     public func decodeObject(of classes: [KeyedArchiveClass], forKey key: String) throws -> Any? {
-        guard let value = currentFields[ArchiveKeys.escape(key)] else { return nil }
+        guard let value = ArchiveKeys.lookup(key, in: currentFields) else { return nil }
         return try decodeStored(value, classes: classes, segment: contexts.isEmpty ? .top(key) : .key(key))
     }
 
@@ -194,7 +194,7 @@ public final class KeyedUnarchiver {
 
     /// True when the current object (or `$top`) has a value under the key.
     public func containsValue(forKey key: String) -> Bool {
-        currentFields[ArchiveKeys.escape(key)] != nil
+        ArchiveKeys.lookup(key, in: currentFields) != nil
     }
 
     /// The user keys of the current object (or `$top`), unescaped, without `$class`.
@@ -286,7 +286,7 @@ public final class KeyedUnarchiver {
     /// The inline value under a key; a UID is followed to a leaf in `$objects` (some writers
     /// store numbers by reference).
     private func primitive(forKey key: String) throws -> PropertyListValue? {
-        guard let value = currentFields[ArchiveKeys.escape(key)] else { return nil }
+        guard let value = ArchiveKeys.lookup(key, in: currentFields) else { return nil }
         guard case .uid(let uid) = value else { return value }
         if uid == 0 { return nil }
         let target = try document.object(uid, path: self.pathString(adding: .key(key)))
@@ -478,9 +478,11 @@ public final class KeyedUnarchiver {
     }
 
     private func drainPhase2() throws {
+        let savedPath = path
         defer {
             pending.removeAll()
             pendingIndex = 0
+            path = savedPath
         }
         while pendingIndex < pending.count {
             let job = pending[pendingIndex]
@@ -507,7 +509,6 @@ public final class KeyedUnarchiver {
                 object.fields = decoded
             }
         }
-        path = []
     }
 
     /// An ArchivedObject field: references decoded, inline values kept.

@@ -76,9 +76,9 @@ package final class ArchiveDocument {
         self.limits = limits
     }
 
-    /// The stored `$top` value for a user key (escaped before lookup), if present.
+    /// The stored `$top` value for a user key (see ``ArchiveKeys/lookup(_:in:)``), if present.
     package func topValue(forKey key: String) -> PropertyListValue? {
-        top[ArchiveKeys.escape(key)]
+        ArchiveKeys.lookup(key, in: top)
     }
 
     /// The `$top` keys as user keys (unescaped), in file order.

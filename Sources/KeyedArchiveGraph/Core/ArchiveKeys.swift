@@ -46,4 +46,12 @@ package enum ArchiveKeys {
         let utf8 = stored.utf8
         return utf8.first == UInt8(ascii: "$") && utf8.dropFirst().first != UInt8(ascii: "$")
     }
+
+    /// The value stored for a user key: under its escaped form, or, for a key spelled like a
+    /// reserved one (`$0`), under that raw key, so that the keys ``unescape(_:)`` lists (including
+    /// the `$0, $1, ...` of unkeyed values at the top level) can all be looked up.
+    package static func lookup(_ key: String, in fields: PropertyListDictionary) -> PropertyListValue? {
+        if let value = fields[escape(key)] { return value }
+        return isReserved(key) ? fields[key] : nil
+    }
 }
