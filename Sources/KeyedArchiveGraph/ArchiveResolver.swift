@@ -159,7 +159,7 @@ private final class ResolverState {
         case .leaf(let leaf):
             try count(1, document: document, path: path)
             result = Resolved(value: leaf, nodes: 1, hasBackReference: false)
-        case .object(let fields, let description):
+        case .object(let fields, let description, _):
             result = try classObject(uid, fields: fields, description: description, document: document, depth: depth)
         }
         if !result.hasBackReference { memo[uid] = result }

@@ -21,8 +21,9 @@ public struct KeyedArchiveClass: @unchecked Sendable, Hashable, CustomStringConv
     }
 
     package let kind: Kind
+    private let builtinName: String
     /// The name shown in messages (`NSString`, `MyApp.Person`).
-    public let name: String
+    public var name: String { type?.archivedClassName ?? builtinName }
     /// For user types: the type itself.
     package let type: (any KeyedArchiving.Type)?
     /// For user types: whether a decoded type is this type or a subclass of it.
@@ -30,7 +31,7 @@ public struct KeyedArchiveClass: @unchecked Sendable, Hashable, CustomStringConv
 
     private init(_ kind: Kind, _ name: String) {
         self.kind = kind
-        self.name = name
+        self.builtinName = name
         self.type = nil
         self.matches = nil
     }
@@ -42,7 +43,7 @@ public struct KeyedArchiveClass: @unchecked Sendable, Hashable, CustomStringConv
 
     package init(userType: any KeyedArchiving.Type) {
         self.kind = .type(ObjectIdentifier(userType))
-        self.name = userType.archivedClassName
+        self.builtinName = ""
         self.type = userType
         self.matches = Self.matcher(for: userType)
     }

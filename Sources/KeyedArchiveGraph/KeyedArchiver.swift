@@ -31,6 +31,7 @@ public final class KeyedArchiver {
     private var queue: [Job] = []
     private var queueIndex = 0
     private var classNames: [ObjectIdentifier: String] = [:]
+    private var classUIDs: [ObjectIdentifier: UInt32] = [:]
     private var finished: Data?
 
     private enum Job {
@@ -62,6 +63,7 @@ public final class KeyedArchiver {
     /// Maps a class to the `$classname` this archiver writes for it (`nil` removes the mapping).
     public func setClassName(_ name: String?, for type: any KeyedArchiving.Type) {
         classNames[ObjectIdentifier(type)] = name
+        classUIDs.removeAll()
     }
 
     /// The name set for a class on this archiver, if any.
@@ -301,7 +303,15 @@ public final class KeyedArchiver {
     private func run(_ job: Job) throws {
         switch job {
         case .object(let uid, let object):
-            let fields = ArchiveObjectFields(classUID: table.classUID(chain: classChain(for: type(of: object))))
+            let objectType = type(of: object)
+            let classUID: UInt32
+            if let known = classUIDs[ObjectIdentifier(objectType)] {
+                classUID = known
+            } else {
+                classUID = table.classUID(chain: classChain(for: objectType))
+                classUIDs[ObjectIdentifier(objectType)] = classUID
+            }
+            let fields = ArchiveObjectFields(classUID: classUID)
             current = fields
             currentUID = uid
             defer {

@@ -31,7 +31,13 @@ public final class KeyedUnarchiver {
     private var pending: [PendingPhase2] = []
     private var pendingIndex = 0
     private var depth = 0
-    private var allowedIDs: [Set<KeyedArchiveClass>: Int] = [:]
+    private var allowedSets: [Set<KeyedArchiveClass>: Allowed] = [:]
+    private var resolutions: [ResolutionKey: Resolved] = [:]
+
+    private struct ResolutionKey: Hashable {
+        var classUID: UInt32
+        var allowed: Int
+    }
     private var path: [PathSegment] = []
 
     private struct Context {
@@ -93,6 +99,7 @@ public final class KeyedUnarchiver {
     /// (`nil` removes the mapping). The type must still be allowed by each decode call.
     public func setClass(_ type: (any KeyedArchiving.Type)?, forClassName name: String) {
         classMap[name] = type
+        resolutions.removeAll()
     }
 
     /// The type mapped to a class name on this unarchiver, if any.
@@ -324,13 +331,7 @@ public final class KeyedUnarchiver {
 
     private func allowed(_ classes: [KeyedArchiveClass]) -> Allowed {
         let set = Set(classes)
-        let id: Int
-        if let existing = allowedIDs[set] {
-            id = existing
-        } else {
-            id = allowedIDs.count
-            allowedIDs[set] = id
-        }
+        if let existing = allowedSets[set] { return existing }
         var names: [String: any KeyedArchiving.Type] = [:]
         let userTypes = classes.filter { $0.type != nil }
         for entry in userTypes {
@@ -338,9 +339,11 @@ public final class KeyedUnarchiver {
                 names[ClassRegistry.shared.className(for: type) ?? type.archivedClassName] = type
             }
         }
-        return Allowed(
-            id: id, kinds: Set(set.map(\.kind)), userTypes: userTypes, names: names,
+        let result = Allowed(
+            id: allowedSets.count, kinds: Set(set.map(\.kind)), userTypes: userTypes, names: names,
             description: classes.map(\.name).joined(separator: ", "))
+        allowedSets[set] = result
+        return result
     }
 
     private enum Resolved {
@@ -395,8 +398,15 @@ public final class KeyedUnarchiver {
                     "\(Self.className(of: kind)) at $objects[\(uid)] is not among the allowed classes (\(allowed.description))")
             }
             return Self.swiftValue(ofLeaf: leaf)
-        case .object(let fields, let description):
-            let resolved = try resolve(description, allowed: allowed, uid: uid)
+        case .object(let fields, let description, let classUID):
+            let resolutionKey = ResolutionKey(classUID: classUID, allowed: allowed.id)
+            let resolved: Resolved
+            if let known = resolutions[resolutionKey] {
+                resolved = known
+            } else {
+                resolved = try resolve(description, allowed: allowed, uid: uid)
+                resolutions[resolutionKey] = resolved
+            }
             depth += 1
             defer { depth -= 1 }
             guard depth <= document.limits.maximumDepth else {

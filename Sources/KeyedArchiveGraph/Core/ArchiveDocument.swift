@@ -113,8 +113,9 @@ package final class ArchiveDocument {
         /// A string, number, boolean, data or date stored directly (NSString, NSNumber, NSData;
         /// GNUstep stores NSDate as a plain date).
         case leaf(PropertyListValue)
-        /// An object dictionary (with `$class`) and its validated class description.
-        case object(PropertyListDictionary, ArchivedClassDescription)
+        /// An object dictionary (with `$class`), its validated class description and the UID of
+        /// that description (shared by all objects of the class, so a good cache key).
+        case object(PropertyListDictionary, ArchivedClassDescription, classUID: UInt32)
     }
 
     /// Classifies the entry at a UID, validating `$class` and its description.
@@ -130,7 +131,7 @@ package final class ArchiveDocument {
                     .invalidClass, "object dictionary has no $class", path: "$objects[\(uid)]")
             }
             let classUID = try reference(classValue, path: "$objects[\(uid)] $class")
-            return .object(fields, try classDescription(classUID, path: "$objects[\(uid)] $class"))
+            return .object(fields, try classDescription(classUID, path: "$objects[\(uid)] $class"), classUID: classUID)
         default:
             throw KeyedArchiveError(
                 .invalidObject, "a \(value.typeName) cannot be an entry of $objects", path: "$objects[\(uid)]")
