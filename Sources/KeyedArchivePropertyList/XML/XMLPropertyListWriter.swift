@@ -1,7 +1,354 @@
-/// Placeholder: replaced by the real writer.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#elseif canImport(ucrt)
+import ucrt
+#endif
+
+/// Writes Apple's XML property-list format, byte for byte as CoreFoundation's writer does.
+///
+/// The layout is CF's (`_CFAppendXML0`): the XML declaration and `<!DOCTYPE plist PUBLIC ...>`
+/// header, one element per line indented with tabs, dictionary keys sorted by UTF-16 code units,
+/// `<dict/>` and `<array/>` for empty containers, `<true/>`/`<false/>`, only `<`, `>` and `&`
+/// escaped, integers in decimal, reals as `%.17g` with CF's spellings `nan`, `+infinity`,
+/// `-infinity` and `0.0`, dates in whole seconds, data as base64 lines whose length depends on the
+/// indentation, and a UID as a `CF$UID` dictionary. So an Apple-made XML file read and written
+/// back unchanged comes out byte-identical.
+///
+/// One deliberate difference: `-0.0` is written `-0.0` (CF writes `0.0`, losing the sign).
+/// Values XML cannot hold throw ``PropertyListError/Code/unrepresentableValue``: `null`, sets
+/// (CF refuses them for XML too), dictionary keys that are not strings, dates that are not
+/// finite or whose year does not fit in 32 bits, and nesting deeper than the depth limit.
 public enum XMLPropertyListWriter {
-    /// Writes a property list to bytes.
+    /// The header CF writes before the value.
+    static let header = Array(
+        """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+        <plist version="1.0">
+
+        """.utf8)
+
+    /// Writes a property list as an XML document, refusing nesting deeper than
+    /// ``DecodingLimits/default``'s ``DecodingLimits/maximumDepth`` (what the readers accept).
     public static func write(_ value: PropertyListValue) throws -> [UInt8] {
-        throw PropertyListError(.unrepresentableValue, "XMLPropertyListWriter is not implemented yet")
+        try write(value, maximumDepth: DecodingLimits.default.maximumDepth)
     }
+
+    /// Writes a property list as an XML document, refusing containers nested deeper than
+    /// `maximumDepth` (each level costs a tab on every line below it, so output grows with the
+    /// square of the depth).
+    public static func write(_ value: PropertyListValue, maximumDepth: Int) throws -> [UInt8] {
+        var writer = Writer(maximumDepth: maximumDepth)
+        writer.output.append(contentsOf: header)
+        try writer.write(value)
+        writer.output.append(contentsOf: "</plist>\n".utf8)
+        return writer.output
+    }
+}
+
+/// The writer's state: output bytes and the stack of open containers (no recursion).
+private struct Writer {
+    /// An open container and the position of the next member to write.
+    enum Frame {
+        case array([PropertyListValue], next: Int)
+        case dictionary([(key: String, value: PropertyListValue)], next: Int)
+    }
+
+    let maximumDepth: Int
+    var output: [UInt8] = []
+    var frames: [Frame] = []
+
+    init(maximumDepth: Int) {
+        self.maximumDepth = maximumDepth
+        output.reserveCapacity(4096)
+    }
+
+    mutating func write(_ root: PropertyListValue) throws {
+        try open(root)
+        while let frame = frames.popLast() {
+            let indent = frames.count + 1
+            switch frame {
+            case .array(let elements, let next):
+                if next < elements.count {
+                    frames.append(.array(elements, next: next + 1))
+                    try open(elements[next])
+                } else {
+                    close("</array>\n", indent: indent - 1)
+                }
+            case .dictionary(let entries, let next):
+                if next < entries.count {
+                    frames.append(.dictionary(entries, next: next + 1))
+                    appendIndent(indent)
+                    output.append(contentsOf: "<key>".utf8)
+                    appendEscaped(entries[next].key)
+                    output.append(contentsOf: "</key>\n".utf8)
+                    try open(entries[next].value)
+                } else {
+                    close("</dict>\n", indent: indent - 1)
+                }
+            }
+        }
+    }
+
+    private mutating func close(_ tag: StaticString, indent: Int) {
+        appendIndent(indent)
+        append(tag)
+    }
+
+    /// Writes a scalar completely, or the opening tag of a container and pushes it.
+    private mutating func open(_ value: PropertyListValue) throws {
+        let indent = frames.count
+        appendIndent(indent)
+        switch value {
+        case .string(let string):
+            append("<string>")
+            appendEscaped(string.value)
+            append("</string>\n")
+        case .integer(let integer):
+            append("<integer>")
+            output.append(contentsOf: integer.description.utf8)
+            append("</integer>\n")
+        case .real(let real):
+            append("<real>")
+            appendReal(real.value)
+            append("</real>\n")
+        case .bool(let bool):
+            append(bool ? "<true/>\n" : "<false/>\n")
+        case .date(let date):
+            guard let parts = XMLDateFormat.components(date) else {
+                throw failure("date \(date.timeIntervalSinceReferenceDate) has no XML form (not finite or year beyond 32 bits)")
+            }
+            append("<date>")
+            XMLDateFormat.append(parts, to: &output)
+            append("</date>\n")
+        case .data(let data):
+            append("<data>\n")
+            appendBase64(data, indent: indent)
+            appendIndent(indent)
+            append("</data>\n")
+        case .uid(let uid):
+            append("<dict>\n")
+            appendIndent(indent + 1)
+            append("<key>CF$UID</key>\n")
+            appendIndent(indent + 1)
+            append("<integer>")
+            output.append(contentsOf: String(uid).utf8)
+            append("</integer>\n")
+            appendIndent(indent)
+            append("</dict>\n")
+        case .array(let elements):
+            try checkDepth()
+            if elements.isEmpty {
+                append("<array/>\n")
+            } else {
+                append("<array>\n")
+                frames.append(.array(elements, next: 0))
+            }
+        case .dictionary(let dictionary):
+            try checkDepth()
+            if dictionary.isEmpty {
+                append("<dict/>\n")
+                return
+            }
+            var entries: [(key: String, value: PropertyListValue)] = []
+            entries.reserveCapacity(dictionary.count)
+            for entry in dictionary.entries {
+                guard case .string(let key) = entry.key else {
+                    throw failure("XML dictionary keys must be strings, not \(entry.key.typeName)")
+                }
+                entries.append((key.value, entry.value))
+            }
+            sortByUTF16(&entries)
+            append("<dict>\n")
+            frames.append(.dictionary(entries, next: 0))
+        case .set:
+            throw failure("sets have no XML form (CoreFoundation refuses them too)")
+        case .null:
+            throw failure("null has no XML form")
+        }
+    }
+
+    private func checkDepth() throws {
+        // frames.count containers are open around this one.
+        guard frames.count < maximumDepth else {
+            throw failure("nesting deeper than \(maximumDepth)")
+        }
+    }
+
+    /// An unrepresentable-value error with the key path of the value being written.
+    private func failure(_ message: String) -> PropertyListError {
+        var path = ""
+        for frame in frames {
+            switch frame {
+            case .array(_, let next): path += "[\(next - 1)]"
+            case .dictionary(let entries, let next):
+                if !path.isEmpty { path += "." }
+                path += entries[next - 1].key
+            }
+        }
+        return PropertyListError(.unrepresentableValue, message, keyPath: path)
+    }
+
+    // MARK: - Pieces
+
+    @inline(__always)
+    private mutating func append(_ text: StaticString) {
+        output.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    @inline(__always)
+    private mutating func appendIndent(_ count: Int) {
+        if count > 0 { output.append(contentsOf: repeatElement(UInt8(ascii: "\t"), count: count)) }
+    }
+
+    /// Appends the UTF-8 text with `<`, `>` and `&` escaped, as CF does (nothing else is).
+    private mutating func appendEscaped(_ string: String) {
+        var string = string
+        string.withUTF8 { utf8 in
+            var mark = 0
+            for index in 0..<utf8.count {
+                let escape: StaticString
+                switch utf8[index] {
+                case UInt8(ascii: "<"): escape = "&lt;"
+                case UInt8(ascii: ">"): escape = "&gt;"
+                case UInt8(ascii: "&"): escape = "&amp;"
+                default: continue
+                }
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[mark..<index]))
+                append(escape)
+                mark = index + 1
+            }
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[mark...]))
+        }
+    }
+
+    /// CF's `__CFNumberCopyFormattingDescriptionAsFloat64`: `%.17g`, with `nan`, `+infinity`,
+    /// `-infinity` and `0.0` spelled out. `-0.0` keeps its sign here.
+    private mutating func appendReal(_ value: Double) {
+        if value.isNaN { return append("nan") }
+        if value.isInfinite { return append(value < 0 ? "-infinity" : "+infinity") }
+        if value == 0 { return append(value.sign == .minus ? "-0.0" : "0.0") }
+        output.append(contentsOf: formatG17(value))
+    }
+
+    /// Base64 lines exactly as CF's `_XMLPlistAppendDataUsingBase64`: a line is flushed once it
+    /// reaches `76 - 8 * indent` characters (indent capped at 8), each line indented; empty data
+    /// writes no line at all.
+    private mutating func appendBase64(_ data: Data, indent: Int) {
+        let indent = min(indent, 8)
+        let lineLimit = 76 - 8 * indent
+        let alphabet = XMLBase64.alphabet
+        var line: [UInt8] = []
+        line.reserveCapacity(80)
+        data.withUnsafeBytes { bytes in
+            var previous: UInt8 = 0
+            for index in 0..<bytes.count {
+                let byte = bytes[index]
+                switch index % 3 {
+                case 0:
+                    line.append(alphabet[Int(byte >> 2)])
+                case 1:
+                    line.append(alphabet[Int(((UInt16(previous) << 8 | UInt16(byte)) >> 4) & 0x3F)])
+                default:
+                    line.append(alphabet[Int(((UInt16(previous) << 8 | UInt16(byte)) >> 6) & 0x3F)])
+                    line.append(alphabet[Int(byte & 0x3F)])
+                }
+                previous = byte
+                if line.count >= lineLimit {
+                    appendIndent(indent)
+                    output.append(contentsOf: line)
+                    output.append(UInt8(ascii: "\n"))
+                    line.removeAll(keepingCapacity: true)
+                }
+            }
+            switch bytes.count % 3 {
+            case 1:
+                line.append(alphabet[Int((previous << 4) & 0x30)])
+                line.append(contentsOf: "==".utf8)
+            case 2:
+                line.append(alphabet[Int((previous << 2) & 0x3C)])
+                line.append(UInt8(ascii: "="))
+            default:
+                break
+            }
+        }
+        if !line.isEmpty {
+            appendIndent(indent)
+            output.append(contentsOf: line)
+            output.append(UInt8(ascii: "\n"))
+        }
+    }
+}
+
+/// The base64 alphabet, shared by the XML and JSON writers.
+enum XMLBase64 {
+    static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    /// Standard padded base64 on one line.
+    static func encode(_ data: Data) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity((data.count + 2) / 3 * 4)
+        data.withUnsafeBytes { bytes in
+            var index = 0
+            while index + 3 <= bytes.count {
+                let group = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
+                output.append(alphabet[Int(group >> 18)])
+                output.append(alphabet[Int(group >> 12 & 0x3F)])
+                output.append(alphabet[Int(group >> 6 & 0x3F)])
+                output.append(alphabet[Int(group & 0x3F)])
+                index += 3
+            }
+            let rest = bytes.count - index
+            if rest > 0 {
+                let first = UInt32(bytes[index])
+                let second = rest == 2 ? UInt32(bytes[index + 1]) : 0
+                let group = first << 16 | second << 8
+                output.append(alphabet[Int(group >> 18)])
+                output.append(alphabet[Int(group >> 12 & 0x3F)])
+                output.append(rest == 2 ? alphabet[Int(group >> 6 & 0x3F)] : UInt8(ascii: "="))
+                output.append(UInt8(ascii: "="))
+            }
+        }
+        return output
+    }
+}
+
+/// Sorts dictionary entries by their keys' UTF-16 code units, as `CFStringCompare` with no
+/// options orders them; the sort is stable, so duplicate keys keep their order.
+private func sortByUTF16(_ entries: inout [(key: String, value: PropertyListValue)]) {
+    let keys = entries.map { Array($0.key.utf16) }
+    let order = keys.indices.sorted { left, right in
+        if keys[left] == keys[right] { return left < right }
+        return keys[left].lexicographicallyPrecedes(keys[right])
+    }
+    entries = order.map { entries[$0] }
+}
+
+/// `%.17g` of a finite, non-zero double, as C's `printf` writes it (locale-independent).
+func formatG17(_ value: Double) -> [UInt8] {
+    var buffer = [CChar](repeating: 0, count: 40)
+    let written = buffer.withUnsafeMutableBufferPointer { pointer in
+        withVaList([value]) { vsnprintf(pointer.baseAddress, pointer.count, "%.17g", $0) }
+    }
+    guard written > 0 else { return Array(String(value).utf8) }
+    var result: [UInt8] = []
+    result.reserveCapacity(Int(written))
+    var replacedSeparator = false
+    for char in buffer.prefix(min(Int(written), buffer.count - 1)) {
+        let byte = UInt8(bitPattern: char)
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "e"), UInt8(ascii: "."):
+            result.append(byte)
+            replacedSeparator = false
+        default:
+            // A locale's decimal separator (possibly several bytes): write '.' once.
+            if !replacedSeparator { result.append(UInt8(ascii: ".")) }
+            replacedSeparator = true
+        }
+    }
+    return result
 }

@@ -1,0 +1,199 @@
+/// Writes a property list as JSON, for tooling (`karchive convert --format json`).
+///
+/// JSON cannot hold everything a property list can, so this output is **lossy** and there is no
+/// JSON reader to come back with:
+///
+/// | property list | JSON |
+/// |---|---|
+/// | dictionary | object, entries in stored order; non-string keys stringified (integer `12` -> `"12"`, real, boolean `"true"`, date, base64 data, UID `"CF$UID:7"`, null `"null"`) |
+/// | array, set | array |
+/// | string | string (`"`, `\`, and control characters escaped; everything else raw UTF-8) |
+/// | integer | number (full `Int64.min ... UInt64.max` range, in decimal) |
+/// | real | number, shortest round-trip form; NaN and infinities throw |
+/// | boolean | `true` / `false` |
+/// | data | base64 string |
+/// | date | ISO 8601 UTC string, `2001-01-01T00:00:00Z`, with `.fff` milliseconds when not whole |
+/// | UID | `{"CF$UID": n}` |
+/// | null | `null` |
+///
+/// NaN and infinite reals throw ``PropertyListError/Code/unrepresentableValue`` rather than
+/// becoming `null`, which would silently turn a number into "no value". Container keys, which
+/// have no string form, throw too.
+public enum JSONPropertyListWriter {
+    /// Writes `value` as JSON: compact on one line, or `pretty` with two-space indentation,
+    /// `": "` after keys and a final newline.
+    public static func write(_ value: PropertyListValue, pretty: Bool) throws -> [UInt8] {
+        var writer = JSONWriter(pretty: pretty)
+        try writer.write(value)
+        if pretty { writer.output.append(UInt8(ascii: "\n")) }
+        return writer.output
+    }
+}
+
+/// The JSON writer's state; containers on an explicit stack, so depth costs no call stack.
+private struct JSONWriter {
+    enum Frame {
+        case array([PropertyListValue], next: Int)
+        case object([PropertyListDictionary.Entry], next: Int)
+    }
+
+    let pretty: Bool
+    var output: [UInt8] = []
+    var frames: [Frame] = []
+
+    init(pretty: Bool) { self.pretty = pretty }
+
+    mutating func write(_ root: PropertyListValue) throws {
+        try open(root)
+        while let frame = frames.popLast() {
+            let depth = frames.count + 1
+            switch frame {
+            case .array(let elements, let next):
+                if next < elements.count {
+                    frames.append(.array(elements, next: next + 1))
+                    if next > 0 { output.append(UInt8(ascii: ",")) }
+                    newline(depth)
+                    try open(elements[next])
+                } else {
+                    newline(depth - 1)
+                    output.append(UInt8(ascii: "]"))
+                }
+            case .object(let entries, let next):
+                if next < entries.count {
+                    frames.append(.object(entries, next: next + 1))
+                    if next > 0 { output.append(UInt8(ascii: ",")) }
+                    newline(depth)
+                    appendString(try keyString(entries[next].key))
+                    output.append(contentsOf: pretty ? Array(": ".utf8) : [UInt8(ascii: ":")])
+                    try open(entries[next].value)
+                } else {
+                    newline(depth - 1)
+                    output.append(UInt8(ascii: "}"))
+                }
+            }
+        }
+    }
+
+    private mutating func newline(_ depth: Int) {
+        guard pretty else { return }
+        output.append(UInt8(ascii: "\n"))
+        output.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * depth))
+    }
+
+    private mutating func open(_ value: PropertyListValue) throws {
+        switch value {
+        case .null: output.append(contentsOf: "null".utf8)
+        case .bool(let bool): output.append(contentsOf: (bool ? "true" : "false").utf8)
+        case .integer(let integer): output.append(contentsOf: integer.description.utf8)
+        case .real(let real):
+            guard real.value.isFinite else {
+                throw failure("JSON has no \(real.value) (NaN and infinities are not numbers in JSON)")
+            }
+            output.append(contentsOf: real.value.description.utf8)
+        case .string(let string): appendString(string.value)
+        case .data(let data):
+            output.append(UInt8(ascii: "\""))
+            output.append(contentsOf: XMLBase64.encode(data))
+            output.append(UInt8(ascii: "\""))
+        case .date(let date):
+            output.append(UInt8(ascii: "\""))
+            try appendDate(date)
+            output.append(UInt8(ascii: "\""))
+        case .uid(let uid):
+            output.append(contentsOf: (pretty ? "{\"CF$UID\": " : "{\"CF$UID\":").utf8)
+            output.append(contentsOf: String(uid).utf8)
+            output.append(UInt8(ascii: "}"))
+        case .array(let elements), .set(let elements):
+            if elements.isEmpty {
+                output.append(contentsOf: "[]".utf8)
+            } else {
+                output.append(UInt8(ascii: "["))
+                frames.append(.array(elements, next: 0))
+            }
+        case .dictionary(let dictionary):
+            if dictionary.isEmpty {
+                output.append(contentsOf: "{}".utf8)
+            } else {
+                output.append(UInt8(ascii: "{"))
+                frames.append(.object(dictionary.entries, next: 0))
+            }
+        }
+    }
+
+    /// The string form of a dictionary key.
+    private func keyString(_ key: PropertyListValue) throws -> String {
+        switch key {
+        case .string(let string): return string.value
+        case .integer(let integer): return integer.description
+        case .real(let real): return real.value.description
+        case .bool(let bool): return bool ? "true" : "false"
+        case .null: return "null"
+        case .uid(let uid): return "CF$UID:\(uid)"
+        case .data(let data): return String(decoding: XMLBase64.encode(data), as: UTF8.self)
+        case .date(let date):
+            guard let parts = XMLDateFormat.components(date) else { throw failure("date key has no ISO 8601 form") }
+            var text: [UInt8] = []
+            XMLDateFormat.append(parts, to: &text)
+            return String(decoding: text, as: UTF8.self)
+        case .array, .set, .dictionary:
+            throw failure("a \(key.typeName) used as a dictionary key has no JSON form")
+        }
+    }
+
+    private mutating func appendDate(_ date: Date) throws {
+        guard let parts = XMLDateFormat.components(date) else {
+            throw failure("date \(date.timeIntervalSinceReferenceDate) has no ISO 8601 form")
+        }
+        XMLDateFormat.append(parts, to: &output)
+        let interval = date.timeIntervalSinceReferenceDate
+        let milliseconds = Int(((interval - interval.rounded(.down)) * 1000).rounded(.down))
+        if milliseconds > 0 {
+            output.removeLast()  // the "Z"
+            output.append(UInt8(ascii: "."))
+            output.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: milliseconds / 100))
+            output.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: milliseconds / 10 % 10))
+            output.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: milliseconds % 10))
+            output.append(UInt8(ascii: "Z"))
+        }
+    }
+
+    /// Appends a JSON string literal: `"` and `\` escaped, control characters as `\n`, `\t`, ...
+    /// or `\u00XX`; everything else as raw UTF-8.
+    private mutating func appendString(_ string: String) {
+        output.append(UInt8(ascii: "\""))
+        var string = string
+        string.withUTF8 { utf8 in
+            for byte in utf8 {
+                switch byte {
+                case UInt8(ascii: "\""): output.append(contentsOf: "\\\"".utf8)
+                case UInt8(ascii: "\\"): output.append(contentsOf: "\\\\".utf8)
+                case 0x0A: output.append(contentsOf: "\\n".utf8)
+                case 0x0D: output.append(contentsOf: "\\r".utf8)
+                case 0x09: output.append(contentsOf: "\\t".utf8)
+                case 0x08: output.append(contentsOf: "\\b".utf8)
+                case 0x0C: output.append(contentsOf: "\\f".utf8)
+                case 0..<0x20:
+                    let hex = Array("0123456789abcdef".utf8)
+                    output.append(contentsOf: "\\u00".utf8)
+                    output.append(hex[Int(byte >> 4)])
+                    output.append(hex[Int(byte & 0xF)])
+                default: output.append(byte)
+                }
+            }
+        }
+        output.append(UInt8(ascii: "\""))
+    }
+
+    private func failure(_ message: String) -> PropertyListError {
+        var path = ""
+        for frame in frames {
+            switch frame {
+            case .array(_, let next): path += "[\(next - 1)]"
+            case .object(let entries, let next):
+                if !path.isEmpty { path += "." }
+                if case .string(let key) = entries[next - 1].key { path += key.value } else { path += "<\(entries[next - 1].key.typeName) key>" }
+            }
+        }
+        return PropertyListError(.unrepresentableValue, message, keyPath: path)
+    }
+}
