@@ -26,7 +26,7 @@ let package = Package(
                 "KeyedArchivePropertyList", "KeyedArchiveGraph", "KeyedArchiveCodable", "KeyedArchivePreferences",
             ]
         ),
-        .target(name: "KeyedArchiveSample", dependencies: ["KeyedArchive"], resources: [.copy("Resources")]),
+        .target(name: "KeyedArchiveSample", dependencies: ["KeyedArchive"], exclude: ["Images"]),
         .executableTarget(name: "karchive", dependencies: ["KeyedArchive", "KeyedArchiveSample"]),
 
         // Shared by the test targets only: seeded generators, the corpus index, peer bridges.

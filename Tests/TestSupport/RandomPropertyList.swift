@@ -1,4 +1,4 @@
-import KeyedArchive
+@_exported import KeyedArchive
 
 /// Generates random property-list values for round-trip property tests.
 ///

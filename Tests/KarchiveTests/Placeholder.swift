@@ -1,4 +1,0 @@
-import XCTest
-final class KarchiveTestsPlaceholder: XCTestCase {
-    func testBuilds() { XCTAssertTrue(true) }
-}

@@ -1,0 +1,148 @@
+import Foundation
+import KeyedArchive
+import KeyedArchiveTestSupport
+import XCTest
+
+/// The lossy JSON writer, checked by Python's `json` module and Foundation's base64 and ISO 8601
+/// formatters (independent of our code).
+final class JSONPropertyListWriterTests: XCTestCase {
+    /// Random values (with sets, UIDs and null) written compact and pretty parse in Python's json
+    /// to the structure the documented mapping predicts.
+    func testPythonJSONReadsTheDocumentedMapping() throws {
+        guard Python.executable != nil else {
+            print("JSONPropertyListWriterTests: python3 not found; skipping the json cross-check")
+            return
+        }
+        var options = RandomPropertyList.Options()
+        options.fractionalDates = false
+        options.null = true
+        options.set = true
+        options.nan = false
+        var values: [PropertyListValue] = []
+        for seed in 0..<150 as Range<UInt64> {
+            var random = RandomPropertyList(seed: seed, options: options)
+            values.append(finite(random.value()))
+        }
+        values.append(.dictionary(PropertyListDictionary([(.integer(12), "int key"), (.bool(true), "bool key"), (.uid(3), .uid(3))])))
+        let value = PropertyListValue.array(values)
+        let script = """
+            import sys, json
+            def w(x, out):
+                if x is None: out.append('N')
+                elif isinstance(x, bool): out.append('B %d' % x)
+                elif isinstance(x, int): out.append('I %d' % x)
+                elif isinstance(x, float): out.append('R ' + x.hex())
+                elif isinstance(x, str): out.append('S ' + x.encode('utf-8').hex())
+                elif isinstance(x, list):
+                    out.append('A %d' % len(x))
+                    for e in x: w(e, out)
+                elif isinstance(x, dict):
+                    out.append('D %d' % len(x))
+                    for k, v in x.items():
+                        out.append('K ' + k.encode('utf-8').hex())
+                        w(v, out)
+            compact, pretty = sys.stdin.buffer.read().split(b'\\0')
+            a, b = [], []
+            w(json.loads(compact), a)
+            w(json.loads(pretty), b)
+            assert a == b, 'compact and pretty differ'
+            assert b'\\n' not in compact
+            print('\\n'.join(a))
+            """
+        let input = try JSONPropertyListWriter.write(value, pretty: false) + [0] + JSONPropertyListWriter.write(value, pretty: true)
+        let lines = String(decoding: try Python.run(script, input: Data(input)), as: UTF8.self).split(separator: "\n").map(String.init)
+        var expected: [String] = []
+        describe(value, into: &expected)
+        XCTAssertEqual(lines.count, expected.count)
+        for (index, (theirs, ours)) in zip(lines, expected).enumerated() where theirs != ours {
+            XCTFail("line \(index): python read \(theirs), the mapping says \(ours)")
+            break
+        }
+    }
+
+    func testNonFiniteRealsThrowWithKeyPath() {
+        for real in [Double.nan, .infinity, -.infinity] {
+            let value: PropertyListValue = ["a": [1, .real(PropertyListReal(real))]]
+            XCTAssertThrowsError(try JSONPropertyListWriter.write(value, pretty: false)) { error in
+                XCTAssertEqual((error as? PropertyListError)?.code, .unrepresentableValue)
+                XCTAssertEqual((error as? PropertyListError)?.keyPath, "a[1]")
+            }
+        }
+        let containerKey = PropertyListValue.dictionary(PropertyListDictionary([(.array([]), 1)]))
+        XCTAssertThrowsError(try JSONPropertyListWriter.write(containerKey, pretty: true))
+    }
+
+    func testPrettyLayoutAndDates() throws {
+        let value: PropertyListValue = ["a": [1, "x"], "e": [:], "d": .date(Date(timeIntervalSinceReferenceDate: 0.25))]
+        let text = String(decoding: try JSONPropertyListWriter.write(value, pretty: true), as: UTF8.self)
+        XCTAssertEqual(text, "{\n  \"a\": [\n    1,\n    \"x\"\n  ],\n  \"e\": {},\n  \"d\": \"2001-01-01T00:00:00.250Z\"\n}\n")
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        XCTAssertEqual(formatter.date(from: "2001-01-01T00:00:00.250Z"), Date(timeIntervalSinceReferenceDate: 0.25))
+    }
+
+    /// Non-finite reals replaced by 1.5, so the random values are all writable.
+    private func finite(_ value: PropertyListValue) -> PropertyListValue {
+        XMLTestFoundation.transform(value) { leaf in
+            if case .real(let real) = leaf, !real.value.isFinite { return 1.5 }
+            return nil
+        }
+    }
+
+    /// The documented mapping, computed with Foundation's formatters rather than our code.
+    private func describe(_ value: PropertyListValue, into lines: inout [String]) {
+        func hex(_ text: String) -> String { text.utf8.map { String(format: "%02x", $0) }.joined() }
+        let iso = ISO8601DateFormatter()
+        iso.timeZone = TimeZone(identifier: "UTC")
+        switch value {
+        case .null: lines.append("N")
+        case .bool(let bool): lines.append("B \(bool ? 1 : 0)")
+        case .integer(let integer): lines.append("I \(integer)")
+        case .real(let real): lines.append("R " + pythonHex(real.value))
+        case .string(let string): lines.append("S " + hex(string.value))
+        case .data(let data): lines.append("S " + hex(data.base64EncodedString()))
+        case .date(let date): lines.append("S " + hex(iso.string(from: date)))
+        case .uid(let uid):
+            lines.append("D 1")
+            lines.append("K " + hex("CF$UID"))
+            lines.append("I \(uid)")
+        case .array(let elements), .set(let elements):
+            lines.append("A \(elements.count)")
+            for element in elements { describe(element, into: &lines) }
+        case .dictionary(let dictionary):
+            lines.append("D \(dictionary.count)")
+            for entry in dictionary.entries {
+                let key: String
+                switch entry.key {
+                case .string(let string): key = string.value
+                case .integer(let integer): key = "\(integer)"
+                case .bool(let bool): key = bool ? "true" : "false"
+                case .uid(let uid): key = "CF$UID:\(uid)"
+                default: key = "?"
+                }
+                lines.append("K " + hex(key))
+                describe(entry.value, into: &lines)
+            }
+        }
+    }
+
+    /// Python's `float.hex()` spelling of a finite double.
+    private func pythonHex(_ value: Double) -> String {
+        if value == 0 { return value.sign == .minus ? "-0x0.0p+0" : "0x0.0p+0" }
+        let sign = value.sign == .minus ? "-" : ""
+        let bits = value.bitPattern
+        var exponent = Int((bits >> 52) & 0x7FF)
+        let mantissa = bits & 0xF_FFFF_FFFF_FFFF
+        let lead: String
+        if exponent == 0 {
+            lead = "0"
+            exponent = -1022
+        } else {
+            lead = "1"
+            exponent -= 1023
+        }
+        var digits = String(mantissa, radix: 16)
+        digits = String(repeating: "0", count: 13 - digits.count) + digits
+        return "\(sign)0x\(lead).\(digits)p\(exponent >= 0 ? "+" : "")\(exponent)"
+    }
+}
