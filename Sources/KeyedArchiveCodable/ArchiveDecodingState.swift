@@ -172,8 +172,10 @@ final class ArchiveDecodingState: Decoder {
         let key = AcceptKey(classUID: classUID, type: ObjectIdentifier(type))
         if let known = accepted[key] { return known }
         let name = info.name
-        let result = name == ClassNames.archiveName(of: type, overrides: classNameOverrides)
+        let archiveName = ClassNames.archiveName(of: type, overrides: classNameOverrides)
+        let result = name == archiveName
             || name == ClassNames.qualifiedName(of: type)
+            || ClassNames.isModuleQualified(name, archiveName: archiveName)
             || (mappedNames[name]?.contains(ObjectIdentifier(type)) ?? false)
         accepted[key] = result
         return result
@@ -539,7 +541,8 @@ final class ArchiveDecodingState: Decoder {
 
 extension KeyedArchiveDecoder {
     static func describeAccepted(_ type: Any.Type, overrides: [ObjectIdentifier: String], mapped: [String: [ObjectIdentifier]]) -> String {
-        var names = [ClassNames.archiveName(of: type, overrides: overrides), ClassNames.qualifiedName(of: type)]
+        let archiveName = ClassNames.archiveName(of: type, overrides: overrides)
+        var names = [archiveName, ClassNames.qualifiedName(of: type), "<Module>." + archiveName]
         names += mapped.filter { $0.value.contains(ObjectIdentifier(type)) }.keys.sorted()
         return names.map { "\"\($0)\"" }.joined(separator: ", ")
     }

@@ -32,6 +32,16 @@ enum ClassNames {
         String(reflecting: type)
     }
 
+    /// `Module.Name` for an archive name `Name` and any one module (`MyApp.ArchivingData`):
+    /// what Swift's `NSKeyedArchiver` writes for a class without `@objc(Name)`, in whatever
+    /// module the class lived when the archive was made.
+    static func isModuleQualified(_ name: String, archiveName: String) -> Bool {
+        let utf8 = name.utf8
+        guard utf8.count > archiveName.utf8.count + 1, name.hasSuffix("." + archiveName) else { return false }
+        let module = utf8.prefix(utf8.count - archiveName.utf8.count - 1)
+        return !module.isEmpty && !module.contains(UInt8(ascii: ".")) && !module.contains(UInt8(ascii: "<"))
+    }
+
     /// The name a type is archived under: an override, else the protocol's name, else the
     /// unqualified Swift name.
     static func archiveName(of type: Any.Type, overrides: [ObjectIdentifier: String]) -> String {

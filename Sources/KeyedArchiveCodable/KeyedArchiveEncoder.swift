@@ -64,8 +64,8 @@ public final class KeyedArchiveEncoder {
 /// plays for property lists).
 ///
 /// The caller's type decides what is decoded; the archive's `$classname` for a keyed value is
-/// accepted when it is the type's archive name, its module-qualified Swift name
-/// (`MyApp.ArchivingData`), or a name mapped with ``setType(_:forClassName:)``; with
+/// accepted when it is the type's archive name, that name qualified by a module
+/// (`MyApp.ArchivingData`, whatever the module), its Swift name, or a name mapped with ``setType(_:forClassName:)``; with
 /// ``isStrict`` other names are an error. Shared class instances decode to one instance. Every
 /// failure is a `DecodingError` with the coding path; hostile archives (cycles, deep nesting,
 /// wrong types) throw, never trap.
@@ -108,7 +108,8 @@ public final class KeyedArchiveDecoder {
     }
 
     /// The names accepted for keyed values of `type`: its archive name, its module-qualified
-    /// name and the mapped names, in that order.
+    /// Swift name and the mapped names, in that order. (The archive name qualified by any one
+    /// module, `OldApp.ArchivingData`, is accepted too.)
     public func acceptedClassNames(for type: Any.Type) -> [String] {
         var names = [ClassNames.archiveName(of: type, overrides: classNameOverrides), ClassNames.qualifiedName(of: type)]
         let id = ObjectIdentifier(type)
