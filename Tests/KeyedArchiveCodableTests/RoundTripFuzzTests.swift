@@ -232,3 +232,33 @@ final class RoundTripFuzzTests: XCTestCase {
 }
 
 enum NameKeys: String, CodingKey { case a, b, c, next, pet, favorite }
+
+/// The one-pass binary layout checked by an independent reader (python3 plistlib).
+final class BinaryLayoutPlistlibTests: XCTestCase {
+    func testPlistlibReadsOurArchivesLikeOurReader() throws {
+        guard Python.executable != nil else {
+            print("BinaryLayoutPlistlibTests: python3 not found, skipping")
+            return
+        }
+        for seed in UInt64(200)...205 {
+            var generator = ModelGenerator(seed: seed)
+            let data = try KeyedArchiver.archivedData(withRootObject: generator.model(depth: 1))
+            // plistlib: count objects and UIDs; compare with our reader's view of the same bytes.
+            let script = """
+                import plistlib, sys
+                p = plistlib.loads(sys.stdin.buffer.read())
+                objs = p["$objects"]
+                uids = sum(1 for o in objs if isinstance(o, dict) for v in o.values() if isinstance(v, plistlib.UID))
+                print(len(objs), uids, p["$archiver"], p["$version"], p["$top"]["root"].data)
+                """
+            let output = String(decoding: try Python.run(script, input: data), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            let plist = try PropertyList.decode(data)
+            let objects = plist["$objects"]?.arrayValue ?? []
+            let uids = objects.reduce(0) { count, object in
+                count + (object.dictionaryValue?.entries.filter { if case .uid = $0.value { return true } else { return false } }.count ?? 0)
+            }
+            let root = plist["$top"]?["root"]?.uidValue ?? 0
+            XCTAssertEqual(output, "\(objects.count) \(uids) NSKeyedArchiver 100000 \(root)", "seed \(seed)")
+        }
+    }
+}
