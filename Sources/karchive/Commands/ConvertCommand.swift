@@ -51,7 +51,7 @@ enum OutputFormat {
     func encode(_ value: PropertyListValue) throws -> Data {
         switch self {
         case .propertyList(let format): return try PropertyList.encode(value, format: format)
-        case .json: throw ToolError("JSON output is not available yet")  // JSONPropertyListWriter lands with the XML codec
+        case .json: return Data(try JSONPropertyListWriter.write(value, pretty: true))
         }
     }
 }
