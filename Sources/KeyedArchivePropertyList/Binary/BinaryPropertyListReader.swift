@@ -1,7 +1,486 @@
-/// Placeholder: replaced by the real reader.
+/// Reads binary property lists (`bplist00`), hardened for untrusted input.
+///
+/// The reader scans the input bytes in place (no copy, no Foundation bridging per object) and
+/// validates the trailer exactly as CoreFoundation does. Objects are decoded once and cached by
+/// object index, so objects shared by many containers cost nothing extra and share storage in
+/// the result. Decoding is iterative: nesting depth never grows the call stack.
+///
+/// Every failure throws ``PropertyListError`` with the byte offset, object index and key path.
+/// Limits (``DecodingLimits``) bound the object count, nesting depth, string and data lengths,
+/// and the size of the tree once shared objects are counted at every place they are used.
+///
+/// Where CoreFoundation is more lenient than the corpus expectations, this reader follows the
+/// corpus (see `Docs/PropertyListFormat.md`): it rejects non-ASCII bytes in ASCII strings,
+/// unpaired UTF-16 surrogates, dates that are not finite or fall outside years 0...9999,
+/// 16-byte integers outside `Int64.min ... UInt64.max`, and dictionary keys that are not
+/// strings, numbers, dates or data.
 public enum BinaryPropertyListReader {
-    /// Reads a property list from bytes.
+    /// Reads a binary property list from raw bytes.
     public static func read(_ bytes: UnsafeRawBufferPointer, limits: DecodingLimits = .default) throws -> PropertyListValue {
-        throw PropertyListError(.unsupportedObject, "BinaryPropertyListReader is not implemented yet")
+        var decoder = try BinaryPropertyListDecoder(bytes: bytes, limits: limits)
+        return try decoder.decodeRoot()
     }
+
+    /// Reads a binary property list from `data`.
+    public static func read(_ data: Data, limits: DecodingLimits = .default) throws -> PropertyListValue {
+        try data.withUnsafeBytes { try read($0, limits: limits) }
+    }
+
+    /// Reads a binary property list from a byte array.
+    public static func read(_ bytes: [UInt8], limits: DecodingLimits = .default) throws -> PropertyListValue {
+        try bytes.withUnsafeBytes { try read($0, limits: limits) }
+    }
+
+    /// The dates the reader accepts, in seconds since 2001-01-01 00:00:00 UTC: from
+    /// 0000-01-01 up to (not including) 10000-01-01, the years an XML property list's
+    /// four-digit `<date>` can spell. NaN and infinite dates are outside it.
+    public static let validDateRange: Range<Double> = -63_145_526_400 ..< 252_423_993_600
+}
+
+/// The decoding state for one input. Internal: use ``BinaryPropertyListReader``.
+struct BinaryPropertyListDecoder {
+    private let bytes: UnsafeRawBufferPointer
+    private let limits: DecodingLimits
+    private let trailer: BinaryPropertyListTrailer
+    /// End of the object area (the offset-table offset).
+    private let objectsEnd: Int
+    /// Decoded objects by index (valid where `state > 0`).
+    private var cache: [PropertyListValue]
+    /// Per object: 0 not yet decoded, -1 being decoded (on the container stack), otherwise the
+    /// object's expanded size (1 + the expanded sizes of its members).
+    private var state: [Int]
+
+    /// A container being decoded.
+    private struct Frame {
+        var object: Int
+        /// The marker's high nibble: 0xA0 array, 0xC0 set, 0xD0 dictionary.
+        var kind: UInt8
+        var objectOffset: Int
+        var refsStart: Int
+        /// Number of references: the count, or twice the count for dictionaries.
+        var total: Int
+        var next: Int = 0
+        /// Where this container's members start on the value stack.
+        var valuesBase: Int
+        var expanded: Int = 1
+    }
+
+    init(bytes: UnsafeRawBufferPointer, limits: DecodingLimits) throws {
+        self.bytes = bytes
+        self.limits = limits
+        let trailer = try BinaryPropertyListTrailer(validating: bytes, limits: limits)
+        self.trailer = trailer
+        self.objectsEnd = trailer.offsetTableOffset
+        // Every table entry must point into the object area. Checking them all up front lets
+        // later lookups skip the check, and costs one pass over a table we already sized.
+        let width = trailer.offsetIntSize
+        var position = trailer.offsetTableOffset
+        for index in 0..<trailer.objectCount {
+            let offset = BinaryBytes.readUInt(bytes, at: position, width: width)
+            guard offset >= 8, offset < UInt64(trailer.offsetTableOffset) else {
+                throw PropertyListError(
+                    .invalidOffset, "offset \(offset) is outside the object area [8, \(trailer.offsetTableOffset))",
+                    byteOffset: position, objectIndex: index)
+            }
+            position &+= width
+        }
+        // The table fits in the input, so these allocations are bounded by the input's size.
+        cache = Array(repeating: .null, count: trailer.objectCount)
+        state = Array(repeating: 0, count: trailer.objectCount)
+    }
+
+    /// The byte offset of object `index` (validated in `init`).
+    @inline(__always)
+    private func offset(of index: Int) -> Int {
+        Int(truncatingIfNeeded: BinaryBytes.readUInt(
+            bytes, at: trailer.offsetTableOffset &+ index &* trailer.offsetIntSize, width: trailer.offsetIntSize))
+    }
+
+    // MARK: - Tree walk
+
+    mutating func decodeRoot() throws -> PropertyListValue {
+        var frames: [Frame] = []
+        var values: [PropertyListValue] = []
+        do {
+            if let value = try enter(trailer.topObject, frames: &frames, values: values) { return value }
+            while !frames.isEmpty {
+                let last = frames.count - 1
+                if frames[last].next < frames[last].total {
+                    let position = frames[last].refsStart &+ frames[last].next &* trailer.objectRefSize
+                    let isKey = frames[last].kind == 0xD0 && frames[last].next < frames[last].total / 2
+                    frames[last].next += 1
+                    let reference = BinaryBytes.readUInt(bytes, at: position, width: trailer.objectRefSize)
+                    guard reference < UInt64(trailer.objectCount) else {
+                        throw PropertyListError(
+                            .invalidReference, "reference \(reference) is not below the object count \(trailer.objectCount)",
+                            byteOffset: position, objectIndex: frames[last].object)
+                    }
+                    let child = Int(reference)
+                    if isKey { try checkKey(child, container: frames[last].object) }
+                    if let value = try enter(child, frames: &frames, values: values) {
+                        values.append(value)
+                        try add(state[child], to: &frames[last])
+                    }
+                } else {
+                    let frame = frames.removeLast()
+                    let value = makeContainer(frame, values: values[frame.valuesBase...])
+                    values.removeSubrange(frame.valuesBase...)
+                    cache[frame.object] = value
+                    state[frame.object] = frame.expanded
+                    guard !frames.isEmpty else { return value }
+                    values.append(value)
+                    try add(frame.expanded, to: &frames[frames.count - 1])
+                }
+            }
+            // Unreachable: the loop returns when the root container completes.
+            throw PropertyListError(.invalidObject, "no root object", objectIndex: trailer.topObject)
+        } catch var error as PropertyListError {
+            if error.keyPath == nil, !frames.isEmpty { error.keyPath = keyPath(frames, values: values) }
+            throw error
+        }
+    }
+
+    /// Adds a member's expanded size to its container's, enforcing the expansion limit.
+    @inline(__always)
+    private func add(_ expanded: Int, to frame: inout Frame) throws {
+        let (sum, overflow) = frame.expanded.addingReportingOverflow(expanded)
+        guard !overflow, sum <= limits.maximumExpandedNodeCount else {
+            throw PropertyListError(
+                .objectLimitExceeded,
+                "shared references expand past the limit of \(limits.maximumExpandedNodeCount) values",
+                byteOffset: frame.objectOffset, objectIndex: frame.object)
+        }
+        frame.expanded = sum
+    }
+
+    /// Returns the value of object `index` when it is a scalar or already decoded; otherwise
+    /// starts decoding the container (pushes a frame) and returns `nil`.
+    private mutating func enter(_ index: Int, frames: inout [Frame], values: [PropertyListValue]) throws -> PropertyListValue? {
+        let status = state[index]
+        if status > 0 { return cache[index] }
+        let offset = offset(of: index)
+        if status < 0 {
+            throw PropertyListError(.referenceCycle, "a container contains itself", byteOffset: offset, objectIndex: index)
+        }
+        let marker = bytes[offset]
+        switch marker & 0xF0 {
+        case 0xA0, 0xC0, 0xD0:
+            guard frames.count < limits.maximumDepth else {
+                throw PropertyListError(
+                    .depthLimitExceeded, "nesting is deeper than the limit of \(limits.maximumDepth)",
+                    byteOffset: offset, objectIndex: index)
+            }
+            let (count, start) = try readCount(marker: marker, at: offset, object: index)
+            let isDictionary = marker & 0xF0 == 0xD0
+            let (total, overflow1) = count.multipliedReportingOverflow(by: isDictionary ? 2 : 1)
+            let (length, overflow2) = total.multipliedReportingOverflow(by: trailer.objectRefSize)
+            guard !overflow1, !overflow2, length <= objectsEnd - start else {
+                throw PropertyListError(
+                    .truncated, "\(containerName(marker)) of \(count) members runs past the object area",
+                    byteOffset: offset, objectIndex: index)
+            }
+            state[index] = -1
+            frames.append(Frame(
+                object: index, kind: marker & 0xF0, objectOffset: offset, refsStart: start, total: total,
+                valuesBase: values.count))
+            return nil
+        default:
+            let value = try decodeScalar(marker: marker, at: offset, object: index)
+            cache[index] = value
+            state[index] = 1
+            return value
+        }
+    }
+
+    /// Dictionary keys must be primitives: strings, integers, reals, dates or data.
+    private func checkKey(_ index: Int, container: Int) throws {
+        let offset = offset(of: index)
+        let marker = bytes[offset]
+        switch marker & 0xF0 {
+        case 0x10, 0x20, 0x30, 0x40, 0x50, 0x60: return
+        default:
+            throw PropertyListError(
+                .invalidObject, "dictionary key (object \(index), marker 0x\(hex(marker))) is not a string, number, date or data",
+                byteOffset: offset, objectIndex: container)
+        }
+    }
+
+    private func makeContainer(_ frame: Frame, values: ArraySlice<PropertyListValue>) -> PropertyListValue {
+        switch frame.kind {
+        case 0xA0: return .array(Array(values))
+        case 0xC0: return .set(Array(values))
+        default:
+            let count = values.count / 2
+            var entries: [PropertyListDictionary.Entry] = []
+            entries.reserveCapacity(count)
+            let base = values.startIndex
+            for index in 0..<count { entries.append((values[base + index], values[base + count + index])) }
+            return .dictionary(PropertyListDictionary(entries))
+        }
+    }
+
+    /// The key path of the member being decoded, e.g. `root.items[3]`.
+    private func keyPath(_ frames: [Frame], values: [PropertyListValue]) -> String {
+        var path = "root"
+        for frame in frames {
+            let member = frame.next - 1
+            guard member >= 0 else { break }
+            if frame.kind == 0xD0 {
+                let count = frame.total / 2
+                if member < count {
+                    path += ".<key \(member)>"
+                } else {
+                    let keyIndex = frame.valuesBase + member - count
+                    if keyIndex < values.count, case .string(let key) = values[keyIndex] {
+                        path += "." + key.value
+                    } else {
+                        path += ".<value \(member - count)>"
+                    }
+                }
+            } else {
+                path += "[\(member)]"
+            }
+        }
+        return path
+    }
+
+    // MARK: - Objects
+
+    /// Reads the count of a data, string or container object: the marker's low nibble, or when
+    /// that is 0xF, the integer object that follows. Returns the count and where the payload starts.
+    private func readCount(marker: UInt8, at offset: Int, object: Int) throws -> (count: Int, start: Int) {
+        let nibble = Int(marker & 0x0F)
+        if nibble != 0x0F { return (nibble, offset + 1) }
+        let intOffset = offset + 1
+        guard intOffset < objectsEnd else {
+            throw PropertyListError(.truncated, "count runs past the object area", byteOffset: offset, objectIndex: object)
+        }
+        let intMarker = bytes[intOffset]
+        guard intMarker & 0xF0 == 0x10, intMarker & 0x0F <= 3 else {
+            throw PropertyListError(
+                .invalidObject, "count is not a 1-, 2-, 4- or 8-byte integer (marker 0x\(hex(intMarker)))",
+                byteOffset: intOffset, objectIndex: object)
+        }
+        let width = 1 << Int(intMarker & 0x0F)
+        guard width <= objectsEnd - intOffset - 1 else {
+            throw PropertyListError(.truncated, "count runs past the object area", byteOffset: intOffset, objectIndex: object)
+        }
+        let raw = BinaryBytes.readUInt(bytes, at: intOffset + 1, width: width)
+        guard raw <= UInt64(Int.max) else {
+            throw PropertyListError(.invalidObject, "count \(Int64(bitPattern: raw)) is negative", byteOffset: intOffset, objectIndex: object)
+        }
+        return (Int(raw), intOffset + 1 + width)
+    }
+
+    /// Checks that `length` bytes from `start` lie inside the object area.
+    @inline(__always)
+    private func requireBytes(_ length: Int, from start: Int, object: Int, at offset: Int, _ what: @autoclosure () -> String) throws {
+        guard length >= 0, start <= objectsEnd, length <= objectsEnd - start else {
+            throw PropertyListError(.truncated, "\(what()) runs past the object area", byteOffset: offset, objectIndex: object)
+        }
+    }
+
+    private func decodeScalar(marker: UInt8, at offset: Int, object: Int) throws -> PropertyListValue {
+        let nibble = marker & 0x0F
+        switch marker & 0xF0 {
+        case 0x00:
+            switch marker {
+            case 0x00: return .null
+            case 0x08: return .bool(false)
+            case 0x09: return .bool(true)
+            case 0x0C, 0x0D, 0x0E:
+                throw PropertyListError(
+                    .unsupportedObject, "marker 0x\(hex(marker)) (URL/UUID) exists only in bplist1x",
+                    byteOffset: offset, objectIndex: object)
+            default:
+                throw PropertyListError(.invalidObject, "unknown marker 0x\(hex(marker))", byteOffset: offset, objectIndex: object)
+            }
+        case 0x10:
+            return .integer(try decodeInteger(width: nibble, at: offset, object: object))
+        case 0x20:
+            switch nibble {
+            case 2:
+                try requireBytes(4, from: offset + 1, object: object, at: offset, "4-byte real")
+                let bits = UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: offset + 1, as: UInt32.self))
+                return .real(PropertyListReal(Float(bitPattern: bits)))
+            case 3:
+                try requireBytes(8, from: offset + 1, object: object, at: offset, "8-byte real")
+                return .real(PropertyListReal(Double(bitPattern: BinaryBytes.readUInt64(bytes, at: offset + 1))))
+            default:
+                throw PropertyListError(
+                    .invalidObject, "real of \(1 << Int(nibble)) bytes (only 4 and 8 exist)", byteOffset: offset, objectIndex: object)
+            }
+        case 0x30:
+            guard marker == 0x33 else {
+                throw PropertyListError(.invalidObject, "unknown marker 0x\(hex(marker))", byteOffset: offset, objectIndex: object)
+            }
+            try requireBytes(8, from: offset + 1, object: object, at: offset, "date")
+            let seconds = Double(bitPattern: BinaryBytes.readUInt64(bytes, at: offset + 1))
+            guard BinaryPropertyListReader.validDateRange.contains(seconds) else {
+                throw PropertyListError(
+                    .invalidObject, "date \(seconds) is not finite or outside years 0...9999", byteOffset: offset, objectIndex: object)
+            }
+            return .date(Date(timeIntervalSinceReferenceDate: seconds))
+        case 0x40:
+            let (count, start) = try readCount(marker: marker, at: offset, object: object)
+            try requireBytes(count, from: start, object: object, at: offset, "data of \(count) bytes")
+            guard count <= limits.maximumDataLength else {
+                throw PropertyListError(
+                    .lengthLimitExceeded, "data of \(count) bytes exceeds the limit of \(limits.maximumDataLength)",
+                    byteOffset: offset, objectIndex: object)
+            }
+            return .data(Data(UnsafeRawBufferPointer(rebasing: bytes[start..<(start + count)])))
+        case 0x50:
+            let (count, start) = try readCount(marker: marker, at: offset, object: object)
+            try requireBytes(count, from: start, object: object, at: offset, "ASCII string of \(count) bytes")
+            try checkStringLength(count, at: offset, object: object)
+            let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<(start + count)])
+            if let bad = firstNonASCII(slice) {
+                throw PropertyListError(
+                    .invalidString, "ASCII string contains the non-ASCII byte 0x\(hex(slice[bad]))",
+                    byteOffset: start + bad, objectIndex: object)
+            }
+            return .string(PropertyListString(String(decoding: slice, as: UTF8.self), storage: .ascii))
+        case 0x60:
+            let (count, start) = try readCount(marker: marker, at: offset, object: object)
+            let (length, overflow) = count.multipliedReportingOverflow(by: 2)
+            guard !overflow else {
+                throw PropertyListError(.truncated, "UTF-16 string of \(count) units runs past the object area", byteOffset: offset, objectIndex: object)
+            }
+            try requireBytes(length, from: start, object: object, at: offset, "UTF-16 string of \(count) units")
+            try checkStringLength(length, at: offset, object: object)
+            return .string(PropertyListString(try decodeUTF16(count: count, at: start, object: object), storage: .utf16))
+        case 0x70:
+            throw PropertyListError(.unsupportedObject, "UTF-8 string (marker 0x7_) exists only in bplist1x", byteOffset: offset, objectIndex: object)
+        case 0x80:
+            let width = Int(nibble) + 1
+            guard width <= 8 else {
+                throw PropertyListError(.invalidObject, "UID of \(width) bytes", byteOffset: offset, objectIndex: object)
+            }
+            try requireBytes(width, from: offset + 1, object: object, at: offset, "UID")
+            let value = BinaryBytes.readUInt(bytes, at: offset + 1, width: width)
+            guard let uid = UInt32(exactly: value) else {
+                throw PropertyListError(.invalidObject, "UID \(value) is above 2^32-1", byteOffset: offset, objectIndex: object)
+            }
+            return .uid(uid)
+        case 0xB0:
+            throw PropertyListError(.unsupportedObject, "ordered set (marker 0xB_) exists only in bplist1x", byteOffset: offset, objectIndex: object)
+        default:
+            throw PropertyListError(.invalidObject, "unknown marker 0x\(hex(marker))", byteOffset: offset, objectIndex: object)
+        }
+    }
+
+    /// 1-, 2- and 4-byte integers are unsigned, 8-byte ones signed; 16-byte ones are signed
+    /// 128-bit values, accepted when they fit `Int64.min ... UInt64.max`.
+    private func decodeInteger(width code: UInt8, at offset: Int, object: Int) throws -> PropertyListInteger {
+        guard code <= 4 else {
+            throw PropertyListError(.invalidObject, "integer of 2^\(code) bytes (at most 16 exist)", byteOffset: offset, objectIndex: object)
+        }
+        let width = 1 << Int(code)
+        try requireBytes(width, from: offset + 1, object: object, at: offset, "\(width)-byte integer")
+        switch width {
+        case 1, 2, 4:
+            return PropertyListInteger(BinaryBytes.readUInt(bytes, at: offset + 1, width: width), storedWidth: UInt8(width))
+        case 8:
+            return PropertyListInteger(Int64(bitPattern: BinaryBytes.readUInt64(bytes, at: offset + 1)), storedWidth: 8)
+        default:
+            let high = BinaryBytes.readUInt64(bytes, at: offset + 1)
+            let low = BinaryBytes.readUInt64(bytes, at: offset + 9)
+            if high == 0 { return PropertyListInteger(low, storedWidth: 16) }
+            if high == UInt64.max, Int64(bitPattern: low) < 0 {
+                return PropertyListInteger(Int64(bitPattern: low), storedWidth: 16)
+            }
+            throw PropertyListError(
+                .invalidObject, "16-byte integer is outside -2^63 ... 2^64-1", byteOffset: offset, objectIndex: object)
+        }
+    }
+
+    private func checkStringLength(_ length: Int, at offset: Int, object: Int) throws {
+        guard length <= limits.maximumStringLength else {
+            throw PropertyListError(
+                .lengthLimitExceeded, "string of \(length) bytes exceeds the limit of \(limits.maximumStringLength)",
+                byteOffset: offset, objectIndex: object)
+        }
+    }
+
+    /// The index of the first byte >= 0x80, checking eight bytes at a time.
+    private func firstNonASCII(_ slice: UnsafeRawBufferPointer) -> Int? {
+        var index = 0
+        let count = slice.count
+        while index + 8 <= count {
+            if slice.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { break }
+            index += 8
+        }
+        while index < count {
+            if slice[index] >= 0x80 { return index }
+            index += 1
+        }
+        return nil
+    }
+
+    /// Transcodes big-endian UTF-16 straight to a native UTF-8 string; unpaired surrogates are errors.
+    private func decodeUTF16(count: Int, at start: Int, object: Int) throws -> String {
+        if count == 0 { return "" }
+        let bytes = self.bytes
+        return try String(unsafeUninitializedCapacity: count * 3) { output in
+            var written = 0
+            var index = 0
+            @inline(__always) func unit(_ index: Int) -> UInt32 {
+                UInt32(UInt16(bigEndian: bytes.loadUnaligned(fromByteOffset: start + 2 * index, as: UInt16.self)))
+            }
+            while index < count {
+                var scalar = unit(index)
+                index += 1
+                if scalar < 0x80 {
+                    output[written] = UInt8(truncatingIfNeeded: scalar)
+                    written += 1
+                    continue
+                }
+                if scalar < 0x800 {
+                    output[written] = UInt8(truncatingIfNeeded: 0xC0 | scalar >> 6)
+                    output[written + 1] = UInt8(truncatingIfNeeded: 0x80 | scalar & 0x3F)
+                    written += 2
+                    continue
+                }
+                if scalar & 0xF800 == 0xD800 {
+                    guard scalar < 0xDC00, index < count else {
+                        throw PropertyListError(
+                            .invalidString, "UTF-16 string has an unpaired surrogate", byteOffset: start + 2 * (index - 1), objectIndex: object)
+                    }
+                    let low = unit(index)
+                    guard low & 0xFC00 == 0xDC00 else {
+                        throw PropertyListError(
+                            .invalidString, "UTF-16 string has an unpaired surrogate", byteOffset: start + 2 * (index - 1), objectIndex: object)
+                    }
+                    index += 1
+                    scalar = 0x10000 + ((scalar & 0x3FF) << 10 | low & 0x3FF)
+                    output[written] = UInt8(truncatingIfNeeded: 0xF0 | scalar >> 18)
+                    output[written + 1] = UInt8(truncatingIfNeeded: 0x80 | scalar >> 12 & 0x3F)
+                    output[written + 2] = UInt8(truncatingIfNeeded: 0x80 | scalar >> 6 & 0x3F)
+                    output[written + 3] = UInt8(truncatingIfNeeded: 0x80 | scalar & 0x3F)
+                    written += 4
+                    continue
+                }
+                output[written] = UInt8(truncatingIfNeeded: 0xE0 | scalar >> 12)
+                output[written + 1] = UInt8(truncatingIfNeeded: 0x80 | scalar >> 6 & 0x3F)
+                output[written + 2] = UInt8(truncatingIfNeeded: 0x80 | scalar & 0x3F)
+                written += 3
+            }
+            return written
+        }
+    }
+
+    private func containerName(_ marker: UInt8) -> String {
+        switch marker & 0xF0 {
+        case 0xA0: "array"
+        case 0xC0: "set"
+        default: "dictionary"
+        }
+    }
+}
+
+/// Two hex digits.
+fileprivate func hex(_ byte: UInt8) -> String {
+    let digits = Array("0123456789abcdef")
+    return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
 }

@@ -1,4 +1,0 @@
-import XCTest
-final class KeyedArchivePropertyListTestsPlaceholder: XCTestCase {
-    func testBuilds() { XCTAssertTrue(true) }
-}
