@@ -342,6 +342,7 @@ public final class Preferences: @unchecked Sendable {
             var stamp: FileStamp?
             do {
                 let lock = try DomainFileLock(path: lockPath)
+                removeLeftoverTemporaryFiles()
                 if let (bytes, _) = try SystemFiles.read(path), !bytes.isEmpty {
                     do {
                         merged = try Self.decodeDomain(bytes)
@@ -369,6 +370,15 @@ public final class Preferences: @unchecked Sendable {
                     state.pending.removeValue(forKey: key)
                 }
             }
+        }
+    }
+
+    /// Temporary files are only created under the domain's lock, so any found while holding it
+    /// belong to a writer that was killed before its rename: remove them.
+    private func removeLeftoverTemporaryFiles() {
+        let prefix = "." + SystemFiles.fileName(of: path) + ".tmp-"
+        for name in SystemFiles.list(directory) where name.hasPrefix(prefix) {
+            unlink(directory + "/" + name)
         }
     }
 

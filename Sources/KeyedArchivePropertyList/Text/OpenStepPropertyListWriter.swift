@@ -45,11 +45,15 @@ public enum OpenStepPropertyListWriter {
         public var scalarStyle: ScalarStyle
         /// End the output with a newline (as `defaults read` does).
         public var trailingNewline: Bool
+        /// Write dictionary entries sorted by key text (as Apple's `description` and `defaults`
+        /// do) rather than in their stored order.
+        public var sortsKeys: Bool
 
         /// Creates options.
-        public init(scalarStyle: ScalarStyle = .strings, trailingNewline: Bool = true) {
+        public init(scalarStyle: ScalarStyle = .strings, trailingNewline: Bool = true, sortsKeys: Bool = false) {
             self.scalarStyle = scalarStyle
             self.trailingNewline = trailingNewline
+            self.sortsKeys = sortsKeys
         }
     }
 
@@ -108,8 +112,17 @@ struct OpenStepEmitter {
                     output.append(UInt8(ascii: "{"))
                     output.append(0x0A)
                     work.append(.text(String(repeating: "    ", count: level) + "}"))
-                    for entry in dictionary.entries.reversed() {
-                        let key = try keyText(entry.key, path: path)
+                    var entries = try dictionary.entries.map {
+                        (text: try keyText($0.key, path: path), raw: Array(($0.key.stringValue ?? Self.plainText($0.key) ?? "").utf8), value: $0.value)
+                    }
+                    if options.sortsKeys {
+                        // By the key's UTF-8 bytes (Unicode scalar order); ties keep their order.
+                        entries = entries.enumerated().sorted { a, b in
+                            a.element.raw == b.element.raw ? a.offset < b.offset : a.element.raw.lexicographicallyPrecedes(b.element.raw)
+                        }.map(\.element)
+                    }
+                    for entry in entries.reversed() {
+                        let key = entry.text
                         let childPath = path.isEmpty ? key : path + "." + key
                         work.append(.text(";\n"))
                         work.append(.value(entry.value, level: level + 1, path: childPath))

@@ -78,8 +78,9 @@ struct DefaultsTool {
         FileStampCheck.exists(PreferencesDirectory.path(ofDomain: domainName(domain), in: directory))
     }
 
+    /// OpenStep text with sorted keys, as Apple's `description` prints dictionaries.
     private func text(_ value: PropertyListValue) throws -> String {
-        try OpenStepPropertyListWriter.string(value) + "\n"
+        try OpenStepPropertyListWriter.string(value, options: .init(trailingNewline: false, sortsKeys: true)) + "\n"
     }
 
     private func sortedDictionary(_ values: [String: PropertyListValue]) -> PropertyListValue {
@@ -287,14 +288,15 @@ struct DefaultsTool {
 
     // MARK: Helpers for the test suite (not in --help)
 
-    /// `x-write-many DOMAIN PREFIX COUNT`: writes PREFIX0...PREFIX(COUNT-1) = index, each
-    /// synchronised on its own, to interleave as much as possible with another writer.
+    /// `x-write-many DOMAIN PREFIX COUNT [BATCH]`: writes PREFIX0...PREFIX(COUNT-1) = index,
+    /// synchronising every BATCH keys (default 1), to interleave with another writer.
     func writeMany(_ operands: [String]) throws -> Int32 {
-        guard operands.count == 3, let count = Int(operands[2]) else { throw UsageError("x-write-many DOMAIN PREFIX COUNT") }
+        guard operands.count >= 3, let count = Int(operands[2]) else { throw UsageError("x-write-many DOMAIN PREFIX COUNT [BATCH]") }
+        let batch = max(1, operands.count > 3 ? Int(operands[3]) ?? 1 : 1)
         let preferences = try store(operands[0])
         for index in 0..<count {
             preferences.set(index, forKey: operands[1] + String(index))
-            try preferences.synchronize()
+            if (index + 1) % batch == 0 || index == count - 1 { try preferences.synchronize() }
         }
         return 0
     }
