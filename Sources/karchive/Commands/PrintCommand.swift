@@ -5,18 +5,30 @@ enum PrintCommand: Command {
     static let name = "print"
     static let summary = "Prints a property list or archive as an indented tree"
     static let help = """
-        usage: karchive print FILE
+        usage: karchive print [--raw] FILE
 
         Prints the property list in FILE (any format; `-` for standard input) as an indented tree,
         like `plutil -p`: dictionaries as { "key" => value }, arrays as [ index => value ], data
         as {length = N, bytes = 0x...}, dates in UTC, UIDs as UID(n).
 
+        When FILE is an NSKeyedArchiver archive, prints the resolved object graph instead (the
+        tree `karchive unarchive` produces): objects of other classes as their fields plus
+        "$class", cycles as {"$ref": index}.
+
+          --raw   print an archive's property list as stored ($objects, UIDs) instead
+
         """
 
     static func run(_ arguments: [String]) throws -> Int32 {
-        let parsed = try Arguments(arguments, valueOptions: [])
+        let parsed = try Arguments(arguments, valueOptions: [], flagOptions: ["--raw"])
         guard parsed.positional.count == 1 else { throw UsageError("expected one FILE") }
-        let value = try Inputs.readPropertyList(parsed.positional[0])
+        var value = try Inputs.readPropertyList(parsed.positional[0])
+        if !parsed.flag("--raw"), Inputs.isKeyedArchive(value) {
+            let archive = value
+            value = try Inputs.describingFailures(of: parsed.positional[0]) {
+                try ArchiveResolver(propertyList: archive).resolveTopLevel()
+            }
+        }
         var printer = TreePrinter()
         printer.print(value)
         Output.write(printer.output)
