@@ -14,11 +14,13 @@ public enum PropertyList {}
 extension PropertyList {
     /// The format of `bytes`, judged from their first bytes, or `nil` when they are none.
     ///
-    /// `bplist0?` is binary; a document starting (after an optional byte-order mark and white
+    /// `bplist…` is binary; a document starting (after an optional byte-order mark and white
     /// space) with `<` is XML; anything else that is text is tried as OpenStep.
     public static func detectFormat(_ bytes: some Collection<UInt8>) -> PropertyListFormat? {
         var prefix = Array(bytes.prefix(64))
-        if prefix.starts(with: Array("bplist0".utf8)) { return .binary }
+        // Anything that starts like a binary plist is judged as one (and rejected if its header is
+        // not `bplist0?`), rather than read as the OpenStep string "bplistl" as Foundation does.
+        if prefix.starts(with: Array("bplist".utf8)) { return .binary }
         // UTF-16/32 byte-order marks mean XML in a wide encoding (OpenStep text is 8-bit).
         if prefix.starts(with: [0xFE, 0xFF]) || prefix.starts(with: [0xFF, 0xFE])
             || prefix.starts(with: [0x00, 0x00, 0xFE, 0xFF])

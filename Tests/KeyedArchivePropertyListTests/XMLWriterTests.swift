@@ -10,7 +10,7 @@ final class XMLWriterTests: XCTestCase {
     /// `-0.0` -> `0.0`), and our reader agrees with Foundation's reader on Foundation's bytes.
     func testRandomValuesMatchFoundationWriterByteForByte() throws {
         var compared = 0
-        for seed in 0..<200 as Range<UInt64> {
+        for seed in 0..<150 as Range<UInt64> {
             var random = RandomPropertyList(seed: seed, options: XMLTestFoundation.xmlOptions)
             let value = XMLTestFoundation.avoidingLeadingBOM(seed % 2 == 0 ? random.rootDictionary() : random.value())
             guard let object = XMLTestFoundation.object(value) else { continue }
@@ -26,12 +26,12 @@ final class XMLWriterTests: XCTestCase {
             XMLTestFoundation.assertEqual(read, foundationRead, "seed \(seed): our reader differs from Foundation's on Foundation's bytes")
             compared += 1
         }
-        XCTAssertGreaterThan(compared, 150)
+        XCTAssertGreaterThan(compared, 110)
     }
 
     /// Our writer's output for random values parses in Foundation to equal values.
     func testOurOutputParsesInFoundation() throws {
-        for seed in 1000..<1200 as Range<UInt64> {
+        for seed in 1000..<1150 as Range<UInt64> {
             var random = RandomPropertyList(seed: seed, options: XMLTestFoundation.xmlOptions)
             let value = XMLTestFoundation.avoidingLeadingBOM(random.rootDictionary())
             let bytes = try XMLPropertyListWriter.write(value)
@@ -134,7 +134,7 @@ final class XMLWriterTests: XCTestCase {
     func testSeededRoundTrips() throws {
         var options = XMLTestFoundation.xmlOptions
         options.uid = true
-        for seed in 5000..<7000 as Range<UInt64> {
+        for seed in 5000..<6200 as Range<UInt64> {
             var random = RandomPropertyList(seed: seed, options: options)
             let value = random.value()
             let bytes = try XMLPropertyListWriter.write(value)

@@ -94,6 +94,21 @@ private struct Writer {
         }
     }
 
+    /// Decimal digits without going through `String`.
+    private mutating func appendDecimal(_ integer: PropertyListInteger) {
+        var magnitude = integer.bitPattern
+        if integer.isNegative {
+            output.append(UInt8(ascii: "-"))
+            magnitude = 0 &- magnitude  // two's-complement magnitude; Int64.min wraps to 2^63, as intended
+        }
+        let start = output.count
+        repeat {
+            output.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10))
+            magnitude /= 10
+        } while magnitude > 0
+        output[start...].reverse()
+    }
+
     private mutating func close(_ tag: StaticString, indent: Int) {
         appendIndent(indent)
         append(tag)
@@ -110,7 +125,7 @@ private struct Writer {
             append("</string>\n")
         case .integer(let integer):
             append("<integer>")
-            output.append(contentsOf: integer.description.utf8)
+            appendDecimal(integer)
             append("</integer>\n")
         case .real(let real):
             append("<real>")
@@ -119,7 +134,7 @@ private struct Writer {
         case .bool(let bool):
             append(bool ? "<true/>\n" : "<false/>\n")
         case .date(let date):
-            guard let parts = XMLDateFormat.components(date) else {
+            guard let parts = GregorianCalendar.components(of: date) else {
                 throw failure("date \(date.timeIntervalSinceReferenceDate) has no XML form (not finite or year beyond 32 bits)")
             }
             append("<date>")
@@ -320,12 +335,39 @@ enum XMLBase64 {
 /// Sorts dictionary entries by their keys' UTF-16 code units, as `CFStringCompare` with no
 /// options orders them; the sort is stable, so duplicate keys keep their order.
 private func sortByUTF16(_ entries: inout [(key: String, value: PropertyListValue)]) {
-    let keys = entries.map { Array($0.key.utf16) }
-    let order = keys.indices.sorted { left, right in
-        if keys[left] == keys[right] { return left < right }
-        return keys[left].lexicographicallyPrecedes(keys[right])
+    if entries.count < 2 { return }
+    var sorted = true
+    for index in 1..<entries.count where utf16Precedes(entries[index].key, entries[index - 1].key) {
+        sorted = false
+        break
+    }
+    if sorted { return }
+    let order = entries.indices.sorted { left, right in
+        if utf16Precedes(entries[left].key, entries[right].key) { return true }
+        if utf16Precedes(entries[right].key, entries[left].key) { return false }
+        return left < right
     }
     entries = order.map { entries[$0] }
+}
+
+/// True when `a` sorts before `b` by UTF-16 code units. UTF-8 byte order is code-point order,
+/// which equals UTF-16 order except between U+E000...U+FFFF (lead bytes EE, EF) and
+/// supplementary scalars (lead bytes F0...F4, surrogates in UTF-16, which sort lower).
+private func utf16Precedes(_ a: String, _ b: String) -> Bool {
+    var left = a.utf8.makeIterator()
+    var right = b.utf8.makeIterator()
+    while true {
+        switch (left.next(), right.next()) {
+        case (nil, nil): return false
+        case (nil, _): return true
+        case (_, nil): return false
+        case (let x?, let y?):
+            if x == y { continue }
+            let xHighBMP = x == 0xEE || x == 0xEF, yHighBMP = y == 0xEE || y == 0xEF
+            if (xHighBMP && y >= 0xF0) || (yHighBMP && x >= 0xF0) { return y < 0xF0 }
+            return x < y
+        }
+    }
 }
 
 /// `%.17g` of a finite, non-zero double, as C's `printf` writes it (locale-independent).

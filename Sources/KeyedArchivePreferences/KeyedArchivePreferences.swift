@@ -1,2 +1,0 @@
-// The preferences store. See issue 5.
-@_exported import KeyedArchiveCodable

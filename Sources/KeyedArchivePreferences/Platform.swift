@@ -1,0 +1,266 @@
+// The few system calls the store needs (file locks, atomic replace, fsync, stat), wrapped once.
+@_exported import KeyedArchiveCodable
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A mutual-exclusion lock over a `pthread_mutex_t` (FoundationEssentials has no lock and the
+/// Synchronization module's `Mutex` needs macOS 15).
+final class Lock: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+    init() {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+}
+
+/// A value guarded by a ``Lock``.
+final class Protected<Value>: @unchecked Sendable {
+    private let lock = Lock()
+    private var value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
+        try lock.withLock { try body(&value) }
+    }
+}
+
+/// An error from the preferences store: what failed, on which file, and the system error.
+public struct PreferencesError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong.
+    public var message: String
+    /// The file or directory involved.
+    public var path: String?
+    /// The `errno` value, when a system call failed.
+    public var errorNumber: Int32?
+
+    /// Creates an error.
+    public init(_ message: String, path: String? = nil, errorNumber: Int32? = nil) {
+        self.message = message
+        self.path = path
+        self.errorNumber = errorNumber
+    }
+
+    public var description: String {
+        var text = path.map { "\($0): \(message)" } ?? message
+        if let errorNumber, let reason = strerror(errorNumber) {
+            let length = strlen(reason)
+            text += " (" + String(decoding: UnsafeRawBufferPointer(start: reason, count: length), as: UTF8.self) + ")"
+        }
+        return text
+    }
+
+    static func system(_ message: String, path: String?) -> PreferencesError {
+        PreferencesError(message, path: path, errorNumber: errno)
+    }
+}
+
+/// What identifies one version of a file: a different value means the file was replaced or changed.
+struct FileStamp: Hashable, Sendable {
+    var device: UInt64
+    var inode: UInt64
+    var size: Int64
+    var modificationSeconds: Int64
+    var modificationNanoseconds: Int64
+    var mode: UInt32
+
+    /// The stamp of the file at `path`, or `nil` when it does not exist.
+    static func of(_ path: String) -> FileStamp? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return FileStamp(info)
+    }
+
+    init(_ info: stat) {
+        #if canImport(Darwin)
+        let seconds = Int64(info.st_mtimespec.tv_sec), nanoseconds = Int64(info.st_mtimespec.tv_nsec)
+        #else
+        let seconds = Int64(info.st_mtim.tv_sec), nanoseconds = Int64(info.st_mtim.tv_nsec)
+        #endif
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+        size = Int64(info.st_size)
+        modificationSeconds = seconds
+        modificationNanoseconds = nanoseconds
+        mode = UInt32(info.st_mode)
+    }
+}
+
+enum SystemFiles {
+    /// The whole contents of a file and the stamp of what was read (from the same open file),
+    /// or `nil` when it does not exist.
+    static func read(_ path: String) throws -> (bytes: [UInt8], stamp: FileStamp)? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno == ENOENT { return nil }
+            throw PreferencesError.system("cannot open", path: path)
+        }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw PreferencesError.system("cannot stat", path: path) }
+        let stamp = FileStamp(info)
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glue.read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw PreferencesError.system("cannot read", path: path)
+            }
+            if count == 0 { break }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
+        return (bytes, stamp)
+    }
+
+    /// Replaces the file at `path` with `bytes` atomically and durably: a temporary file in the
+    /// same directory is written, flushed with fsync, given the old file's permissions (or
+    /// `defaultMode`), renamed over the old file, and the directory is fsynced so the rename
+    /// itself survives a power cut. A reader or a crash sees the old or the new file, never a mix.
+    static func writeAtomically(_ bytes: [UInt8], to path: String, defaultMode: mode_t = 0o600) throws {
+        let directory = parentDirectory(of: path)
+        var template = Array((directory + "/." + fileName(of: path) + ".tmp-XXXXXX").utf8CString)
+        let descriptor = template.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.map { mkstemp($0) } ?? -1 }
+        guard descriptor >= 0 else { throw PreferencesError.system("cannot create a temporary file", path: directory) }
+        let temporaryPath = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        var renamed = false
+        defer {
+            if !renamed { unlink(temporaryPath) }
+        }
+        do {
+            defer { close(descriptor) }
+            var offset = 0
+            while offset < bytes.count {
+                let written = bytes.withUnsafeBytes { buffer in
+                    buffer.baseAddress.map { Glue.write(descriptor, $0 + offset, buffer.count - offset) } ?? 0
+                }
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    throw PreferencesError.system("cannot write", path: temporaryPath)
+                }
+                offset += written
+            }
+            let mode = FileStamp.of(path).map { mode_t($0.mode & 0o7777) } ?? defaultMode
+            guard fchmod(descriptor, mode) == 0 else { throw PreferencesError.system("cannot set permissions", path: temporaryPath) }
+            guard fsync(descriptor) == 0 else { throw PreferencesError.system("cannot flush to disk", path: temporaryPath) }
+        }
+        guard rename(temporaryPath, path) == 0 else { throw PreferencesError.system("cannot replace", path: path) }
+        renamed = true
+        try syncDirectory(directory)
+    }
+
+    static func syncDirectory(_ directory: String) throws {
+        let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw PreferencesError.system("cannot open directory", path: directory) }
+        defer { close(descriptor) }
+        // Some file systems refuse fsync on directories (EINVAL); the rename is then as durable as they allow.
+        if fsync(descriptor) != 0 && errno != EINVAL {
+            throw PreferencesError.system("cannot flush directory", path: directory)
+        }
+    }
+
+    /// Creates a directory and its parents (mode 0700, like ~/Library/Preferences).
+    static func createDirectory(_ path: String) throws {
+        var current = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            current += "/" + component
+            if mkdir(current, 0o700) != 0 && errno != EEXIST {
+                throw PreferencesError.system("cannot create directory", path: current)
+            }
+        }
+    }
+
+    static func parentDirectory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    static func fileName(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return path }
+        return String(path[path.index(after: slash)...])
+    }
+
+    /// The names of the entries of a directory.
+    static func list(_ directory: String) -> [String] {
+        guard let handle = opendir(directory) else { return [] }
+        defer { closedir(handle) }
+        var names: [String] = []
+        while let entry = readdir(handle) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    static func environment(_ name: String) -> String? {
+        guard let value = getenv(name) else { return nil }
+        let string = String(cString: value)
+        return string.isEmpty ? nil : string
+    }
+
+    static func homeDirectory() -> String {
+        if let home = environment("HOME") { return home }
+        if let entry = getpwuid(getuid()), let directory = entry.pointee.pw_dir { return String(cString: directory) }
+        return "/tmp"
+    }
+}
+
+/// An exclusive advisory lock (flock) on a domain's lock file, held for one read-modify-write.
+///
+/// The lock is on a separate, never-replaced file (`.NAME.plist.lock`), because the domain file
+/// itself is replaced by rename on every write and a lock on a replaced inode protects nothing.
+struct DomainFileLock: ~Copyable {
+    private let descriptor: Int32
+
+    init(path: String) throws {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw PreferencesError.system("cannot open lock file", path: path) }
+        while flock(descriptor, LOCK_EX) != 0 {
+            if errno == EINTR { continue }
+            let error = PreferencesError.system("cannot lock", path: path)
+            close(descriptor)
+            throw error
+        }
+        self.descriptor = descriptor
+    }
+
+    deinit {
+        flock(descriptor, LOCK_UN)
+        close(descriptor)
+    }
+}
+
+/// Names that differ between the C libraries, bound once.
+enum Glue {
+    #if canImport(Glibc)
+    static let read = Glibc.read
+    static let write = Glibc.write
+    #elseif canImport(Musl)
+    static let read = Musl.read
+    static let write = Musl.write
+    #elseif canImport(Darwin)
+    static let read = Darwin.read
+    static let write = Darwin.write
+    #endif
+}

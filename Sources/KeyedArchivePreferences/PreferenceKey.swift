@@ -1,0 +1,178 @@
+/// The namespace of typed keys. Declare keys as static members of an extension, so they read
+/// as `preferences[.nightMode]`:
+///
+/// ```swift
+/// extension PreferenceKeys {
+///     static let nightMode = Key<Bool>("NightMode", default: false)
+///     static let fontSize = Key<Double>("FontSize", default: 12)
+///     static let deadline = Key<Date?>("MembershipDeadline", default: nil)
+/// }
+/// preferences[.nightMode] = true
+/// ```
+public class PreferenceKeys: @unchecked Sendable {
+    /// The key's name in the domain.
+    public let name: String
+
+    init(name: String) { self.name = name }
+
+    /// A typed key; `Key<Bool>` inside `extension PreferenceKeys`.
+    public typealias Key<Value: PreferenceValue> = PreferenceKey<Value>
+}
+
+/// A typed key: a name and the value to read when the key is missing or holds something that
+/// does not convert to `Value` (conversions are Apple's, e.g. `Key<Bool>` reads `"YES"` as true).
+public final class PreferenceKey<Value: PreferenceValue>: PreferenceKeys, @unchecked Sendable {
+    /// The value read when nothing usable is stored.
+    public let defaultValue: Value
+
+    /// A key named `name` with a default.
+    public init(_ name: String, default defaultValue: Value) {
+        self.defaultValue = defaultValue
+        super.init(name: name)
+    }
+}
+
+/// A type a preference can hold: how it is stored as a property-list value and read back.
+public protocol PreferenceValue: Sendable {
+    /// Converts a stored value, or `nil` when it does not convert.
+    init?(preferenceValue: PropertyListValue)
+    /// The value to store; `nil` removes the key (for `Optional.none`).
+    var preferenceValue: PropertyListValue? { get }
+}
+
+extension Bool: PreferenceValue {
+    /// Booleans, numbers (non-zero is true) and strings (`YES`, `true`, or a non-zero integer) convert.
+    public init?(preferenceValue: PropertyListValue) {
+        switch preferenceValue {
+        case .bool, .integer, .real, .string: self = PreferenceConversions.bool(preferenceValue)
+        default: return nil
+        }
+    }
+    public var preferenceValue: PropertyListValue? { .bool(self) }
+}
+
+extension Int: PreferenceValue {
+    /// Numbers (truncated), booleans and strings (leading integer) convert.
+    public init?(preferenceValue: PropertyListValue) {
+        switch preferenceValue {
+        case .bool, .integer, .real, .string: self = PreferenceConversions.integer(preferenceValue)
+        default: return nil
+        }
+    }
+    public var preferenceValue: PropertyListValue? { .integer(PropertyListInteger(self)) }
+}
+
+extension Double: PreferenceValue {
+    /// Numbers, booleans and strings (leading number) convert.
+    public init?(preferenceValue: PropertyListValue) {
+        switch preferenceValue {
+        case .bool, .integer, .real, .string: self = PreferenceConversions.double(preferenceValue)
+        default: return nil
+        }
+    }
+    public var preferenceValue: PropertyListValue? { .real(PropertyListReal(self)) }
+}
+
+extension Float: PreferenceValue {
+    /// As `Double`, narrowed.
+    public init?(preferenceValue: PropertyListValue) {
+        guard let double = Double(preferenceValue: preferenceValue) else { return nil }
+        self = Float(double)
+    }
+    public var preferenceValue: PropertyListValue? { .real(PropertyListReal(self)) }
+}
+
+extension String: PreferenceValue {
+    /// Strings, and numbers as their text.
+    public init?(preferenceValue: PropertyListValue) {
+        guard let string = PreferenceConversions.string(preferenceValue) else { return nil }
+        self = string
+    }
+    public var preferenceValue: PropertyListValue? { .string(PropertyListString(self)) }
+}
+
+extension Data: PreferenceValue {
+    /// Data only.
+    public init?(preferenceValue: PropertyListValue) {
+        guard let data = preferenceValue.dataValue else { return nil }
+        self = data
+    }
+    public var preferenceValue: PropertyListValue? { .data(self) }
+}
+
+extension Date: PreferenceValue {
+    /// Dates only.
+    public init?(preferenceValue: PropertyListValue) {
+        guard let date = preferenceValue.dateValue else { return nil }
+        self = date
+    }
+    public var preferenceValue: PropertyListValue? { .date(self) }
+}
+
+extension URL: PreferenceValue {
+    /// A stored path (a file URL, `~` expanded) or an `NSURL` archive.
+    public init?(preferenceValue: PropertyListValue) {
+        guard let url = PreferenceConversions.url(preferenceValue) else { return nil }
+        self = url
+    }
+    /// File URLs store their path (`~`-abbreviated); others an `NSURL` keyed archive.
+    public var preferenceValue: PropertyListValue? {
+        if isFileURL { return .string(PropertyListString(PreferenceConversions.abbreviatingTilde(standardizedFileURL.path))) }
+        return (try? URLArchive.encode(self)).map(PropertyListValue.data)
+    }
+}
+
+extension PropertyListValue: PreferenceValue {
+    /// Any value, unchanged.
+    public init?(preferenceValue: PropertyListValue) { self = preferenceValue }
+    public var preferenceValue: PropertyListValue? { self }
+}
+
+extension Optional: PreferenceValue where Wrapped: PreferenceValue {
+    /// The wrapped type's conversion; `nil` stores nothing (removes the key).
+    public init?(preferenceValue: PropertyListValue) {
+        guard let wrapped = Wrapped(preferenceValue: preferenceValue) else { return nil }
+        self = .some(wrapped)
+    }
+    public var preferenceValue: PropertyListValue? { self?.preferenceValue }
+}
+
+extension Array: PreferenceValue where Element: PreferenceValue {
+    /// An array whose every element converts.
+    public init?(preferenceValue: PropertyListValue) {
+        guard let array = preferenceValue.arrayValue else { return nil }
+        var result: [Element] = []
+        result.reserveCapacity(array.count)
+        for element in array {
+            guard let converted = Element(preferenceValue: element) else { return nil }
+            result.append(converted)
+        }
+        self = result
+    }
+    public var preferenceValue: PropertyListValue? { .array(compactMap(\.preferenceValue)) }
+}
+
+extension Dictionary: PreferenceValue where Key == String, Value: PreferenceValue {
+    /// A dictionary with string keys whose every value converts.
+    public init?(preferenceValue: PropertyListValue) {
+        guard let dictionary = PreferenceConversions.dictionary(preferenceValue) else { return nil }
+        var result: [String: Value] = [:]
+        for (key, value) in dictionary {
+            guard let converted = Value(preferenceValue: value) else { return nil }
+            result[key] = converted
+        }
+        self = result
+    }
+    public var preferenceValue: PropertyListValue? {
+        .dictionary(PropertyListDictionary(keys.sorted().compactMap { key in self[key]?.preferenceValue.map { (PropertyListValue(key), $0) } }))
+    }
+}
+
+extension PreferenceValue where Self: RawRepresentable, RawValue: PreferenceValue {
+    /// An enum is stored as its raw value.
+    public init?(preferenceValue: PropertyListValue) {
+        guard let raw = RawValue(preferenceValue: preferenceValue) else { return nil }
+        self.init(rawValue: raw)
+    }
+    public var preferenceValue: PropertyListValue? { rawValue.preferenceValue }
+}

@@ -1,0 +1,429 @@
+import Dispatch
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A preferences domain: Apple's `UserDefaults` model, persisted as a binary property list, safe
+/// across threads, processes and crashes.
+///
+/// Lookups go through Apple's search list: the **argument domain** (`-Key value` in the process
+/// arguments), this **application domain** (the file `DIRECTORY/DOMAIN.plist`), the **global
+/// domain** shared by every program of the user (`DIRECTORY/.GlobalPreferences.plist`) and the
+/// volatile **registration domain** (``register(defaults:)``, never written).
+///
+/// Changes are visible in this process at once and written to disk shortly after (coalesced,
+/// see ``Configuration/writeDelay``), at exit, or when ``synchronize()`` is called. Each write is
+/// a read-modify-write under an exclusive file lock that re-reads the file and applies only the
+/// keys this process changed, so processes writing different keys never lose each other's
+/// values; the file is replaced atomically (temporary file, fsync, rename, fsync of the
+/// directory). Reads notice a file changed by another process (its inode, size and modification
+/// time) and reload it.
+///
+/// ```swift
+/// let preferences = try Preferences(domain: "com.example.app")
+/// preferences.register(defaults: ["FontSize": 12])
+/// preferences.set(true, forKey: "NightMode")
+/// preferences.bool(forKey: "NightMode")   // true
+/// try preferences.synchronize()           // on disk now
+/// ```
+public final class Preferences: @unchecked Sendable {
+    /// How a store finds and writes its files.
+    public struct Configuration: Sendable {
+        /// The directory of the domain files; `nil` means ``PreferencesDirectory/default``.
+        public var directory: String?
+        /// The argument domain; `nil` means the current process's (``ArgumentDomain/current``).
+        /// Pass `[:]` to ignore the process arguments.
+        public var argumentDomain: [String: PropertyListValue]?
+        /// The global domain's name in the directory, or `nil` for none.
+        public var globalDomain: String?
+        /// A domain whose file grows past this many bytes triggers a warning (Apple's limit
+        /// is 4 MB, past which writes fail there).
+        public var sizeBudget: Int
+        /// How long after a change the write happens, coalescing changes made in between;
+        /// `nil` writes on every change (slower, each change durable when `set` returns).
+        public var writeDelay: Duration?
+        /// Where warnings go (size budget, unreadable files, failed background writes);
+        /// standard error by default.
+        public var warningHandler: @Sendable (String) -> Void
+
+        /// Creates a configuration; every argument has the default described on its property.
+        public init(
+            directory: String? = nil, argumentDomain: [String: PropertyListValue]? = nil,
+            globalDomain: String? = Preferences.globalDomainName, sizeBudget: Int = 4 << 20,
+            writeDelay: Duration? = .milliseconds(50),
+            warningHandler: @escaping @Sendable (String) -> Void = Preferences.standardErrorWarning
+        ) {
+            self.directory = directory
+            self.argumentDomain = argumentDomain
+            self.globalDomain = globalDomain
+            self.sizeBudget = sizeBudget
+            self.writeDelay = writeDelay
+            self.warningHandler = warningHandler
+        }
+    }
+
+    /// The file name (without `.plist`) of the global domain, as on Apple platforms.
+    public static let globalDomainName = ".GlobalPreferences"
+
+    /// Writes a warning to standard error.
+    public static let standardErrorWarning: @Sendable (String) -> Void = { message in
+        var text = "KeyedArchivePreferences: " + message + "\n"
+        text.withUTF8 { buffer in
+            _ = buffer.baseAddress.map { Glue.write(2, $0, buffer.count) }
+        }
+    }
+
+    /// The domain's name.
+    public let domain: String
+    /// The directory the domain's file is in.
+    public let directory: String
+    /// The domain's file.
+    public let path: String
+    let configuration: Configuration
+    private let lockPath: String
+    private let globalPath: String?
+    private let state: Protected<State>
+    /// Serialises this process's writes, so two threads never write the file at once.
+    private let flushLock = Lock()
+    let observers = ObserverRegistry()
+    private let watcher = Protected<(any FileWatcher)?>(nil)
+
+    /// A change not yet written; `nil` value = removed. The version tells whether a newer change
+    /// to the same key arrived while a write was in progress.
+    private struct Pending {
+        var value: PropertyListValue?
+        var version: UInt64
+    }
+
+    private struct State {
+        var arguments: [String: PropertyListValue]
+        var registration: [String: PropertyListValue] = [:]
+        var persisted: [String: PropertyListValue] = [:]
+        var persistedStamp: FileStamp?
+        var global: [String: PropertyListValue] = [:]
+        var globalStamp: FileStamp?
+        var pending: [String: Pending] = [:]
+        var version: UInt64 = 0
+        var flushScheduled = false
+
+        func value(forKey key: String) -> PropertyListValue? {
+            if let value = arguments[key] { return value }
+            if let change = pending[key] {
+                if let value = change.value { return value }
+            } else if let value = persisted[key] {
+                return value
+            }
+            return global[key] ?? registration[key]
+        }
+
+        /// The application domain as this process sees it (stored values plus unwritten changes).
+        var applicationDomain: [String: PropertyListValue] {
+            var result = persisted
+            for (key, change) in pending { result[key] = change.value }
+            return result
+        }
+    }
+
+    /// Opens (without creating anything yet) the domain `domain`.
+    public init(domain: String, configuration: Configuration = Configuration()) throws {
+        try PreferencesDirectory.validate(domain: domain)
+        self.domain = domain
+        self.configuration = configuration
+        let directory = configuration.directory ?? PreferencesDirectory.default
+        self.directory = directory
+        self.path = PreferencesDirectory.path(ofDomain: domain, in: directory)
+        self.lockPath = directory + "/." + domain + ".plist.lock"
+        if let global = configuration.globalDomain, global != domain {
+            try PreferencesDirectory.validate(domain: global)
+            globalPath = PreferencesDirectory.path(ofDomain: global, in: directory)
+        } else {
+            globalPath = nil
+        }
+        state = Protected(State(arguments: configuration.argumentDomain ?? ArgumentDomain.current))
+        PreferencesRegistry.shared.add(self)
+        refresh()
+    }
+
+    deinit {
+        watcher.withLock { $0?.stop() }
+        flushQuietly()
+    }
+
+    // MARK: Reading
+
+    /// The value for `key` from the first domain of the search list that has it.
+    public func object(forKey key: String) -> PropertyListValue? {
+        refresh()
+        return state.withLock { $0.value(forKey: key) }
+    }
+
+    /// Every key and value visible through the search list.
+    public func dictionaryRepresentation() -> [String: PropertyListValue] {
+        refresh()
+        return state.withLock { state in
+            var result = state.registration
+            result.merge(state.global) { $1 }
+            result.merge(state.applicationDomain) { $1 }
+            result.merge(state.arguments) { $1 }
+            return result
+        }
+    }
+
+    /// The application domain alone: what is (or is about to be) stored in this domain's file.
+    public func persistentDomain() -> [String: PropertyListValue] {
+        refresh()
+        return state.withLock { $0.applicationDomain }
+    }
+
+    /// The volatile registration domain.
+    public var registeredDefaults: [String: PropertyListValue] {
+        state.withLock { $0.registration }
+    }
+
+    /// The argument domain this store uses.
+    public var argumentDomain: [String: PropertyListValue] {
+        state.withLock { $0.arguments }
+    }
+
+    // MARK: Writing
+
+    /// Adds values to the registration domain: the fallback for keys no other domain has.
+    /// They are never written to disk. Later registrations replace earlier ones key by key.
+    public func register(defaults: [String: PropertyListValue]) {
+        mutate { state in state.registration.merge(defaults) { $1 } }
+    }
+
+    /// Registers the dictionary stored in a property-list file (any format) as defaults.
+    @discardableResult
+    public func register(defaultsFromFile path: String) throws -> [String: PropertyListValue] {
+        guard let (bytes, _) = try SystemFiles.read(path) else { throw PreferencesError("no such file", path: path) }
+        let value = try PropertyList.decode(Data(bytes))
+        guard let dictionary = PreferenceConversions.dictionary(value) else {
+            throw PreferencesError("the defaults file must hold a dictionary with string keys", path: path)
+        }
+        register(defaults: dictionary)
+        return dictionary
+    }
+
+    /// Sets a value in the application domain; `nil` removes it.
+    public func set(_ value: PropertyListValue?, forKey key: String) {
+        var scheduleWrite = false
+        mutate { state in
+            state.version &+= 1
+            state.pending[key] = Pending(value: value, version: state.version)
+            if !state.flushScheduled {
+                state.flushScheduled = true
+                scheduleWrite = true
+            }
+        }
+        guard scheduleWrite else { return }
+        if let delay = configuration.writeDelay {
+            let nanoseconds = max(0, delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000)
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [weak self] in
+                self?.flushQuietly()
+            }
+        } else {
+            flushQuietly()
+        }
+    }
+
+    /// Removes a value from the application domain (other domains may still supply one).
+    public func removeObject(forKey key: String) {
+        set(nil as PropertyListValue?, forKey: key)
+    }
+
+    /// Removes every key of the application domain.
+    public func removeAll() {
+        let keys = persistentDomain().keys
+        for key in keys { removeObject(forKey: key) }
+    }
+
+    /// Writes this process's changes to disk (merged with other processes' under the file lock)
+    /// and reads changes made by others. When it returns without throwing, the data is durable.
+    public func synchronize() throws {
+        try flush()
+        refresh()
+    }
+
+    // MARK: Internals
+
+    /// Applies a change to the state and notifies observers of keys whose value changed.
+    private func mutate(_ body: (inout State) -> Void) {
+        let observed = observers.observedKeys
+        let changes: [(String, PropertyListValue?)] = state.withLock { state in
+            let before = observed.map { state.value(forKey: $0) }
+            body(&state)
+            return zip(observed, before).compactMap { key, old in
+                let new = state.value(forKey: key)
+                return new == old ? nil : (key, new)
+            }
+        }
+        for (key, value) in changes { observers.notify(key: key, value: value) }
+    }
+
+    /// Reloads the domain and global files when they changed on disk since last read.
+    func refresh() {
+        let stamp = FileStamp.of(path)
+        let globalStamp = globalPath.flatMap(FileStamp.of)
+        let (known, knownGlobal) = state.withLock { ($0.persistedStamp, $0.globalStamp) }
+        let fresh = known == stamp, globalFresh = knownGlobal == globalStamp
+        if fresh && globalFresh { return }
+        let loaded = fresh ? nil : load(path)
+        let loadedGlobal = globalFresh ? nil : globalPath.map(load)
+        mutate { state in
+            // Skip when a write of ours (or another refresh) updated the state meanwhile: what
+            // we read may be older than what it recorded.
+            if let loaded, state.persistedStamp == known {
+                state.persisted = loaded.values
+                state.persistedStamp = loaded.stamp
+            }
+            if let loadedGlobal, state.globalStamp == knownGlobal {
+                state.global = loadedGlobal.values
+                state.globalStamp = loadedGlobal.stamp
+            }
+        }
+    }
+
+    /// Reads a domain file; a missing file is empty, an unreadable one is empty with a warning
+    /// (as Apple ignores a damaged file) and keeps its stamp so it is not re-read on every lookup.
+    private func load(_ path: String) -> (values: [String: PropertyListValue], stamp: FileStamp?) {
+        do {
+            guard let (bytes, stamp) = try SystemFiles.read(path) else { return ([:], nil) }
+            if bytes.isEmpty { return ([:], stamp) }
+            do {
+                return (try Self.decodeDomain(bytes), stamp)
+            } catch {
+                configuration.warningHandler("ignoring unreadable preferences file \(path): \(error)")
+                return ([:], stamp)
+            }
+        } catch {
+            configuration.warningHandler("cannot read \(path): \(error)")
+            return ([:], FileStamp.of(path))
+        }
+    }
+
+    static func decodeDomain(_ bytes: [UInt8]) throws -> [String: PropertyListValue] {
+        let value = try PropertyList.decode(Data(bytes))
+        guard let dictionary = PreferenceConversions.dictionary(value) else {
+            throw PreferencesError("a preferences file must hold a dictionary with string keys")
+        }
+        return dictionary
+    }
+
+    static func encodeDomain(_ values: [String: PropertyListValue]) throws -> [UInt8] {
+        // Sorted keys: the same contents always give the same bytes.
+        let entries = values.keys.sorted().map { (PropertyListValue($0), values[$0] ?? .null) }
+        return [UInt8](try PropertyList.encode(.dictionary(PropertyListDictionary(entries)), format: .binary))
+    }
+
+    private func flushQuietly() {
+        do {
+            try flush()
+        } catch {
+            configuration.warningHandler("cannot write domain \(domain): \(error)")
+        }
+    }
+
+    /// Writes pending changes: lock, re-read, apply only our changes, write atomically, unlock.
+    private func flush() throws {
+        try flushLock.withLock {
+            let snapshot = state.withLock { state in
+                state.flushScheduled = false
+                return state.pending
+            }
+            guard !snapshot.isEmpty else { return }
+            try SystemFiles.createDirectory(directory)
+            var merged: [String: PropertyListValue]
+            var stamp: FileStamp?
+            do {
+                let lock = try DomainFileLock(path: lockPath)
+                removeLeftoverTemporaryFiles()
+                if let (bytes, _) = try SystemFiles.read(path), !bytes.isEmpty {
+                    do {
+                        merged = try Self.decodeDomain(bytes)
+                    } catch {
+                        configuration.warningHandler("replacing unreadable preferences file \(path): \(error)")
+                        merged = [:]
+                    }
+                } else {
+                    merged = [:]
+                }
+                for (key, change) in snapshot { merged[key] = change.value }
+                let bytes = try Self.encodeDomain(merged)
+                if bytes.count > configuration.sizeBudget {
+                    configuration.warningHandler(
+                        "domain \(domain) is \(bytes.count) bytes, over its budget of \(configuration.sizeBudget) bytes")
+                }
+                try SystemFiles.writeAtomically(bytes, to: path)
+                stamp = FileStamp.of(path)
+                _ = consume lock
+            }
+            mutate { state in
+                state.persisted = merged
+                state.persistedStamp = stamp
+                for (key, change) in snapshot where state.pending[key]?.version == change.version {
+                    state.pending.removeValue(forKey: key)
+                }
+            }
+        }
+    }
+
+    /// Temporary files are only created under the domain's lock, so any found while holding it
+    /// belong to a writer that was killed before its rename: remove them.
+    private func removeLeftoverTemporaryFiles() {
+        let prefix = "." + SystemFiles.fileName(of: path) + ".tmp-"
+        for name in SystemFiles.list(directory) where name.hasPrefix(prefix) {
+            unlink(directory + "/" + name)
+        }
+    }
+
+    /// Starts watching the directory for other processes' changes (once, on first observation).
+    func startWatchingIfNeeded() {
+        watcher.withLock { watcher in
+            guard watcher == nil else { return }
+            try? SystemFiles.createDirectory(directory)
+            var names: Set<String> = [SystemFiles.fileName(of: path)]
+            if let globalPath { names.insert(SystemFiles.fileName(of: globalPath)) }
+            watcher = makeFileWatcher(directory: directory, names: names) { [weak self] in self?.refresh() }
+        }
+    }
+
+    /// Writes every store's pending changes (at process exit).
+    static func flushAll() {
+        for store in PreferencesRegistry.shared.live() { store.flushQuietly() }
+    }
+}
+
+/// The live stores, so pending changes are written when the process exits normally.
+final class PreferencesRegistry: Sendable {
+    static let shared = PreferencesRegistry()
+
+    private final class Weak: @unchecked Sendable {
+        weak var store: Preferences?
+        init(_ store: Preferences) { self.store = store }
+    }
+
+    private let stores = Protected<[Weak]>([])
+    private let installed = Protected(false)
+
+    func add(_ store: Preferences) {
+        stores.withLock { stores in
+            stores.removeAll { $0.store == nil }
+            stores.append(Weak(store))
+        }
+        let install = installed.withLock { installed -> Bool in
+            defer { installed = true }
+            return !installed
+        }
+        if install { atexit { Preferences.flushAll() } }
+    }
+
+    func live() -> [Preferences] {
+        stores.withLock { $0.compactMap(\.store) }
+    }
+}

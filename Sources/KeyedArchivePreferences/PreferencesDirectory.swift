@@ -1,0 +1,46 @@
+/// Where preference domains live.
+///
+/// Each domain `D` is the binary property list `DIRECTORY/D.plist`; the global domain shared by
+/// all programs of the user is `DIRECTORY/.GlobalPreferences.plist` (Apple's name).
+public enum PreferencesDirectory {
+    /// The environment variable that overrides the default directory
+    /// (`KEYEDARCHIVE_PREFERENCES_DIR=/srv/app/prefs`).
+    public static let environmentVariable = "KEYEDARCHIVE_PREFERENCES_DIR"
+
+    /// The default directory:
+    /// 1. `$KEYEDARCHIVE_PREFERENCES_DIR` when set;
+    /// 2. on Apple platforms `~/Library/Preferences` (note that `cfprefsd` caches those files:
+    ///    a program using both this store and `UserDefaults` on one domain should pick one);
+    /// 3. elsewhere `$XDG_CONFIG_HOME/keyedarchive/preferences`, with `XDG_CONFIG_HOME`
+    ///    defaulting to `~/.config` as the XDG Base Directory specification says.
+    public static var `default`: String {
+        if let override = SystemFiles.environment(environmentVariable) { return override }
+        #if canImport(Darwin)
+        return SystemFiles.homeDirectory() + "/Library/Preferences"
+        #else
+        let config = SystemFiles.environment("XDG_CONFIG_HOME") ?? (SystemFiles.homeDirectory() + "/.config")
+        return config + "/keyedarchive/preferences"
+        #endif
+    }
+
+    /// The file of a domain in a directory.
+    public static func path(ofDomain domain: String, in directory: String) -> String {
+        directory + "/" + domain + ".plist"
+    }
+
+    /// The domains stored in a directory: the names of its `*.plist` files, without hidden ones
+    /// (the global domain and lock files), sorted.
+    public static func domains(in directory: String) -> [String] {
+        SystemFiles.list(directory).compactMap { name in
+            guard !name.hasPrefix("."), name.hasSuffix(".plist"), name.count > 6 else { return nil }
+            return String(name.dropLast(6))
+        }
+    }
+
+    /// Throws unless `domain` is usable as a file name (no `/`, not empty, not `.` or `..`).
+    static func validate(domain: String) throws {
+        guard !domain.isEmpty, domain != ".", domain != "..", !domain.contains("/"), !domain.utf8.contains(0) else {
+            throw PreferencesError("invalid domain name '\(domain)'")
+        }
+    }
+}

@@ -1,4 +1,0 @@
-import XCTest
-final class KeyedArchivePreferencesTestsPlaceholder: XCTestCase {
-    func testBuilds() { XCTAssertTrue(true) }
-}
