@@ -132,49 +132,13 @@ enum SystemFiles {
         return (bytes, stamp)
     }
 
-    /// Replaces the file at `path` with `bytes` atomically and durably: a temporary file in the
-    /// same directory is written, flushed with fsync, given the old file's permissions (or
-    /// `defaultMode`), renamed over the old file, and the directory is fsynced so the rename
-    /// itself survives a power cut. A reader or a crash sees the old or the new file, never a mix.
-    static func writeAtomically(_ bytes: [UInt8], to path: String, defaultMode: mode_t = 0o600) throws {
-        let directory = parentDirectory(of: path)
-        var template = Array((directory + "/." + fileName(of: path) + ".tmp-XXXXXX").utf8CString)
-        let descriptor = template.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.map { mkstemp($0) } ?? -1 }
-        guard descriptor >= 0 else { throw PreferencesError.system("cannot create a temporary file", path: directory) }
-        let temporaryPath = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        var renamed = false
-        defer {
-            if !renamed { unlink(temporaryPath) }
-        }
+    /// Replaces the file at `path` atomically and durably (see ``AtomicFile``); a new
+    /// preferences file is private to its user (0600), an existing one keeps its permissions.
+    static func writeAtomically(_ bytes: [UInt8], to path: String) throws {
         do {
-            defer { close(descriptor) }
-            var offset = 0
-            while offset < bytes.count {
-                let written = bytes.withUnsafeBytes { buffer in
-                    buffer.baseAddress.map { Glue.write(descriptor, $0 + offset, buffer.count - offset) } ?? 0
-                }
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    throw PreferencesError.system("cannot write", path: temporaryPath)
-                }
-                offset += written
-            }
-            let mode = FileStamp.of(path).map { mode_t($0.mode & 0o7777) } ?? defaultMode
-            guard fchmod(descriptor, mode) == 0 else { throw PreferencesError.system("cannot set permissions", path: temporaryPath) }
-            guard fsync(descriptor) == 0 else { throw PreferencesError.system("cannot flush to disk", path: temporaryPath) }
-        }
-        guard rename(temporaryPath, path) == 0 else { throw PreferencesError.system("cannot replace", path: path) }
-        renamed = true
-        try syncDirectory(directory)
-    }
-
-    static func syncDirectory(_ directory: String) throws {
-        let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw PreferencesError.system("cannot open directory", path: directory) }
-        defer { close(descriptor) }
-        // Some file systems refuse fsync on directories (EINVAL); the rename is then as durable as they allow.
-        if fsync(descriptor) != 0 && errno != EINVAL {
-            throw PreferencesError.system("cannot flush directory", path: directory)
+            try AtomicFile.write(bytes, to: path, defaultMode: 0o600)
+        } catch let error as FileAccessError {
+            throw PreferencesError(error.operation, path: error.path, errorNumber: error.code)
         }
     }
 
@@ -189,15 +153,7 @@ enum SystemFiles {
         }
     }
 
-    static func parentDirectory(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
-    }
-
-    static func fileName(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return path }
-        return String(path[path.index(after: slash)...])
-    }
+    static func fileName(of path: String) -> String { AtomicFile.fileName(of: path) }
 
     /// The names of the entries of a directory.
     static func list(_ directory: String) -> [String] {

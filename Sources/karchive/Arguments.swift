@@ -60,9 +60,9 @@ enum Files {
             return
         }
         do {
-            try bytes.write(to: URL(fileURLWithPath: path), options: .atomic)
+            try AtomicFile.write(bytes, to: path)
         } catch {
-            throw ToolError("\(path): cannot write the file")
+            throw ToolError("\(path): \(error)")
         }
     }
 }
