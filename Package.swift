@@ -35,7 +35,7 @@ let package = Package(
         .testTarget(name: "KeyedArchiveGraphTests", dependencies: ["KeyedArchiveTestSupport"]),
         .testTarget(name: "KeyedArchiveCodableTests", dependencies: ["KeyedArchiveTestSupport", "KeyedArchiveSample"]),
         .testTarget(name: "KeyedArchivePreferencesTests", dependencies: ["KeyedArchiveTestSupport"]),
-        .testTarget(name: "KarchiveTests", dependencies: ["KeyedArchiveTestSupport", "karchive"]),
+        .testTarget(name: "KarchiveTests", dependencies: ["KeyedArchiveTestSupport", "KeyedArchiveSample", "karchive"]),
     ],
     swiftLanguageModes: [.v6]
 )

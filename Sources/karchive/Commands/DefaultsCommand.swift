@@ -319,37 +319,6 @@ struct DefaultsTool {
     }
 }
 
-/// The demo's settings (issue 5, "The seed flows in karchive demo"): a store in the given
-/// directory (or the default one) with the night-mode switch and the membership deadline.
-struct KarchiveDemoSettings {
-    /// `NightMode`: remembered across launches (`--night on|off`).
-    static let nightMode = PreferenceKey<Bool>("NightMode", default: false)
-    /// `MembershipDeadline`: set at first launch; nil until then.
-    static let membershipDeadline = PreferenceKey<Date?>("MembershipDeadline", default: nil)
-
-    /// The store, domain `karchive-demo`.
-    let preferences: Preferences
-
-    init(directory: String? = nil) throws {
-        preferences = try Preferences(domain: "karchive-demo", configuration: .init(directory: directory))
-    }
-
-    /// Night mode, persisted.
-    var nightMode: Bool {
-        get { preferences[Self.nightMode] }
-        nonmutating set { preferences[Self.nightMode] = newValue }
-    }
-
-    /// The membership deadline, persisted (nil before the first launch).
-    var membershipDeadline: Date? {
-        get { preferences[Self.membershipDeadline] }
-        nonmutating set { preferences[Self.membershipDeadline] = newValue }
-    }
-
-    /// Writes changes to disk now.
-    func save() throws { try preferences.synchronize() }
-}
-
 /// File checks the tool needs beyond the store.
 enum FileStampCheck {
     static func exists(_ path: String) -> Bool {
