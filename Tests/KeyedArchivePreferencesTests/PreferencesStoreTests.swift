@@ -282,3 +282,41 @@ final class TestSettings: PreferencesModel, @unchecked Sendable {
     @Preference(warnsWithoutRegisteredDefault: false) var lastOpened: Date? = nil
     @ReadOnlyPreference var serverName = "example.com"
 }
+
+/// Codable values stored as keyed archives.
+final class PreferencesCodableValueTests: XCTestCase {
+    struct Color: Codable, Equatable {
+        var red, green, blue, alpha: Float
+    }
+
+    func testCodableValuesRoundTripAsArchivesFoundationReads() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("prefs-codable-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let preferences = try Preferences(domain: "codable", configuration: .init(directory: directory.path))
+        let tint = Color(red: 0.25, green: 0.5, blue: 1, alpha: 1)
+        try preferences.set(archiving: tint, forKey: "Tint")
+        try preferences.synchronize()
+
+        // A second store (as another launch would) reads it back.
+        let reopened = try Preferences(domain: "codable", configuration: .init(directory: directory.path))
+        XCTAssertEqual(try reopened.archivedValue(Color.self, forKey: "Tint"), tint)
+        XCTAssertNil(try reopened.archivedValue(Color.self, forKey: "Missing"))
+
+        // On disk the value is Data holding an NSKeyedArchiver archive that Foundation parses.
+        let file = try Data(contentsOf: URL(fileURLWithPath: reopened.path))
+        let domain = try XCTUnwrap(try PropertyListSerialization.propertyList(from: file, format: nil) as? [String: Any])
+        let archive = try XCTUnwrap(domain["Tint"] as? Data)
+        let envelope = try XCTUnwrap(try PropertyListSerialization.propertyList(from: archive, format: nil) as? [String: Any])
+        XCTAssertEqual(envelope["$archiver"] as? String, "NSKeyedArchiver")
+
+        // A key holding something else is a typed error, not a crash or a silent nil.
+        preferences.set("not an archive", forKey: "Tint")
+        XCTAssertThrowsError(try preferences.archivedValue(Color.self, forKey: "Tint")) { error in
+            XCTAssertTrue(error is DecodingError, "\(error)")
+        }
+        preferences.set(Data([1, 2, 3]), forKey: "Tint")
+        XCTAssertThrowsError(try preferences.archivedValue(Color.self, forKey: "Tint"))
+        try preferences.set(archiving: Color?.none, forKey: "Tint")
+        XCTAssertNil(preferences.object(forKey: "Tint"))
+    }
+}
