@@ -22,6 +22,15 @@ public enum PeakMemory {
 
     /// Resets the high-water mark (where possible) and records the baseline.
     public static func begin() -> Baseline {
+        #if canImport(Glibc)
+        // Give freed heap pages back first: otherwise the operation reuses pages that are already
+        // resident (left over from building the inputs) and its peak is undercounted.
+        // malloc_trim is glibc-only and not in the Glibc module map: look it up.
+        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") {
+            typealias Trim = @convention(c) (Int) -> Int32
+            _ = unsafeBitCast(symbol, to: Trim.self)(0)
+        }
+        #endif
         let reset = (try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)) != nil
         return Baseline(rssBytes: status("VmRSS") ?? maxRSS(), reset: reset)
     }

@@ -30,7 +30,7 @@ public struct Scale: Sendable {
     /// The published configuration (issue 7 sizes): minutes, not seconds.
     public static let full = Scale(
         name: "full", w1ImageBytes: 256 * 1024, w2Objects: 100_000, w2PeerObjects: 100_000, w3Records: 84_000,
-        w4Depth: 500, w4Chains: 200, w4WideCount: 1_000_000, w5Records: 100_000,
+        w4Depth: 500, w4Chains: 50, w4WideCount: 1_000_000, w5Records: 100_000,
         scalingSizes: [1_000, 10_000, 100_000, 1_000_000], scalingPeerCap: 100_000,
         policy: RunPolicy(warmups: 1, repetitions: 5, timeBoxSeconds: 20))
 

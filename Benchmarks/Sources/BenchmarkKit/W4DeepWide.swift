@@ -53,15 +53,18 @@ extension Workload {
     ) { context in
         let scale = context.scale
         var operations: [BenchmarkOperation] = []
-        let cases: [(String, PropertyListValue)] = [
-            ("deep d=\(scale.w4Depth + 1)", DeepWide.deep(seed: context.seed, depth: scale.w4Depth, chains: scale.w4Chains)),
-            ("wide", DeepWide.wide(seed: context.seed, count: scale.w4WideCount)),
+        let seed = String(context.seed, radix: 16)
+        let cases: [(String, String, PropertyListValue)] = [
+            ("deep d=\(scale.w4Depth + 1)", "w4-deep-\(seed)-\(scale.w4Depth)x\(scale.w4Chains)-v1",
+             DeepWide.deep(seed: context.seed, depth: scale.w4Depth, chains: scale.w4Chains)),
+            ("wide", "w4-wide-\(seed)-\(scale.w4WideCount)-v1", DeepWide.wide(seed: context.seed, count: scale.w4WideCount)),
         ]
-        for (name, tree) in cases {
+        for (name, stem, tree) in cases {
             let foundation = FoundationTree.make(tree)
             let objects = TreeCount.of(tree)
-            let binary = try Peer.serialize(foundation, format: .binary)
-            let xml = try Peer.serialize(foundation, format: .xml)
+            // Foundation writes deep files slowly (its uniquing hashes nested containers): cache them.
+            let binary = try context.cached(stem + ".bplist") { try Peer.serialize(foundation, format: .binary) }
+            let xml = try context.cached(stem + ".xml") { try Peer.serialize(foundation, format: .xml) }
             operations += [
                 BenchmarkOperation("W4", "\(name) read binary", check: .objects, [
                     Implementation("KeyedArchive", ours: true, units: objects, bytes: binary.count, validate: {

@@ -34,15 +34,24 @@ enum ChildProcess {
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        // Drain both pipes concurrently so a chatty child never blocks on a full pipe.
+        // Drain both pipes on their own threads so a chatty child never blocks on a full pipe.
         let outBox = DataSink(), errBox = DataSink()
-        out.fileHandleForReading.readabilityHandler = { outBox.append($0.availableData) }
-        err.fileHandleForReading.readabilityHandler = { errBox.append($0.availableData) }
+        let drained = DispatchGroup()
+        for (pipe, sink) in [(out, outBox), (err, errBox)] {
+            drained.enter()
+            DispatchQueue.global().async {
+                sink.append(pipe.fileHandleForReading.readDataToEndOfFile())
+                drained.leave()
+            }
+        }
         let clock = ContinuousClock()
         let start = clock.now
         do {
             try process.run()
         } catch {
+            try? out.fileHandleForWriting.close()
+            try? err.fileHandleForWriting.close()
+            drained.wait()
             return Outcome(status: -1, signalled: false, timedOut: false, stdout: Data(), stderr: Data(), seconds: 0, launchError: "\(error)")
         }
         let finished = DispatchSemaphore(value: 0)
@@ -57,10 +66,7 @@ enum ChildProcess {
             finished.wait()
         }
         let seconds = Stopwatch.seconds(clock.now - start)
-        out.fileHandleForReading.readabilityHandler = nil
-        err.fileHandleForReading.readabilityHandler = nil
-        outBox.append(out.fileHandleForReading.readDataToEndOfFile())
-        errBox.append(err.fileHandleForReading.readDataToEndOfFile())
+        drained.wait()
         return Outcome(
             status: process.terminationStatus, signalled: process.terminationReason == .uncaughtSignal,
             timedOut: timedOut, stdout: outBox.data, stderr: errBox.data, seconds: seconds, launchError: nil)

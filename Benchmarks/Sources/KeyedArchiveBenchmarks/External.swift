@@ -69,7 +69,7 @@ enum External {
         ]
         let repetitions = max(2, min(3, context.scale.policy.repetitions))
         // plistutil's XML reader is quadratic: cap any one run.
-        let timeout: Double = context.scale.name == "full" ? 300 : 60
+        let timeout: Double = context.scale.name == "full" ? 120 : 60
         var results: [ExternalResult] = []
         for tool in tools {
             let inputBytes = (try? FileManager.default.attributesOfItem(atPath: tool.input.path)[.size] as? Int) ?? 0

@@ -8,7 +8,7 @@ import Foundation
 
 let usage = """
     usage: KeyedArchiveBenchmarks [--quick] [--only W1,W2,W3,W4,W5,scaling] [--no-scaling]
-                                  [--memory | --no-memory] [--external] [--karchive PATH]
+                                  [--memory | --no-memory | --memory-only] [--external] [--karchive PATH]
                                   [--json FILE] [--cache DIR] [--seed N]
 
       --quick        small sizes, few repetitions (under a minute)
@@ -16,6 +16,7 @@ let usage = """
       --no-scaling   skip the scaling runs (the longest part of a full run)
       --memory       measure peak RSS per operation in child processes (default in full mode)
       --no-memory    do not
+      --memory-only  only the peak-memory children (no timing table)
       --external     also time plistutil, python3 plistlib and `karchive convert` as whole
                      processes on the W3 file
       --karchive P   the karchive binary (default: ../.build/release/karchive)
@@ -31,6 +32,7 @@ struct Options {
     var scaling = true
     var memory: Bool?
     var external = false
+    var memoryOnly = false
     var karchive: String?
     var json: String?
     var cache: String?
@@ -60,6 +62,7 @@ func parse(_ arguments: [String]) -> Options {
         case "--memory": options.memory = true
         case "--no-memory": options.memory = false
         case "--external": options.external = true
+        case "--memory-only": options.memoryOnly = true
         case "--karchive": options.karchive = value()
         case "--json": options.json = value()
         case "--cache": options.cache = value()
@@ -120,13 +123,16 @@ let context = Context(seed: options.seed, scale: options.scale, cacheDirectory: 
 var report = BenchmarkReport(mode: options.scale.name, seed: options.seed, policy: options.scale.policy)
 log("KeyedArchive benchmarks, mode \(options.scale.name), \(report.host.cpu), \(report.host.cores) cores")
 
-report.results = Suite.run(context, only: only)
+if !options.memoryOnly { report.results = Suite.run(context, only: only) }
 print("\n## Timings (median of interleaved runs; * = KeyedArchive; ratio = that implementation's time per object / this one's)\n")
 print(Table.render(report.results))
 
-if options.memory ?? (options.scale.name == "full") {
+if options.memoryOnly || (options.memory ?? (options.scale.name == "full")) {
     log("\nPeak memory: one child process per operation and implementation")
-    for target in Suite.memoryTargets(context, only: only) {
+    // Only what was measured above: a placeholder or skipped implementation has no peak to show.
+    let measured = Set(report.results.filter { $0.status == .ok }.map { "\($0.workload)|\($0.operation)|\($0.implementation)" })
+    for target in Suite.memoryTargets(context, only: only)
+    where options.memoryOnly || measured.contains("\(target.workload)|\(target.operation)|\(target.implementation)") {
         var arguments = ["--child", target.workload, target.operation, target.implementation, "--seed", String(options.seed), "--cache", cacheDir.path]
         if options.scale.name != "full" { arguments.append("--\(options.scale.name)") }
         let outcome = ChildProcess.run(executable: ChildProcess.selfPath(), arguments: arguments, timeout: 600)
