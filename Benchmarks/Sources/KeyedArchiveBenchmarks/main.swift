@@ -124,8 +124,10 @@ var report = BenchmarkReport(mode: options.scale.name, seed: options.seed, polic
 log("KeyedArchive benchmarks, mode \(options.scale.name), \(report.host.cpu), \(report.host.cores) cores")
 
 if !options.memoryOnly { report.results = Suite.run(context, only: only) }
-print("\n## Timings (median of interleaved runs; * = KeyedArchive; ratio = that implementation's time per object / this one's)\n")
-print(Table.render(report.results))
+if !options.memoryOnly {
+    print("\n## Timings (median of interleaved runs; * = KeyedArchive; ratio = that implementation's time per object / this one's)\n")
+    print(Table.render(report.results))
+}
 
 if options.memoryOnly || (options.memory ?? (options.scale.name == "full")) {
     log("\nPeak memory: one child process per operation and implementation")
