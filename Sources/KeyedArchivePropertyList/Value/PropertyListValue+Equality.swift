@@ -29,7 +29,16 @@ extension PropertyListValue: Hashable {
                 if a.entries.indices.allSatisfy({ a.entries[$0].key == b.entries[$0].key }) {
                     for index in a.entries.indices { pending.append((a.entries[index].value, b.entries[index].value)) }
                 } else {
-                    guard unorderedEqual(a.entries.map(Pair.init), b.entries.map(Pair.init)) else { return false }
+                    // Pair the entries by key (keys are scalars in practice, so hashing them is
+                    // cheap and exact), then compare the values through the work list. Entries
+                    // with the same key (files from outside can have them) pair in order.
+                    var positions: [PropertyListValue: [Int]] = [:]
+                    positions.reserveCapacity(b.count)
+                    for (index, entry) in b.entries.enumerated().reversed() { positions[entry.key, default: []].append(index) }
+                    for entry in a.entries {
+                        guard let index = positions[entry.key]?.popLast() else { return false }
+                        pending.append((entry.value, b.entries[index].value))
+                    }
                 }
             default:
                 return false
@@ -71,16 +80,6 @@ extension PropertyListValue: Hashable {
         case .array, .set, .dictionary: true
         default: false
         }
-    }
-}
-
-/// A dictionary entry as a hashable pair, for order-independent comparison.
-private struct Pair: Hashable {
-    var key: PropertyListValue
-    var value: PropertyListValue
-    init(_ entry: PropertyListDictionary.Entry) {
-        key = entry.key
-        value = entry.value
     }
 }
 

@@ -7,7 +7,8 @@
 /// therefore come out byte for byte as it went in.
 ///
 /// Equality is by value, the way CoreFoundation compares property lists: storage hints are
-/// ignored, dictionaries and sets compare without regard to order, strings compare literally
+/// ignored, dictionaries and sets compare without regard to order (entries that repeat a key, which
+/// only files from outside have, pair up in their relative order), strings compare literally
 /// (by Unicode scalars, so NFC and NFD spellings differ), and reals and dates compare by bit
 /// pattern (so `nan == nan` and `-0.0 != 0.0`, which round-trip tests need).
 ///

@@ -1,0 +1,107 @@
+import KeyedArchive
+import Foundation
+
+/// Our side of every workload: the only place the harness calls KeyedArchive.
+///
+/// APIs that have not landed yet throw `NotImplementedYet`, and the table shows
+/// "n/a (not implemented yet)". To enable one when it lands, replace the `throw` line with the
+/// call written in the comment above it; nothing else in the harness changes.
+public enum OurSide {
+    // MARK: Property lists (issue 2): the API exists; the codecs are placeholders until they land.
+
+    /// Reads a property list in any format.
+    public static func decode(_ data: Data) throws -> PropertyListValue {
+        try PropertyList.decode(data)
+    }
+
+    /// Writes a property list.
+    public static func encode(_ value: PropertyListValue, format: PropertyListFormat) throws -> Data {
+        try PropertyList.encode(value, format: format)
+    }
+
+    // MARK: Codable bridge (issue 4)
+
+    /// Archives an `Encodable` value as an NSKeyedArchiver-format archive.
+    public static func archive<T: Encodable>(_ value: T) throws -> Data {
+        try KeyedArchiver.archivedData(withRootObject: value)
+    }
+
+    /// Unarchives a `Decodable` value.
+    public static func unarchive<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+        try KeyedUnarchiver.unarchivedObject(ofType: type, from: data)
+    }
+
+    // MARK: NSCoding-style object graphs (issue 3)
+
+    /// Builds (untimed) our object graph for `spec` and returns the timed archive/unarchive steps:
+    /// ``OurPerson`` objects archived the NSCoding way, exactly as `PeerPerson` does.
+    public static func graphCoder(for spec: GraphSpec) throws -> GraphCoder {
+        let people = OurPerson.graph(spec)
+        return GraphCoder(
+            archive: { try KeyedArchiver.archivedData(withRootObject: people, format: .binary) },
+            unarchive: { data in
+                let root = try KeyedUnarchiver.unarchivedObject(ofClasses: [.array, .type(OurPerson.self)], from: data)
+                return (root as? [Any])?.count ?? 0
+            })
+    }
+}
+
+/// Our Person for W2: the graph layer's NSCoding-style protocol, the same keys as `PeerPerson`
+/// (name, age and score inline; friends under "friend0"..."friend2", decoded in the second
+/// phase so cycles work).
+public final class OurPerson: KeyedArchiving {
+    public static var archivedClassName: String { "Person" }
+
+    var name: String
+    var age: Int
+    var score: Double
+    var friends: [OurPerson] = []
+
+    init(name: String, age: Int, score: Double) {
+        self.name = name
+        self.age = age
+        self.score = score
+    }
+
+    public func encode(with coder: KeyedArchiver) throws {
+        try coder.encode(name, forKey: "name")
+        coder.encode(age, forKey: "age")
+        coder.encode(score, forKey: "score")
+        for (index, friend) in friends.enumerated() { try coder.encode(friend, forKey: friendKeys[index]) }
+    }
+
+    public init(coder: KeyedUnarchiver) throws {
+        name = try coder.decodeObject(of: String.self, forKey: "name") ?? ""
+        age = try coder.decodeInt(forKey: "age")
+        score = try coder.decodeDouble(forKey: "score")
+    }
+
+    public func decodeReferences(with coder: KeyedUnarchiver) throws {
+        for key in friendKeys {
+            if let friend = try coder.decodeObject(of: OurPerson.self, forKey: key) { friends.append(friend) }
+        }
+    }
+
+    /// The people of `spec`, linked.
+    static func graph(_ spec: GraphSpec) -> [OurPerson] {
+        let people = (0..<spec.count).map { OurPerson(name: spec.names[$0], age: spec.ages[$0], score: spec.scores[$0]) }
+        for (index, person) in people.enumerated() { person.friends = spec.friends[index].map { people[$0] } }
+        return people
+    }
+}
+
+private let friendKeys = ["friend0", "friend1", "friend2"]
+
+/// Timed steps of our NSCoding-style graph workload.
+public struct GraphCoder {
+    /// Archives the graph built from the spec.
+    public var archive: () throws -> Data
+    /// Unarchives an archive made by `archive`; returns the number of people in the root array.
+    public var unarchive: (Data) throws -> Int
+
+    /// Steps.
+    public init(archive: @escaping () throws -> Data, unarchive: @escaping (Data) throws -> Int) {
+        self.archive = archive
+        self.unarchive = unarchive
+    }
+}
