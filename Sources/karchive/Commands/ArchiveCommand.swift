@@ -1,11 +1,49 @@
 import KeyedArchive
 
-/// `karchive archive`: placeholder until its issue lands.
+/// `karchive archive`: archives a plain property list as an NSKeyedArchiver archive.
 enum ArchiveCommand: Command {
     static let name = "archive"
     static let summary = "Archives a plain property list as an NSKeyedArchiver archive"
-    static let help = "usage: karchive archive ...\n\nArchives a plain property list as an NSKeyedArchiver archive.\n"
+    static let help = """
+        usage: karchive archive [--format binary|xml] INPUT [-o OUTPUT]
+
+        Reads a plain property list in any format (binary, XML, OpenStep) and writes an
+        NSKeyedArchiver archive of it with the root under "root": arrays as NSArray,
+        dictionaries as NSDictionary, sets as NSSet, strings, numbers and data inline,
+        dates as NSDate. INPUT may be - for standard input.
+
+        options:
+          --format F      binary (default) or xml
+          -o, --output F  write to F instead of standard output
+
+        """
+
     static func run(_ arguments: [String]) throws -> Int32 {
-        throw ToolError("not implemented yet")
+        let parsed = try Arguments(arguments, valueOptions: ["--format", "-o", "--output"])
+        guard parsed.positional.count == 1, let input = parsed.positional.first else {
+            throw UsageError("expected one INPUT (see --help)")
+        }
+        let formatName = parsed.value("--format") ?? "binary"
+        let format: PropertyListFormat
+        switch formatName {
+        case "binary": format = .binary
+        case "xml": format = .xml
+        default: throw UsageError("unknown format '\(formatName)' (binary or xml)")
+        }
+        let data = try Files.read(input)
+        let value: PropertyListValue
+        do {
+            value = try PropertyList.decode(data)
+        } catch {
+            throw ToolError("\(input): \(error)")
+        }
+        let archive: Data
+        do {
+            archive = try KeyedArchiver.archivedData(withRootObject: value, format: format)
+        } catch {
+            throw ToolError("\(input): \(error)")
+        }
+        try Files.write(archive, to: parsed.value("-o", "--output"))
+        return 0
     }
 }

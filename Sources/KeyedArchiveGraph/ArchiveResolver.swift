@@ -1,0 +1,314 @@
+/// Turns a keyed archive into a plain property list for tools (`karchive unarchive`, `print`),
+/// without instantiating anything.
+///
+/// Rules (see Docs/KeyedArchiveFormat.md):
+/// - strings, numbers, data and dates are themselves; NSArray/NSDictionary (and mutable or
+///   private subclasses, by `$classes` fallback) become arrays and dictionaries; NSSet and
+///   NSOrderedSet become arrays; NSString/NSData objects (`NS.string`, `NS.bytes`, `NS.data`)
+///   their value; NSDate a date.
+/// - NSNull and nil (UID 0) become the string `"$null"`; NSURL its absolute URL string;
+///   NSUUID its uppercase string.
+/// - any other class becomes a dictionary of its fields (unescaped keys, references resolved)
+///   plus `"$class"`: its class name.
+/// - a reference to an object that is still being emitted (a cycle) becomes
+///   `{"$ref": <its index in $objects>}`.
+/// - dictionary keys that are not strings (Instruments archives key by integers) become their
+///   textual form, so the result can be written as XML or JSON.
+/// - shared acyclic references are expanded at each use; the total number of values produced
+///   is bounded by ``DecodingLimits/maximumExpandedNodeCount`` (a reference bomb stops with
+///   ``KeyedArchiveError/Code/objectLimitExceeded``), nesting by
+///   ``DecodingLimits/maximumDepth``. Each object is resolved once and reused, so time stays
+///   proportional to the archive plus the output.
+public struct ArchiveResolver {
+    private let document: ArchiveDocument
+
+    /// A resolver over archive bytes (binary or XML).
+    public init(data: Data, limits: DecodingLimits = .default) throws {
+        document = try ArchiveDocument(data: data, limits: limits)
+    }
+
+    /// A resolver over a decoded property list.
+    public init(propertyList: PropertyListValue, limits: DecodingLimits = .default) throws {
+        document = try ArchiveDocument(propertyList: propertyList, limits: limits)
+    }
+
+    /// The `$top` keys (unescaped).
+    public var topLevelKeys: [String] { document.topKeys }
+
+    /// The `$archiver` name.
+    public var archiverName: String { document.archiverName }
+
+    /// The resolved object under a `$top` key (default `root`).
+    public func resolve(topLevelKey key: String = "root") throws -> PropertyListValue {
+        guard let value = document.topValue(forKey: key) else {
+            throw KeyedArchiveError(
+                .missingTopLevelKey, "$top has no key \"\(key)\" (keys: \(document.topKeys.joined(separator: ", ")))",
+                path: "$top")
+        }
+        let state = ResolverState()
+        return try state.inline(value, document: document, depth: 0, path: "$top." + key).value
+    }
+
+    /// The root object when `$top` has `root`; otherwise a dictionary of every `$top` key and
+    /// its resolved value (archives written with `encode(_:forKey:)` at the top, e.g. `$0`...).
+    public func resolveTopLevel() throws -> PropertyListValue {
+        if document.topValue(forKey: "root") != nil { return try resolve() }
+        let state = ResolverState()
+        var result = PropertyListDictionary()
+        for entry in document.top.entries {
+            guard let key = entry.key.stringValue else { continue }
+            let resolved = try state.inline(entry.value, document: document, depth: 0, path: "$top." + key)
+            result.entries.append((PropertyListValue(ArchiveKeys.unescape(key)), resolved.value))
+        }
+        return .dictionary(result)
+    }
+
+    /// Resolves archive bytes with ``resolveTopLevel()`` (what `karchive unarchive` and
+    /// `karchive print` show).
+    public static func resolve(_ data: Data, limits: DecodingLimits = .default) throws -> PropertyListValue {
+        try ArchiveResolver(data: data, limits: limits).resolveTopLevel()
+    }
+}
+
+private struct Resolved {
+    var value: PropertyListValue
+    var nodes: Int
+    var hasBackReference: Bool
+}
+
+private final class ResolverState {
+    var emitting: Set<UInt32> = []
+    var memo: [UInt32: Resolved] = [:]
+    var expanded = 0
+
+    func count(_ nodes: Int, document: ArchiveDocument, path: @autoclosure () -> String) throws {
+        let (sum, overflow) = expanded.addingReportingOverflow(nodes)
+        guard !overflow, sum <= document.limits.maximumExpandedNodeCount else {
+            throw KeyedArchiveError(
+                .objectLimitExceeded,
+                "expanding shared references would produce more than \(document.limits.maximumExpandedNodeCount) values",
+                path: path())
+        }
+        expanded = sum
+    }
+
+    func checkDepth(_ depth: Int, document: ArchiveDocument, path: @autoclosure () -> String) throws {
+        guard depth <= document.limits.maximumDepth else {
+            throw KeyedArchiveError(.depthLimitExceeded, "nesting deeper than \(document.limits.maximumDepth)", path: path())
+        }
+    }
+
+    /// A stored value: UIDs are followed, inline containers mapped.
+    func inline(_ value: PropertyListValue, document: ArchiveDocument, depth: Int, path: String) throws -> Resolved {
+        try checkDepth(depth, document: document, path: path)
+        switch value {
+        case .uid:
+            let uid = try document.reference(value, path: path)
+            return try object(uid, document: document, depth: depth + 1, path: path)
+        case .array(let items), .set(let items):
+            var result: [PropertyListValue] = []
+            result.reserveCapacity(items.count)
+            var nodes = 1
+            var back = false
+            try count(1, document: document, path: path)
+            for (index, item) in items.enumerated() {
+                let resolved = try inline(item, document: document, depth: depth + 1, path: path + "[\(index)]")
+                result.append(resolved.value)
+                nodes += resolved.nodes
+                back = back || resolved.hasBackReference
+            }
+            return Resolved(value: .array(result), nodes: nodes, hasBackReference: back)
+        case .dictionary(let dictionary):
+            var result = PropertyListDictionary()
+            result.entries.reserveCapacity(dictionary.count)
+            var nodes = 1
+            var back = false
+            try count(1, document: document, path: path)
+            for entry in dictionary.entries {
+                let key = Self.keyString(entry.key)
+                let resolved = try inline(entry.value, document: document, depth: depth + 1, path: path + " " + key)
+                result.entries.append((PropertyListValue(key), resolved.value))
+                nodes += resolved.nodes
+                back = back || resolved.hasBackReference
+            }
+            return Resolved(value: .dictionary(result), nodes: nodes, hasBackReference: back)
+        default:
+            try count(1, document: document, path: path)
+            return Resolved(value: value, nodes: 1, hasBackReference: false)
+        }
+    }
+
+    func object(_ uid: UInt32, document: ArchiveDocument, depth: Int, path: String) throws -> Resolved {
+        try checkDepth(depth, document: document, path: path)
+        if uid == 0 {
+            try count(1, document: document, path: path)
+            return Resolved(value: PropertyListValue(ArchiveKeys.null), nodes: 1, hasBackReference: false)
+        }
+        if emitting.contains(uid) {
+            try count(2, document: document, path: path)
+            return Resolved(value: ["$ref": PropertyListValue(Int(uid))], nodes: 2, hasBackReference: true)
+        }
+        if let memoized = memo[uid] {
+            try count(memoized.nodes, document: document, path: path)
+            return memoized
+        }
+        emitting.insert(uid)
+        defer { emitting.remove(uid) }
+        let result: Resolved
+        switch try document.entry(uid, path: path) {
+        case .leaf(let leaf):
+            try count(1, document: document, path: path)
+            result = Resolved(value: leaf, nodes: 1, hasBackReference: false)
+        case .object(let fields, let description, _):
+            result = try classObject(uid, fields: fields, description: description, document: document, depth: depth)
+        }
+        if !result.hasBackReference { memo[uid] = result }
+        return result
+    }
+
+    private func classObject(
+        _ uid: UInt32, fields: PropertyListDictionary, description: ArchivedClassDescription,
+        document: ArchiveDocument, depth: Int
+    ) throws -> Resolved {
+        typealias Names = FoundationClassNames
+        let here = "$objects[\(uid)] (\(description.name))"
+        var kind: KeyedArchiveClass.Kind?
+        for name in description.candidates {
+            if Names.stopNames.contains(name) { break }
+            if let found = Names.kinds[name] {
+                kind = found
+                break
+            }
+        }
+        func leaf(_ value: PropertyListValue) throws -> Resolved {
+            try count(1, document: document, path: here)
+            return Resolved(value: value, nodes: 1, hasBackReference: false)
+        }
+        func field(_ key: String) -> PropertyListValue? { fields[key] }
+        func invalid(_ message: String) -> KeyedArchiveError {
+            KeyedArchiveError(.invalidObject, message, path: here)
+        }
+        switch kind {
+        case .array?, .set?, .orderedSet?:
+            let list = try references(fields, key: Names.objectsKey, legacyPrefix: Names.objectPrefix, path: here)
+            return try inline(.array(list), document: document, depth: depth, path: here + " " + Names.objectsKey)
+        case .dictionary?:
+            let keys = try references(fields, key: Names.keysKey, legacyPrefix: Names.keyPrefix, path: here)
+            let objects = try references(fields, key: Names.objectsKey, legacyPrefix: Names.objectPrefix, path: here)
+            guard keys.count == objects.count else { throw invalid("\(keys.count) keys but \(objects.count) objects") }
+            var result = PropertyListDictionary()
+            result.entries.reserveCapacity(keys.count)
+            var nodes = 1
+            var back = false
+            try count(1, document: document, path: here)
+            for index in keys.indices {
+                let key = try inline(keys[index], document: document, depth: depth + 1, path: here + " NS.keys[\(index)]")
+                let value = try inline(objects[index], document: document, depth: depth + 1, path: here + " NS.objects[\(index)]")
+                result.entries.append((PropertyListValue(Self.keyString(key.value)), value.value))
+                nodes += value.nodes
+                back = back || value.hasBackReference || key.hasBackReference
+            }
+            return Resolved(value: .dictionary(result), nodes: nodes, hasBackReference: back)
+        case .string?:
+            if let value = field(Names.stringKey) {
+                if case .string = value { return try leaf(value) }
+                if case .uid = value { return try inline(value, document: document, depth: depth, path: here + " NS.string") }
+                throw invalid("NS.string is a \(value.typeName), expected a string")
+            }
+            if case .data(let bytes)? = field(Names.bytesKey) {
+                guard let string = String(validating: bytes, as: UTF8.self) else { throw invalid("NS.bytes is not valid UTF-8") }
+                return try leaf(PropertyListValue(string))
+            }
+            throw invalid("string object has neither NS.string nor NS.bytes")
+        case .data?:
+            guard let value = field(Names.dataKey) else { throw invalid("data object has no NS.data") }
+            if case .data = value { return try leaf(value) }
+            if case .uid = value { return try inline(value, document: document, depth: depth, path: here + " NS.data") }
+            throw invalid("NS.data is a \(value.typeName), expected data")
+        case .date?:
+            switch field(Names.timeKey) {
+            case .real(let real)?: return try leaf(.date(Date(timeIntervalSinceReferenceDate: real.value)))
+            case .integer(let integer)?:
+                return try leaf(.date(Date(timeIntervalSinceReferenceDate: Double(integer.int64Value ?? 0))))
+            case .date(let date)?: return try leaf(.date(date))
+            default: throw invalid("date object has no real NS.time")
+            }
+        case .null?:
+            return try leaf(PropertyListValue(ArchiveKeys.null))
+        case .uuid?:
+            guard case .data(let bytes)? = field(Names.uuidBytesKey), bytes.count == 16 else {
+                throw invalid("NS.uuidbytes must be 16 bytes of data")
+            }
+            let b = [UInt8](bytes)
+            let uuid = UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+            return try leaf(PropertyListValue(uuid.uuidString.uppercased()))
+        case .url?:
+            var base: URL?
+            if let baseValue = field(Names.baseKey) {
+                let resolved = try inline(baseValue, document: document, depth: depth + 1, path: here + " NS.base")
+                if let string = resolved.value.stringValue, string != ArchiveKeys.null { base = URL(string: string) }
+            }
+            guard let relativeValue = field(Names.relativeKey) else { throw invalid("URL object has no NS.relative") }
+            let relative = try inline(relativeValue, document: document, depth: depth + 1, path: here + " NS.relative")
+            guard let string = relative.value.stringValue else { throw invalid("NS.relative is not a string") }
+            let absolute = URL(string: string, relativeTo: base)?.absoluteString ?? string
+            return try leaf(PropertyListValue(absolute))
+        case .number?, .archivedObject?, .type?, nil:
+            var result = PropertyListDictionary()
+            result.entries.reserveCapacity(fields.count)
+            var nodes = 2
+            var back = false
+            try count(2, document: document, path: here)
+            for entry in fields.entries {
+                guard let key = entry.key.stringValue else { throw invalid("object has a \(entry.key.typeName) key") }
+                if key == ArchiveKeys.classReference { continue }
+                let value = try inline(entry.value, document: document, depth: depth + 1, path: here + " " + key)
+                result.entries.append((PropertyListValue(ArchiveKeys.unescape(key)), value.value))
+                nodes += value.nodes
+                back = back || value.hasBackReference
+            }
+            result.entries.append((PropertyListValue(ArchiveKeys.classReference), PropertyListValue(description.name)))
+            return Resolved(value: .dictionary(result), nodes: nodes, hasBackReference: back)
+        }
+    }
+
+    /// `NS.objects` / `NS.keys` (arrays of UIDs) or the older numbered keys.
+    private func references(_ fields: PropertyListDictionary, key: String, legacyPrefix: String, path: String) throws -> [PropertyListValue] {
+        if let value = fields[key] {
+            guard case .array(let items) = value else {
+                throw KeyedArchiveError(.invalidObject, "\(key) is a \(value.typeName), expected an array", path: path)
+            }
+            for (index, item) in items.enumerated() {
+                guard case .uid = item else {
+                    throw KeyedArchiveError(.invalidReference, "expected UID, found \(item.typeName)", path: path + " \(key)[\(index)]")
+                }
+            }
+            return items
+        }
+        var legacy: [Int: PropertyListValue] = [:]
+        for entry in fields.entries {
+            guard let name = entry.key.stringValue, name.hasPrefix(legacyPrefix),
+                let index = Int(name.dropFirst(legacyPrefix.count)), index >= 0
+            else { continue }
+            legacy[index] = entry.value
+        }
+        var items: [PropertyListValue] = []
+        while let item = legacy[items.count] { items.append(item) }
+        guard items.count == legacy.count else {
+            throw KeyedArchiveError(.invalidObject, "\(legacyPrefix)N keys are not numbered 0 to \(legacy.count - 1)", path: path)
+        }
+        return items
+    }
+
+    /// A dictionary key as a string: strings themselves, other scalars their textual form.
+    static func keyString(_ key: PropertyListValue) -> String {
+        switch key {
+        case .string(let string): string.value
+        case .integer(let integer): integer.description
+        case .real(let real): String(real.value)
+        case .bool(let bool): bool ? "true" : "false"
+        case .date(let date): String(date.timeIntervalSinceReferenceDate)
+        default: "<\(key.typeName)>"
+        }
+    }
+}

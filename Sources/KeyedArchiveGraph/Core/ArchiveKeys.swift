@@ -1,0 +1,57 @@
+/// The reserved keys and names of the NSKeyedArchiver format, and key escaping.
+package enum ArchiveKeys {
+    /// `$archiver`: the writer's class name, "NSKeyedArchiver" (subclasses write their own).
+    package static let archiver = "$archiver"
+    /// `$version`: always 100000.
+    package static let version = "$version"
+    /// `$top`: the top-level keys (root object under ``rootKey``).
+    package static let top = "$top"
+    /// `$objects`: the object table; index 0 is the string `$null`.
+    package static let objects = "$objects"
+    /// `$class`: in an object dictionary, the UID of its class description.
+    package static let classReference = "$class"
+    /// `$classname`: in a class description, the class name.
+    package static let className = "$classname"
+    /// `$classes`: in a class description, the class chain, most derived first.
+    package static let classes = "$classes"
+    /// `$classhints`: in a class description, fallback class names (rare, e.g. PyObjC).
+    package static let classHints = "$classhints"
+    /// `$null`: the string at `$objects[0]`.
+    package static let null = "$null"
+    /// The `$top` key of the root object (`NSKeyedArchiveRootObjectKey`).
+    package static let rootKey = "root"
+    /// The archiver name Apple writes.
+    package static let defaultArchiverName = "NSKeyedArchiver"
+    /// The only `$version` there is.
+    package static let formatVersion = 100_000
+
+    /// A user key as stored: keys beginning with `$` get one more `$`, so they never collide
+    /// with `$class` or the `$0, $1, ...` keys of unkeyed values.
+    package static func escape(_ key: String) -> String {
+        key.utf8.first == UInt8(ascii: "$") ? "$" + key : key
+    }
+
+    /// The user key of a stored key: `$$x` becomes `$x`. Reserved keys (`$class`, `$0`) are
+    /// returned unchanged; use ``isReserved(_:)`` to tell them apart.
+    package static func unescape(_ stored: String) -> String {
+        let utf8 = stored.utf8
+        if utf8.count >= 2, utf8.first == UInt8(ascii: "$"), utf8.dropFirst().first == UInt8(ascii: "$") {
+            return String(stored.dropFirst())
+        }
+        return stored
+    }
+
+    /// True for stored keys that are not escaped user keys: `$class` and `$0, $1, ...`.
+    package static func isReserved(_ stored: String) -> Bool {
+        let utf8 = stored.utf8
+        return utf8.first == UInt8(ascii: "$") && utf8.dropFirst().first != UInt8(ascii: "$")
+    }
+
+    /// The value stored for a user key: under its escaped form, or, for a key spelled like a
+    /// reserved one (`$0`), under that raw key, so that the keys ``unescape(_:)`` lists (including
+    /// the `$0, $1, ...` of unkeyed values at the top level) can all be looked up.
+    package static func lookup(_ key: String, in fields: PropertyListDictionary) -> PropertyListValue? {
+        if let value = fields[escape(key)] { return value }
+        return isReserved(key) ? fields[key] : nil
+    }
+}

@@ -1,0 +1,228 @@
+/// The writer side of an archive: the `$objects` table being built, with UIDs assigned once per
+/// object, shared class descriptions, uniqued leaves and back-patched conditional references.
+///
+/// This is the low-level core the archiver and the Codable bridge build on. A typical writer:
+///
+/// ```swift
+/// let table = ArchiveObjectTable()
+/// let uid = table.reserveUID(for: object)          // before encoding fields: cycles see it
+/// var fields = ArchiveObjectFields(classUID: table.classUID(chain: ["Person", "NSObject"]))
+/// fields.set(.uid(table.leafUID(.string("Ada"))), forKey: "name")
+/// table.setObject(fields.value, at: uid)
+/// let data = try table.encodedData(top: [(ArchiveKeys.rootKey, .uid(uid))], format: .binary)
+/// ```
+///
+/// Rules it enforces (see Docs/KeyedArchiveFormat.md):
+/// - `$objects[0]` is `"$null"`; UID 0 means nil.
+/// - A reference-type object gets one UID, found again by `ObjectIdentifier`; the table keeps
+///   the object alive until it is done so that identifiers are not reused.
+/// - Leaves (strings, integers, reals, booleans, data, dates) are uniqued by exact value, as
+///   Apple does, but never across types or widths: `1` and `true`, `2` and `2.0`, a 4-byte and
+///   an 8-byte real stay apart.
+/// - A class description `{$classname, $classes}` is written once per distinct chain.
+/// - A conditional reference to an object that is encoded unconditionally at any time before
+///   ``finish(top:archiverName:)`` is patched to that object's UID; otherwise it stays UID 0.
+package final class ArchiveObjectTable {
+    /// The object table so far. Reserved, not yet filled entries hold `"$null"`.
+    package private(set) var objects: [PropertyListValue] = [.string(PropertyListString(ArchiveKeys.null))]
+    private var identities: [ObjectIdentifier: UInt32] = [:]
+    private var retained: [AnyObject] = []
+    private var leaves: [LeafKey: UInt32] = [:]
+    private var valueObjects: [PropertyListValue: UInt32] = [:]
+    private var classDescriptions: [[String]: UInt32] = [:]
+    private var conditionalSlots: [ObjectIdentifier: [ConditionalSlot]] = [:]
+
+    /// Where a conditional reference sits, to be patched when its object gets a UID.
+    package enum ConditionalSlot: Sendable, Hashable {
+        /// Under a stored (already escaped) key of the object at a UID.
+        case object(uid: UInt32, storedKey: String)
+        /// Under a stored key of `$top`.
+        case top(storedKey: String)
+    }
+
+    /// An empty table (just `$null`).
+    package init() {}
+
+    /// The number of entries in `$objects`, including `$null`.
+    package var count: Int { objects.count }
+
+    /// The UID an object was given by ``reserveUID(for:)``, if any.
+    package func uid(for object: AnyObject) -> UInt32? {
+        identities[ObjectIdentifier(object)]
+    }
+
+    /// Appends an entry for an object whose contents come later (``setObject(_:at:)``) and
+    /// returns its UID; with `object`, registers its identity first so that references to it
+    /// met while encoding its fields (cycles) get the same UID.
+    package func reserveUID(for object: AnyObject? = nil) -> UInt32 {
+        let uid = UInt32(truncatingIfNeeded: objects.count)
+        objects.append(.string(PropertyListString(ArchiveKeys.null)))
+        if let object {
+            identities[ObjectIdentifier(object)] = uid
+            retained.append(object)
+        }
+        return uid
+    }
+
+    /// Stores the contents of a reserved entry (normally an object dictionary from
+    /// ``ArchiveObjectFields``).
+    package func setObject(_ value: PropertyListValue, at uid: UInt32) {
+        let index = Int(uid)
+        if index > 0 && index < objects.count { objects[index] = value }
+    }
+
+    /// The UID of a leaf value (string, integer, real, boolean, data, date), stored once per
+    /// exact value. Other values are stored without uniquing.
+    package func leafUID(_ value: PropertyListValue) -> UInt32 {
+        let key = LeafKey(value)
+        if let uid = leaves[key] { return uid }
+        let uid = UInt32(truncatingIfNeeded: objects.count)
+        objects.append(value)
+        leaves[key] = uid
+        return uid
+    }
+
+    /// The UID of an object dictionary with value semantics (an NSDate, NSUUID, NSNull...),
+    /// stored once per equal dictionary.
+    package func valueObjectUID(_ value: PropertyListValue) -> UInt32 {
+        if let uid = valueObjects[value] { return uid }
+        let uid = UInt32(truncatingIfNeeded: objects.count)
+        objects.append(value)
+        valueObjects[value] = uid
+        return uid
+    }
+
+    /// The UID of the class description for a chain (most derived first, e.g.
+    /// `["NSMutableArray", "NSArray", "NSObject"]`), written once per chain. A chain of one
+    /// name writes `$classes` with that one name.
+    package func classUID(chain: [String], hints: [String]? = nil) -> UInt32 {
+        let key = hints.map { chain + ["\u{0}hints"] + $0 } ?? chain
+        if let uid = classDescriptions[key] { return uid }
+        var description = PropertyListDictionary()
+        description.entries.append((PropertyListValue(ArchiveKeys.className), PropertyListValue(chain.first ?? "NSObject")))
+        description.entries.append((PropertyListValue(ArchiveKeys.classes), .array(chain.map { PropertyListValue($0) })))
+        if let hints {
+            description.entries.append((PropertyListValue(ArchiveKeys.classHints), .array(hints.map { PropertyListValue($0) })))
+        }
+        let uid = UInt32(truncatingIfNeeded: objects.count)
+        objects.append(.dictionary(description))
+        classDescriptions[key] = uid
+        return uid
+    }
+
+    /// The value to store for a conditional reference: the object's UID when it already has
+    /// one, else UID 0 with the slot remembered for patching at ``finish(top:archiverName:)``.
+    package func conditionalReference(to object: AnyObject, slot: ConditionalSlot) -> PropertyListValue {
+        if let uid = uid(for: object) { return .uid(uid) }
+        let identifier = ObjectIdentifier(object)
+        if conditionalSlots[identifier] == nil { retained.append(object) }
+        conditionalSlots[identifier, default: []].append(slot)
+        return .uid(0)
+    }
+
+    /// Patches conditional references and returns the archive envelope:
+    /// `{$archiver, $version: 100000, $top, $objects}`. `top` holds stored keys and values.
+    package func finish(top: PropertyListDictionary, archiverName: String = ArchiveKeys.defaultArchiverName) -> PropertyListValue {
+        var top = top
+        for (identifier, slots) in conditionalSlots {
+            guard let target = identities[identifier] else { continue }
+            for slot in slots {
+                switch slot {
+                case .top(let key):
+                    top[key] = .uid(target)
+                case .object(let uid, let key):
+                    let index = Int(uid)
+                    guard index > 0, index < objects.count, case .dictionary(var fields) = objects[index] else { continue }
+                    objects[index] = .null  // drop the reference so the patch does not copy
+                    fields[key] = .uid(target)
+                    objects[index] = .dictionary(fields)
+                }
+            }
+        }
+        conditionalSlots = [:]
+        var envelope = PropertyListDictionary()
+        envelope.entries.reserveCapacity(4)
+        envelope.entries.append((PropertyListValue(ArchiveKeys.archiver), PropertyListValue(archiverName)))
+        envelope.entries.append((PropertyListValue(ArchiveKeys.version), PropertyListValue(ArchiveKeys.formatVersion)))
+        envelope.entries.append((PropertyListValue(ArchiveKeys.top), .dictionary(top)))
+        envelope.entries.append((PropertyListValue(ArchiveKeys.objects), .array(objects)))
+        return .dictionary(envelope)
+    }
+
+    /// ``finish(top:archiverName:)`` written in a property-list format (binary by default).
+    package func encodedData(
+        top: PropertyListDictionary, format: PropertyListFormat = .binary,
+        archiverName: String = ArchiveKeys.defaultArchiverName
+    ) throws(KeyedArchiveError) -> Data {
+        let envelope = finish(top: top, archiverName: archiverName)
+        do {
+            return try PropertyList.encode(envelope, format: format)
+        } catch let error as PropertyListError {
+            throw KeyedArchiveError(.propertyList, "cannot write the archive: \(error)", underlying: error)
+        } catch {
+            throw KeyedArchiveError(.propertyList, "cannot write the archive: \(error)")
+        }
+    }
+}
+
+/// A leaf value as a uniquing key: equal only when type, width and value are all equal.
+private struct LeafKey: Hashable {
+    var value: PropertyListValue
+    var singlePrecision: Bool
+    init(_ value: PropertyListValue) {
+        self.value = value
+        if case .real(let real) = value { singlePrecision = real.isSinglePrecision } else { singlePrecision = false }
+    }
+}
+
+/// The dictionary of one archived object: `$class` first, then fields in the order encoded.
+///
+/// Keys passed to ``set(_:forKey:)`` are user keys and get `$`-escaped; ``appendUnkeyed(_:)``
+/// stores under `$0, $1, ...`. Setting a key twice keeps the last value (Apple logs and does
+/// the same).
+package struct ArchiveObjectFields {
+    /// The entries so far, with stored (escaped) keys.
+    package private(set) var dictionary: PropertyListDictionary
+    private var index: [String: Int] = [:]
+    private var unkeyedCount = 0
+
+    /// An object of the class whose description has `classUID`.
+    package init(classUID: UInt32) {
+        dictionary = PropertyListDictionary([(PropertyListValue(ArchiveKeys.classReference), .uid(classUID))])
+    }
+
+    /// Fields for `$top` (no `$class`).
+    package init() {
+        dictionary = PropertyListDictionary()
+    }
+
+    /// The object dictionary as a value.
+    package var value: PropertyListValue { .dictionary(dictionary) }
+
+    /// Stores a value under a user key (escaped when it begins with `$`).
+    package mutating func set(_ value: PropertyListValue, forKey key: String) {
+        setStored(value, forStoredKey: ArchiveKeys.escape(key))
+    }
+
+    /// Stores a value under an already stored key (no escaping).
+    package mutating func setStored(_ value: PropertyListValue, forStoredKey key: String) {
+        if let position = index[key] {
+            dictionary.entries[position].value = value
+        } else {
+            index[key] = dictionary.entries.count
+            dictionary.entries.append((PropertyListValue(key), value))
+        }
+    }
+
+    /// Stores a value under the next unkeyed key (`$0`, `$1`, ...) and returns that key.
+    @discardableResult
+    package mutating func appendUnkeyed(_ value: PropertyListValue) -> String {
+        let key = "$" + String(unkeyedCount)
+        unkeyedCount += 1
+        setStored(value, forStoredKey: key)
+        return key
+    }
+
+    /// True when a user key has been stored.
+    package func contains(key: String) -> Bool { index[ArchiveKeys.escape(key)] != nil }
+}

@@ -1,0 +1,430 @@
+/// Writes object graphs as NSKeyedArchiver archives (the role of `NSKeyedArchiver`).
+///
+/// Objects of ``KeyedArchiving`` classes are stored once per instance (by identity) and may
+/// form cycles; Swift values map to the Foundation classes Apple's archives use (`String` →
+/// NSString, `[Any]` → NSArray, `Date` → NSDate, ...; see Docs/KeyedArchiveFormat.md). The
+/// archiver itself is the coder passed to ``KeyedArchiving/encode(with:)``: the keyed
+/// `encode` calls write into the object being encoded, or into `$top` outside any object.
+///
+/// Encoding is iterative: an object met by reference gets its UID at once and its fields are
+/// written later from a work queue, so deep graphs and long chains never recurse.
+///
+/// ```swift
+/// let data = try KeyedArchiver.archivedData(withRootObject: people, format: .binary)
+/// // or, with more control:
+/// let archiver = KeyedArchiver()
+/// archiver.setClassName("Person", for: Person.self)
+/// try archiver.encode(people, forKey: "root")
+/// let data = try archiver.finishEncoding()
+/// ```
+public final class KeyedArchiver {
+    /// The property-list format of the archive: binary (the default) or XML.
+    public var outputFormat: PropertyListFormat
+    /// The `$archiver` name written. Default `NSKeyedArchiver`.
+    public var archiverName: String = ArchiveKeys.defaultArchiverName
+
+    /// The object table being built (for layers built on this one).
+    package let table = ArchiveObjectTable()
+    private var topFields = ArchiveObjectFields()
+    private var current: ArchiveObjectFields?
+    private var currentUID: UInt32 = 0
+    private var queue: [Job] = []
+    private var queueIndex = 0
+    private var classNames: [ObjectIdentifier: String] = [:]
+    private var classUIDs: [ObjectIdentifier: UInt32] = [:]
+    private var finished: Data?
+
+    private enum Job {
+        case object(UInt32, any KeyedArchiving)
+        case archived(UInt32, ArchivedObject)
+        case array(UInt32, [Any])
+        case dictionary(UInt32, [(Any, Any)])
+        case set(UInt32, [Any])
+        case orderedSet(UInt32, [Any])
+        case plistArray(UInt32, [PropertyListValue], set: Bool)
+        case plistDictionary(UInt32, PropertyListDictionary)
+        case url(UInt32, URL)
+    }
+
+    /// An archiver writing `outputFormat` (binary by default).
+    public init(outputFormat: PropertyListFormat = .binary) {
+        self.outputFormat = outputFormat
+    }
+
+    /// Archives a root object (any value ``encode(_:forKey:)`` accepts) under `root`.
+    public static func archivedData(withRootObject rootObject: Any?, format: PropertyListFormat) throws -> Data {
+        let archiver = KeyedArchiver(outputFormat: format)
+        try archiver.encode(rootObject, forKey: ArchiveKeys.rootKey)
+        return try archiver.finishEncoding()
+    }
+
+    // MARK: Class names
+
+    /// Maps a class to the `$classname` this archiver writes for it (`nil` removes the mapping).
+    public func setClassName(_ name: String?, for type: any KeyedArchiving.Type) {
+        classNames[ObjectIdentifier(type)] = name
+        classUIDs.removeAll()
+    }
+
+    /// The name set for a class on this archiver, if any.
+    public func className(for type: any KeyedArchiving.Type) -> String? {
+        classNames[ObjectIdentifier(type)]
+    }
+
+    /// Maps a class to the `$classname` every archiver writes for it, unless an archiver has its
+    /// own mapping (`nil` removes it).
+    public static func setClassName(_ name: String?, for type: any KeyedArchiving.Type) {
+        ClassRegistry.shared.setClassName(name, for: type)
+    }
+
+    /// The process-wide name set for a class, if any.
+    public static func className(for type: any KeyedArchiving.Type) -> String? {
+        ClassRegistry.shared.className(for: type)
+    }
+
+    /// The class chain written for a type: mapped or default name, fallbacks, `NSObject`.
+    package func classChain(for type: any KeyedArchiving.Type) -> [String] {
+        let name = classNames[ObjectIdentifier(type)] ?? ClassRegistry.shared.className(for: type) ?? type.archivedClassName
+        var chain = [name]
+        for fallback in type.archivedClassFallbacks + ["NSObject"] where !chain.contains(fallback) {
+            chain.append(fallback)
+        }
+        return chain
+    }
+
+    // MARK: Keyed encoding (into the current object, or $top)
+
+    /// Encodes an object or value by reference (stored in `$objects`, referred to by UID).
+    /// `nil` is stored as UID 0. Throws ``KeyedArchiveError/Code/unsupportedValue`` for values
+    /// of types this archiver cannot represent.
+    public func encode(_ object: Any?, forKey key: String) throws {
+        try ensureOpen()
+        let uid = try reference(for: object)
+        setField(.uid(uid), forKey: key)
+    }
+
+    /// Encodes a value without a key, under the next of `$0, $1, ...` of the current object.
+    public func encode(_ object: Any?) throws {
+        try ensureOpen()
+        let uid = try reference(for: object)
+        if current != nil { current?.appendUnkeyed(.uid(uid)) } else { topFields.appendUnkeyed(.uid(uid)) }
+    }
+
+    /// Encodes a reference only if the object is encoded unconditionally somewhere in the archive
+    /// (before or after this call); otherwise the key holds UID 0 and decodes as `nil`.
+    public func encodeConditionalObject(_ object: AnyObject?, forKey key: String) throws {
+        try ensureOpen()
+        guard let object else { return setField(.uid(0), forKey: key) }
+        guard object is any KeyedArchiving || object is ArchivedObject else {
+            throw KeyedArchiveError(
+                .unsupportedValue, "conditional objects must be KeyedArchiving classes or ArchivedObject, not \(type(of: object))",
+                path: key)
+        }
+        let stored = ArchiveKeys.escape(key)
+        let slot: ArchiveObjectTable.ConditionalSlot =
+            current != nil ? .object(uid: currentUID, storedKey: stored) : .top(storedKey: stored)
+        setStoredField(table.conditionalReference(to: object, slot: slot), forStoredKey: stored)
+    }
+
+    /// Encodes a boolean inline.
+    public func encode(_ value: Bool, forKey key: String) { setField(.bool(value), forKey: key) }
+    /// Encodes an integer inline.
+    public func encode(_ value: Int, forKey key: String) { setField(PropertyListValue(value), forKey: key) }
+    /// Encodes a 32-bit integer inline.
+    public func encode(_ value: Int32, forKey key: String) { setField(PropertyListValue(Int64(value)), forKey: key) }
+    /// Encodes a 64-bit integer inline.
+    public func encode(_ value: Int64, forKey key: String) { setField(PropertyListValue(value), forKey: key) }
+    /// Encodes a float inline, as a 4-byte real (as Apple's writer stores a float number).
+    public func encode(_ value: Float, forKey key: String) { setField(PropertyListValue(value), forKey: key) }
+    /// Encodes a double inline.
+    public func encode(_ value: Double, forKey key: String) { setField(PropertyListValue(value), forKey: key) }
+    /// Encodes raw bytes inline (`encodeBytes(_:length:forKey:)`).
+    public func encodeBytes(_ bytes: Data, forKey key: String) { setField(.data(bytes), forKey: key) }
+    /// Encodes raw bytes inline.
+    public func encodeBytes(_ bytes: UnsafeRawBufferPointer, forKey key: String) { setField(.data(Data(bytes)), forKey: key) }
+
+    /// True when a key has been encoded in the current object (or `$top`).
+    public func containsValue(forKey key: String) -> Bool {
+        current?.contains(key: key) ?? topFields.contains(key: key)
+    }
+
+    private func setField(_ value: PropertyListValue, forKey key: String) {
+        setStoredField(value, forStoredKey: ArchiveKeys.escape(key))
+    }
+
+    private func setStoredField(_ value: PropertyListValue, forStoredKey key: String) {
+        if current != nil { current?.setStored(value, forStoredKey: key) } else { topFields.setStored(value, forStoredKey: key) }
+    }
+
+    private func ensureOpen() throws {
+        if finished != nil {
+            throw KeyedArchiveError(.unsupportedValue, "the archiver has finished encoding")
+        }
+    }
+
+    // MARK: Finishing
+
+    /// Encodes everything still queued, patches conditional references and returns the archive.
+    /// Further calls return the same bytes.
+    public func finishEncoding() throws -> Data {
+        if let finished { return finished }
+        try drain()
+        let data = try table.encodedData(top: topFields.dictionary, format: outputFormat, archiverName: archiverName)
+        finished = data
+        return data
+    }
+
+    /// The archive, finishing encoding if needed (``finishEncoding()``).
+    public var encodedData: Data {
+        get throws { try finishEncoding() }
+    }
+
+    /// The archive as a property-list value (the envelope), finishing encoding.
+    public func finishedPropertyList() throws -> PropertyListValue {
+        try drain()
+        return table.finish(top: topFields.dictionary, archiverName: archiverName)
+    }
+
+    // MARK: References
+
+    /// The UID for any value the archiver can store, queuing its contents for encoding.
+    package func reference(for object: Any?) throws -> UInt32 {
+        guard let object = flattenOptional(object) else { return 0 }
+        switch object {
+        case let value as any KeyedArchiving:
+            if let uid = table.uid(for: value) { return uid }
+            let uid = table.reserveUID(for: value)
+            queue.append(.object(uid, value))
+            return uid
+        case let value as ArchivedObject:
+            if let uid = table.uid(for: value) { return uid }
+            let uid = table.reserveUID(for: value)
+            queue.append(.archived(uid, value))
+            return uid
+        case let value as PropertyListValue:
+            return try reference(forPropertyList: value)
+        case let value as String: return table.leafUID(PropertyListValue(value))
+        case let value as Substring: return table.leafUID(PropertyListValue(String(value)))
+        case let value as Bool: return table.leafUID(.bool(value))
+        case let value as Int: return table.leafUID(PropertyListValue(value))
+        case let value as Int64: return table.leafUID(PropertyListValue(value))
+        case let value as Int32: return table.leafUID(PropertyListValue(Int64(value)))
+        case let value as Int16: return table.leafUID(PropertyListValue(Int64(value)))
+        case let value as Int8: return table.leafUID(PropertyListValue(Int64(value)))
+        case let value as UInt: return table.leafUID(PropertyListValue(UInt64(value)))
+        case let value as UInt64: return table.leafUID(PropertyListValue(value))
+        case let value as UInt32: return table.leafUID(PropertyListValue(UInt64(value)))
+        case let value as UInt16: return table.leafUID(PropertyListValue(UInt64(value)))
+        case let value as UInt8: return table.leafUID(PropertyListValue(UInt64(value)))
+        case let value as Double: return table.leafUID(PropertyListValue(value))
+        case let value as Float: return table.leafUID(PropertyListValue(value))
+        case let value as Data: return table.leafUID(.data(value))
+        case let value as Date: return dateUID(value)
+        case let value as URL:
+            let uid = table.reserveUID()
+            queue.append(.url(uid, value))
+            return uid
+        case let value as UUID: return uuidUID(value)
+        case is ArchivedNull: return nullUID()
+        case let value as ArchivedOrderedSet:
+            let uid = table.reserveUID()
+            queue.append(.orderedSet(uid, value.elements))
+            return uid
+        case let value as [Any]:
+            let uid = table.reserveUID()
+            queue.append(.array(uid, value))
+            return uid
+        case let value as [AnyHashable: Any]:
+            let uid = table.reserveUID()
+            queue.append(.dictionary(uid, value.map { ($0.key.base, $0.value) }))
+            return uid
+        case let value as Set<AnyHashable>:
+            let uid = table.reserveUID()
+            queue.append(.set(uid, value.map(\.base)))
+            return uid
+        default:
+            throw KeyedArchiveError(.unsupportedValue, "cannot archive a value of type \(type(of: object))")
+        }
+    }
+
+    /// A plain property list as Foundation objects: arrays → NSArray, dictionaries →
+    /// NSDictionary, sets → NSSet, dates → NSDate, null → NSNull, leaves inline.
+    private func reference(forPropertyList value: PropertyListValue) throws -> UInt32 {
+        switch value {
+        case .string, .integer, .real, .bool, .data: return table.leafUID(value)
+        case .date(let date): return dateUID(date)
+        case .null: return nullUID()
+        case .uid(let uid):
+            throw KeyedArchiveError(.unsupportedValue, "a plain property list to archive cannot hold UIDs (found UID \(uid))")
+        case .array(let elements):
+            let uid = table.reserveUID()
+            queue.append(.plistArray(uid, elements, set: false))
+            return uid
+        case .set(let elements):
+            let uid = table.reserveUID()
+            queue.append(.plistArray(uid, elements, set: true))
+            return uid
+        case .dictionary(let dictionary):
+            let uid = table.reserveUID()
+            queue.append(.plistDictionary(uid, dictionary))
+            return uid
+        }
+    }
+
+    private func dateUID(_ date: Date) -> UInt32 {
+        var fields = ArchiveObjectFields(classUID: table.classUID(chain: FoundationClassNames.dateChain))
+        fields.set(PropertyListValue(date.timeIntervalSinceReferenceDate), forKey: FoundationClassNames.timeKey)
+        return table.valueObjectUID(fields.value)
+    }
+
+    private func uuidUID(_ uuid: UUID) -> UInt32 {
+        var fields = ArchiveObjectFields(classUID: table.classUID(chain: FoundationClassNames.uuidChain))
+        let bytes = withUnsafeBytes(of: uuid.uuid) { Data($0) }
+        fields.set(.data(bytes), forKey: FoundationClassNames.uuidBytesKey)
+        return table.valueObjectUID(fields.value)
+    }
+
+    private func nullUID() -> UInt32 {
+        table.valueObjectUID(ArchiveObjectFields(classUID: table.classUID(chain: FoundationClassNames.nullChain)).value)
+    }
+
+    // MARK: The work queue
+
+    private func drain() throws {
+        while queueIndex < queue.count {
+            let job = queue[queueIndex]
+            queueIndex += 1
+            try run(job)
+        }
+        queue.removeAll()
+        queueIndex = 0
+    }
+
+    private func run(_ job: Job) throws {
+        switch job {
+        case .object(let uid, let object):
+            let objectType = type(of: object)
+            let classUID: UInt32
+            if let known = classUIDs[ObjectIdentifier(objectType)] {
+                classUID = known
+            } else {
+                classUID = table.classUID(chain: classChain(for: objectType))
+                classUIDs[ObjectIdentifier(objectType)] = classUID
+            }
+            let fields = ArchiveObjectFields(classUID: classUID)
+            current = fields
+            currentUID = uid
+            defer {
+                current = nil
+                currentUID = 0
+            }
+            try object.encode(with: self)
+            if let fields = current { table.setObject(fields.value, at: uid) }
+        case .archived(let uid, let object):
+            let description = object.classDescription
+            var fields = ArchiveObjectFields(
+                classUID: table.classUID(chain: description.chain, hints: description.hints.isEmpty ? nil : description.hints))
+            for field in object.fields where field.key != ArchiveKeys.classReference {
+                fields.setStored(try value(for: field.value), forStoredKey: field.key)
+            }
+            table.setObject(fields.value, at: uid)
+        case .array(let uid, let elements):
+            try storeCollection(uid, chain: FoundationClassNames.arrayChain, elements: elements)
+        case .set(let uid, let elements):
+            try storeCollection(uid, chain: FoundationClassNames.setChain, elements: elements)
+        case .orderedSet(let uid, let elements):
+            // Apple writes NSOrderedSet with NS.object.N keys (Darwin archive OrderedSetTest).
+            var fields = ArchiveObjectFields(classUID: table.classUID(chain: FoundationClassNames.orderedSetChain))
+            for (index, element) in elements.enumerated() {
+                fields.set(.uid(try reference(for: element)), forKey: FoundationClassNames.objectPrefix + String(index))
+            }
+            table.setObject(fields.value, at: uid)
+        case .dictionary(let uid, let entries):
+            var fields = ArchiveObjectFields(classUID: table.classUID(chain: FoundationClassNames.dictionaryChain))
+            var keys: [PropertyListValue] = []
+            var values: [PropertyListValue] = []
+            keys.reserveCapacity(entries.count)
+            values.reserveCapacity(entries.count)
+            for (key, value) in entries {
+                keys.append(.uid(try reference(for: key)))
+                values.append(.uid(try reference(for: value)))
+            }
+            fields.set(.array(keys), forKey: FoundationClassNames.keysKey)
+            fields.set(.array(values), forKey: FoundationClassNames.objectsKey)
+            table.setObject(fields.value, at: uid)
+        case .plistArray(let uid, let elements, let isSet):
+            try storeCollection(uid, chain: isSet ? FoundationClassNames.setChain : FoundationClassNames.arrayChain, elements: elements)
+        case .plistDictionary(let uid, let dictionary):
+            var fields = ArchiveObjectFields(classUID: table.classUID(chain: FoundationClassNames.dictionaryChain))
+            var keys: [PropertyListValue] = []
+            var values: [PropertyListValue] = []
+            for entry in dictionary.entries {
+                keys.append(.uid(try reference(for: entry.key)))
+                values.append(.uid(try reference(for: entry.value)))
+            }
+            fields.set(.array(keys), forKey: FoundationClassNames.keysKey)
+            fields.set(.array(values), forKey: FoundationClassNames.objectsKey)
+            table.setObject(fields.value, at: uid)
+        case .url(let uid, let url):
+            var fields = ArchiveObjectFields(classUID: table.classUID(chain: FoundationClassNames.urlChain))
+            if let base = url.baseURL {
+                fields.set(.uid(try reference(for: base)), forKey: FoundationClassNames.baseKey)
+                fields.set(.uid(table.leafUID(PropertyListValue(url.relativeString))), forKey: FoundationClassNames.relativeKey)
+            } else {
+                fields.set(.uid(0), forKey: FoundationClassNames.baseKey)
+                fields.set(.uid(table.leafUID(PropertyListValue(url.absoluteString))), forKey: FoundationClassNames.relativeKey)
+            }
+            table.setObject(fields.value, at: uid)
+        }
+    }
+
+    private func storeCollection(_ uid: UInt32, chain: [String], elements: [Any]) throws {
+        var fields = ArchiveObjectFields(classUID: table.classUID(chain: chain))
+        var references: [PropertyListValue] = []
+        references.reserveCapacity(elements.count)
+        for element in elements { references.append(.uid(try reference(for: element))) }
+        fields.set(.array(references), forKey: FoundationClassNames.objectsKey)
+        table.setObject(fields.value, at: uid)
+    }
+
+    private func storeCollection(_ uid: UInt32, chain: [String], elements: [PropertyListValue]) throws {
+        var fields = ArchiveObjectFields(classUID: table.classUID(chain: chain))
+        var references: [PropertyListValue] = []
+        references.reserveCapacity(elements.count)
+        for element in elements { references.append(.uid(try reference(forPropertyList: element))) }
+        fields.set(.array(references), forKey: FoundationClassNames.objectsKey)
+        table.setObject(fields.value, at: uid)
+    }
+
+    /// The stored form of an ``ArchivedField``: references become UIDs.
+    private func value(for field: ArchivedField) throws -> PropertyListValue {
+        switch field {
+        case .inline(let value): return value
+        case .object(let object): return .uid(try reference(for: object))
+        case .array(let items): return .array(try items.map { try value(for: $0) })
+        case .set(let items): return .set(try items.map { try value(for: $0) })
+        case .dictionary(let entries):
+            return .dictionary(PropertyListDictionary(try entries.map { ($0.key, try value(for: $0.value)) }))
+        }
+    }
+}
+
+/// `Optional<Any>.some(nil)` hidden inside `Any` is still nil.
+private protocol OptionalProtocol {
+    var flattened: Any? { get }
+}
+
+extension Optional: OptionalProtocol {
+    fileprivate var flattened: Any? {
+        switch self {
+        case .none: nil
+        case .some(let wrapped): flattenOptional(wrapped)
+        }
+    }
+}
+
+package func flattenOptional(_ value: Any?) -> Any? {
+    guard let value else { return nil }
+    if let optional = value as? any OptionalProtocol { return optional.flattened }
+    return value
+}

@@ -1,0 +1,833 @@
+/// Reads object graphs from NSKeyedArchiver archives (the role of `NSKeyedUnarchiver`), with
+/// secure decoding always on.
+///
+/// Every decode names the classes it accepts (``KeyedArchiveClass``); any other class in the
+/// graph stops decoding with ``KeyedArchiveError/Code/classNotAllowed``, naming the class and
+/// where it was met. A `$classname` never selects code the caller did not allow: user classes
+/// are found only among the allowed types and the names registered with
+/// ``setClass(_:forClassName:)``; unknown names fall back along `$classes` (a private NSArray
+/// subclass reads as an array) and, if the caller allows ``KeyedArchiveClass/archivedObject``,
+/// decode as inert ``ArchivedObject`` values.
+///
+/// Objects are decoded once per UID (and allowed-class set), so shared objects come back as
+/// one instance and an object referenced a million times costs one decode. Cycles are built
+/// with the two-phase protocol described on ``KeyedArchiving``. Nothing here traps on bad
+/// input: malformed archives give ``KeyedArchiveError``s with a path such as
+/// `$objects[12] (NSDictionary) NS.keys[3]: expected UID`.
+///
+/// The unarchiver is also the coder passed to ``KeyedArchiving/init(coder:)``: its keyed
+/// `decode` calls read the object being decoded, or `$top` outside any object.
+public final class KeyedUnarchiver {
+    /// The parsed archive (for layers built on this one).
+    package let document: ArchiveDocument
+    private var classMap: [String: any KeyedArchiving.Type] = [:]
+
+    // Decoding state.
+    private var contexts: [Context] = []
+    private var topContext: Context
+    private var instances: [UInt32: InstanceState] = [:]
+    private var values: [CacheKey: Any] = [:]
+    private var valuesInProgress: Set<UInt32> = []
+    private var pending: [PendingPhase2] = []
+    private var pendingIndex = 0
+    private var depth = 0
+    private var allowedSets: [Set<KeyedArchiveClass>: Allowed] = [:]
+    private var resolutions: [ResolutionKey: Resolved] = [:]
+
+    private struct ResolutionKey: Hashable {
+        var classUID: UInt32
+        var allowed: Int
+    }
+    private var path: [PathSegment] = []
+
+    private struct Context {
+        var uid: UInt32
+        var className: String?
+        var fields: PropertyListDictionary
+        var unkeyedIndex = 0
+    }
+
+    private enum InstanceState {
+        case initializing(String)
+        case ready(AnyObject, Resolved)
+    }
+
+    private enum PendingPhase2 {
+        case user(UInt32, any KeyedArchiving, PropertyListDictionary, String)
+        case generic(UInt32, ArchivedObject, PropertyListDictionary, Allowed)
+    }
+
+    private struct CacheKey: Hashable {
+        var uid: UInt32
+        var allowed: Int
+    }
+
+    private enum PathSegment {
+        case top(String)
+        case object(UInt32, String?)
+        case key(String)
+        case element(String, Int)
+    }
+
+    /// An unarchiver over archive bytes (binary or XML). Throws for bytes that are not a
+    /// property list or not a keyed archive (see Docs/KeyedArchiveFormat.md for what is accepted).
+    public convenience init(data: Data, limits: DecodingLimits = .default) throws {
+        try self.init(document: ArchiveDocument(data: data, limits: limits))
+    }
+
+    /// An unarchiver over an already decoded property list.
+    public convenience init(propertyList: PropertyListValue, limits: DecodingLimits = .default) throws {
+        try self.init(document: ArchiveDocument(propertyList: propertyList, limits: limits))
+    }
+
+    /// An unarchiver over a parsed document.
+    package init(document: ArchiveDocument) {
+        self.document = document
+        self.topContext = Context(uid: 0, className: nil, fields: document.top)
+    }
+
+    /// The `$archiver` name of the archive.
+    public var archiverName: String { document.archiverName }
+    /// The `$top` keys (unescaped), e.g. `["root"]`.
+    public var topLevelKeys: [String] { document.topKeys }
+    /// The limits in force.
+    public var limits: DecodingLimits { document.limits }
+
+    // MARK: Class names
+
+    /// Decodes objects whose class name (or fallback) is `name` as `type` with this unarchiver
+    /// (`nil` removes the mapping). The type must still be allowed by each decode call.
+    public func setClass(_ type: (any KeyedArchiving.Type)?, forClassName name: String) {
+        classMap[name] = type
+        resolutions.removeAll()
+    }
+
+    /// The type mapped to a class name on this unarchiver, if any.
+    public func `class`(forClassName name: String) -> (any KeyedArchiving.Type)? { classMap[name] }
+
+    /// Maps a class name to a type for every unarchiver (`nil` removes it).
+    public static func setClass(_ type: (any KeyedArchiving.Type)?, forClassName name: String) {
+        ClassRegistry.shared.setClass(type, forClassName: name)
+    }
+
+    /// The process-wide type mapped to a class name, if any.
+    public static func `class`(forClassName name: String) -> (any KeyedArchiving.Type)? {
+        ClassRegistry.shared.type(forClassName: name)
+    }
+
+    // MARK: Top-level entry points
+
+    /// Decodes the root object of an archive, allowing only `classes`.
+    public static func unarchivedObject(
+        ofClasses classes: [KeyedArchiveClass], from data: Data, limits: DecodingLimits = .default
+    ) throws -> Any? {
+        try KeyedUnarchiver(data: data, limits: limits).decodeTopLevelObject(of: classes)
+    }
+
+    /// Decodes the root object as `T` (a ``KeyedArchiving`` class or a value type with a
+    /// built-in class, e.g. `String`, `Date`, `URL`), allowing only that class.
+    public static func unarchivedObject<T>(ofClass type: T.Type, from data: Data, limits: DecodingLimits = .default) throws -> T? {
+        try KeyedUnarchiver(data: data, limits: limits).decodeTopLevelObject(of: type)
+    }
+
+    /// Decodes a `$top` object (the root by default), allowing only `classes`. Throws
+    /// ``KeyedArchiveError/Code/missingTopLevelKey`` when `$top` has no such key.
+    public func decodeTopLevelObject(of classes: [KeyedArchiveClass], forKey key: String = "root") throws -> Any? {
+        if contexts.isEmpty && document.topValue(forKey: key) == nil {
+            throw KeyedArchiveError(
+                .missingTopLevelKey, "$top has no key \"\(key)\" (keys: \(document.topKeys.joined(separator: ", ")))",
+                path: "$top")
+        }
+        return try decodeObject(of: classes, forKey: key)
+    }
+
+    /// Decodes a `$top` object (the root by default) as `T`.
+    public func decodeTopLevelObject<T>(of type: T.Type, forKey key: String = "root") throws -> T? {
+        let value = try decodeTopLevelObject(of: [try Self.archiveClass(for: type, key: key)], forKey: key)
+        return try value.map { try cast($0, to: type, key: key) }
+    }
+
+    // MARK: Keyed decoding of objects
+
+    /// Decodes the object under a key of the current object (or `$top`), allowing only
+    /// `classes`. Missing key or UID 0: `nil`.
+    public func decodeObject(of classes: [KeyedArchiveClass], forKey key: String) throws -> Any? {
+        guard let value = ArchiveKeys.lookup(key, in: currentFields) else { return nil }
+        return try decodeStored(value, classes: classes, segment: contexts.isEmpty ? .top(key) : .key(key))
+    }
+
+    /// Decodes the object under a key as `T` (a ``KeyedArchiving`` class or a value type with a
+    /// built-in class), allowing only that class. Missing key or UID 0: `nil`.
+    public func decodeObject<T>(of type: T.Type, forKey key: String) throws -> T? {
+        let value = try decodeObject(of: [try Self.archiveClass(for: type, key: key)], forKey: key)
+        return try value.map { try cast($0, to: type, key: key) }
+    }
+
+    /// Decodes the next unkeyed object (`$0`, `$1`, ...) of the current object.
+    public func decodeObject(of classes: [KeyedArchiveClass]) throws -> Any? {
+        let key = "$" + String(currentUnkeyedIndex)
+        advanceUnkeyed()
+        guard let value = currentFields[key] else { return nil }
+        return try decodeStored(value, classes: classes, segment: .key(key))
+    }
+
+    /// Decodes an array whose elements are all `T` (Apple's `decodeArrayOfObjects(ofClass:forKey:)`).
+    public func decodeArrayOfObjects<T>(ofClass type: T.Type, forKey key: String) throws -> [T]? {
+        guard let value = try decodeObject(of: [.array, try Self.archiveClass(for: type, key: key)], forKey: key) else {
+            return nil
+        }
+        guard let array = value as? [Any] else {
+            throw error(.typeMismatch, "expected an array of \(type), found \(Swift.type(of: value))")
+        }
+        return try array.map { try cast($0, to: type, key: key) }
+    }
+
+    /// Decodes a dictionary with keys `K` and values `V` (Apple's
+    /// `decodeDictionary(withKeyClass:objectClass:forKey:)`).
+    public func decodeDictionary<K: Hashable, V>(withKeyClass keyType: K.Type, objectClass: V.Type, forKey key: String) throws -> [K: V]? {
+        let classes = [.dictionary, try Self.archiveClass(for: keyType, key: key), try Self.archiveClass(for: objectClass, key: key)]
+        guard let value = try decodeObject(of: classes, forKey: key) else { return nil }
+        guard let dictionary = value as? [AnyHashable: Any] else {
+            throw error(.typeMismatch, "expected a dictionary, found \(Swift.type(of: value))")
+        }
+        var result: [K: V] = [:]
+        for (entryKey, entryValue) in dictionary {
+            result[try cast(entryKey.base, to: keyType, key: key)] = try cast(entryValue, to: objectClass, key: key)
+        }
+        return result
+    }
+
+    // MARK: Keyed decoding of primitives (stored inline)
+
+    /// True when the current object (or `$top`) has a value under the key.
+    public func containsValue(forKey key: String) -> Bool {
+        ArchiveKeys.lookup(key, in: currentFields) != nil
+    }
+
+    /// The user keys of the current object (or `$top`), unescaped, without `$class`.
+    public var allKeys: [String] {
+        currentFields.entries.compactMap { entry in
+            guard let key = entry.key.stringValue, !ArchiveKeys.isReserved(key) else { return nil }
+            return ArchiveKeys.unescape(key)
+        }
+    }
+
+    /// A boolean; `false` when the key is missing. Integers read as `value != 0`.
+    public func decodeBool(forKey key: String) throws -> Bool {
+        guard let value = try primitive(forKey: key) else { return false }
+        switch value {
+        case .bool(let bool): return bool
+        case .integer(let integer): return integer.bitPattern != 0
+        default: throw error(.typeMismatch, "expected a boolean, found \(value.typeName)", key: key)
+        }
+    }
+
+    /// An integer; 0 when the key is missing; an error when it does not fit `Int`.
+    public func decodeInt(forKey key: String) throws -> Int {
+        let value = try decodeInt64(forKey: key)
+        guard let result = Int(exactly: value) else {
+            throw error(.valueOutOfRange, "\(value) does not fit Int", key: key)
+        }
+        return result
+    }
+
+    /// A 32-bit integer; 0 when missing; an error when out of range (Apple raises NSRangeException).
+    public func decodeInt32(forKey key: String) throws -> Int32 {
+        let value = try decodeInt64(forKey: key)
+        guard let result = Int32(exactly: value) else {
+            throw error(.valueOutOfRange, "\(value) does not fit Int32", key: key)
+        }
+        return result
+    }
+
+    /// A 64-bit integer; 0 when missing. Booleans read as 0/1, integral reals are accepted.
+    public func decodeInt64(forKey key: String) throws -> Int64 {
+        guard let value = try primitive(forKey: key) else { return 0 }
+        switch value {
+        case .integer(let integer):
+            guard let result = integer.int64Value else {
+                throw error(.valueOutOfRange, "\(integer) does not fit Int64", key: key)
+            }
+            return result
+        case .bool(let bool): return bool ? 1 : 0
+        case .real(let real):
+            guard let result = Int64(exactly: real.value) else {
+                throw error(.valueOutOfRange, "\(real.value) is not an Int64", key: key)
+            }
+            return result
+        default: throw error(.typeMismatch, "expected an integer, found \(value.typeName)", key: key)
+        }
+    }
+
+    /// A double; 0 when missing. Integers are converted.
+    public func decodeDouble(forKey key: String) throws -> Double {
+        guard let value = try primitive(forKey: key) else { return 0 }
+        switch value {
+        case .real(let real): return real.value
+        case .integer(let integer):
+            if let signed = integer.int64Value { return Double(signed) }
+            return Double(integer.bitPattern)
+        default: throw error(.typeMismatch, "expected a real, found \(value.typeName)", key: key)
+        }
+    }
+
+    /// A float; 0 when missing; an error for a finite double beyond `Float`'s range.
+    public func decodeFloat(forKey key: String) throws -> Float {
+        let double = try decodeDouble(forKey: key)
+        let float = Float(double)
+        if double.isFinite && !float.isFinite {
+            throw error(.valueOutOfRange, "\(double) does not fit Float", key: key)
+        }
+        return float
+    }
+
+    /// Raw bytes stored with `encodeBytes`; `nil` when missing.
+    public func decodeBytes(forKey key: String) throws -> Data? {
+        guard let value = try primitive(forKey: key) else { return nil }
+        guard case .data(let data) = value else {
+            throw error(.typeMismatch, "expected data, found \(value.typeName)", key: key)
+        }
+        return data
+    }
+
+    /// The inline value under a key; a UID is followed to a leaf in `$objects` (some writers
+    /// store numbers by reference).
+    private func primitive(forKey key: String) throws -> PropertyListValue? {
+        guard let value = ArchiveKeys.lookup(key, in: currentFields) else { return nil }
+        guard case .uid(let uid) = value else { return value }
+        if uid == 0 { return nil }
+        let target = try document.object(uid, path: self.pathString(adding: .key(key)))
+        switch target {
+        case .integer, .real, .bool, .data, .string: return target
+        default:
+            throw error(.typeMismatch, "expected an inline value, found a reference to an object", key: key)
+        }
+    }
+
+    // MARK: Context
+
+    private var currentFields: PropertyListDictionary {
+        contexts.last?.fields ?? topContext.fields
+    }
+
+    private var currentUnkeyedIndex: Int {
+        contexts.last?.unkeyedIndex ?? topContext.unkeyedIndex
+    }
+
+    private func advanceUnkeyed() {
+        if contexts.isEmpty { topContext.unkeyedIndex += 1 } else { contexts[contexts.count - 1].unkeyedIndex += 1 }
+    }
+
+    // MARK: The decoding core
+
+    /// The allowed classes, interned so that decoded values can be cached per set.
+    private struct Allowed {
+        var id: Int
+        var kinds: Set<KeyedArchiveClass.Kind>
+        var userTypes: [KeyedArchiveClass]
+        var names: [String: any KeyedArchiving.Type]
+        var description: String
+    }
+
+    private func allowed(_ classes: [KeyedArchiveClass]) -> Allowed {
+        let set = Set(classes)
+        if let existing = allowedSets[set] { return existing }
+        var names: [String: any KeyedArchiving.Type] = [:]
+        let userTypes = classes.filter { $0.type != nil }
+        for entry in userTypes {
+            if let type = entry.type {
+                names[ClassRegistry.shared.className(for: type) ?? type.archivedClassName] = type
+            }
+        }
+        let result = Allowed(
+            id: allowedSets.count, kinds: Set(set.map(\.kind)), userTypes: userTypes, names: names,
+            description: classes.map(\.name).joined(separator: ", "))
+        allowedSets[set] = result
+        return result
+    }
+
+    private enum Resolved {
+        case builtin(KeyedArchiveClass.Kind)
+        case user(any KeyedArchiving.Type)
+        case generic
+    }
+
+    private func decodeStored(_ value: PropertyListValue, classes: [KeyedArchiveClass], segment: PathSegment) throws -> Any? {
+        let isTopLevel = contexts.isEmpty
+        if isTopLevel { path = [] }
+        path.append(segment)
+        defer { path.removeLast() }
+        let result = try decodeReference(value, allowed: allowed(classes))
+        if isTopLevel { try drainPhase2() }
+        return result
+    }
+
+    private func decodeReference(_ value: PropertyListValue, allowed: Allowed) throws -> Any? {
+        let uid = try document.reference(value, path: self.pathString())
+        if uid == 0 { return nil }
+        return try decodeUID(uid, allowed: allowed)
+    }
+
+    private func decodeUID(_ uid: UInt32, allowed: Allowed) throws -> Any {
+        if let state = instances[uid] {
+            switch state {
+            case .initializing(let name):
+                throw error(
+                    .unsupportedCycle,
+                    "reference back to $objects[\(uid)] (\(name)) while its init(coder:) is running; "
+                        + "decode references that form cycles in decodeReferences(with:)")
+            case .ready(let object, let resolved):
+                try check(resolved, allowed: allowed, uid: uid)
+                return object
+            }
+        }
+        let cacheKey = CacheKey(uid: uid, allowed: allowed.id)
+        if let cached = values[cacheKey] { return cached }
+        if valuesInProgress.contains(uid) {
+            throw error(
+                .unsupportedCycle,
+                "$objects[\(uid)] contains itself through value types (arrays, dictionaries, sets); "
+                    + "such a cycle can only be decoded through reference types")
+        }
+        switch try document.entry(uid, path: self.pathString()) {
+        case .leaf(let leaf):
+            let kind = Self.kind(ofLeaf: leaf)
+            guard allowed.kinds.contains(kind) else {
+                throw error(
+                    .classNotAllowed,
+                    "\(Self.className(of: kind)) at $objects[\(uid)] is not among the allowed classes (\(allowed.description))")
+            }
+            return Self.swiftValue(ofLeaf: leaf)
+        case .object(let fields, let description, let classUID):
+            let resolutionKey = ResolutionKey(classUID: classUID, allowed: allowed.id)
+            let resolved: Resolved
+            if let known = resolutions[resolutionKey] {
+                resolved = known
+            } else {
+                resolved = try resolve(description, allowed: allowed, uid: uid)
+                resolutions[resolutionKey] = resolved
+            }
+            depth += 1
+            defer { depth -= 1 }
+            guard depth <= document.limits.maximumDepth else {
+                throw error(.depthLimitExceeded, "nesting deeper than \(document.limits.maximumDepth)")
+            }
+            path.append(.object(uid, description.name))
+            defer { path.removeLast() }
+            switch resolved {
+            case .user(let type):
+                instances[uid] = .initializing(description.name)
+                contexts.append(Context(uid: uid, className: description.name, fields: fields))
+                let object: any KeyedArchiving
+                do {
+                    defer { contexts.removeLast() }
+                    object = try type.init(coder: self)
+                } catch {
+                    instances[uid] = nil
+                    throw error
+                }
+                instances[uid] = .ready(object, resolved)
+                pending.append(.user(uid, object, fields, description.name))
+                return object
+            case .generic:
+                let object = ArchivedObject(classDescription: description)
+                instances[uid] = .ready(object, resolved)
+                pending.append(.generic(uid, object, fields, allowed))
+                return object
+            case .builtin(let kind):
+                valuesInProgress.insert(uid)
+                defer { valuesInProgress.remove(uid) }
+                let value = try decodeBuiltin(kind, fields: fields, uid: uid, allowed: allowed)
+                values[cacheKey] = value
+                return value
+            }
+        }
+    }
+
+    private func resolve(_ description: ArchivedClassDescription, allowed: Allowed, uid: UInt32) throws -> Resolved {
+        for name in description.candidates {
+            if FoundationClassNames.stopNames.contains(name) { break }
+            if let type = classMap[name] ?? ClassRegistry.shared.type(forClassName: name) ?? allowed.names[name] {
+                let resolved = Resolved.user(type)
+                try check(resolved, allowed: allowed, uid: uid, className: description.name)
+                return resolved
+            }
+            if let kind = FoundationClassNames.kinds[name] {
+                let resolved = Resolved.builtin(kind)
+                try check(resolved, allowed: allowed, uid: uid, className: description.name)
+                return resolved
+            }
+        }
+        guard allowed.kinds.contains(.archivedObject) else {
+            throw error(
+                .classNotAllowed,
+                "class \(description.name) (chain \(description.chain.joined(separator: ", "))) at $objects[\(uid)] "
+                    + "is not among the allowed classes (\(allowed.description))")
+        }
+        return .generic
+    }
+
+    private func check(_ resolved: Resolved, allowed: Allowed, uid: UInt32, className: String? = nil) throws {
+        let permitted: Bool
+        let name: String
+        switch resolved {
+        case .builtin(let kind):
+            permitted = allowed.kinds.contains(kind)
+            name = className ?? Self.className(of: kind)
+        case .generic:
+            permitted = allowed.kinds.contains(.archivedObject)
+            name = className ?? "an unknown class"
+        case .user(let type):
+            permitted = allowed.userTypes.contains { $0.matches?(type) ?? false }
+            name = className ?? type.archivedClassName
+        }
+        guard permitted else {
+            throw error(
+                .classNotAllowed, "class \(name) at $objects[\(uid)] is not among the allowed classes (\(allowed.description))")
+        }
+    }
+
+    private func drainPhase2() throws {
+        let savedPath = path
+        defer {
+            pending.removeAll()
+            pendingIndex = 0
+            path = savedPath
+        }
+        while pendingIndex < pending.count {
+            let job = pending[pendingIndex]
+            pendingIndex += 1
+            switch job {
+            case .user(let uid, let object, let fields, let name):
+                path = [.object(uid, name)]
+                contexts.append(Context(uid: uid, className: name, fields: fields))
+                defer { contexts.removeLast() }
+                try object.decodeReferences(with: self)
+            case .generic(let uid, let object, let fields, let allowed):
+                path = [.object(uid, object.className)]
+                var decoded: [(key: String, value: ArchivedField)] = []
+                decoded.reserveCapacity(fields.count)
+                for entry in fields.entries {
+                    guard let key = entry.key.stringValue else {
+                        throw error(.invalidObject, "object has a \(entry.key.typeName) key")
+                    }
+                    if key == ArchiveKeys.classReference { continue }
+                    path.append(.key(key))
+                    defer { path.removeLast() }
+                    decoded.append((key, try field(entry.value, allowed: allowed, level: 0)))
+                }
+                object.fields = decoded
+            }
+        }
+    }
+
+    /// An ArchivedObject field: references decoded, inline values kept.
+    private func field(_ value: PropertyListValue, allowed: Allowed, level: Int) throws -> ArchivedField {
+        guard level < document.limits.maximumDepth else {
+            throw error(.depthLimitExceeded, "inline values nested deeper than \(document.limits.maximumDepth)")
+        }
+        switch value {
+        case .uid:
+            return .object(try decodeReference(value, allowed: allowed))
+        case .array(let items), .set(let items):
+            var fields: [ArchivedField] = []
+            fields.reserveCapacity(items.count)
+            var allInline = true
+            for (index, item) in items.enumerated() {
+                path.append(.element("", index))
+                defer { path.removeLast() }
+                let converted = try field(item, allowed: allowed, level: level + 1)
+                if case .inline = converted {} else { allInline = false }
+                fields.append(converted)
+            }
+            if allInline { return .inline(value) }
+            if case .set = value { return .set(fields) }
+            return .array(fields)
+        case .dictionary(let dictionary):
+            var entries: [(key: PropertyListValue, value: ArchivedField)] = []
+            var allInline = true
+            for entry in dictionary.entries {
+                path.append(.key(entry.key.stringValue ?? entry.key.typeName))
+                defer { path.removeLast() }
+                let converted = try field(entry.value, allowed: allowed, level: level + 1)
+                if case .inline = converted {} else { allInline = false }
+                entries.append((entry.key, converted))
+            }
+            return allInline ? .inline(value) : .dictionary(entries)
+        default:
+            return .inline(value)
+        }
+    }
+
+    // MARK: Built-in Foundation classes
+
+    private func decodeBuiltin(_ kind: KeyedArchiveClass.Kind, fields: PropertyListDictionary, uid: UInt32, allowed: Allowed) throws -> Any {
+        typealias Names = FoundationClassNames
+        switch kind {
+        case .string:
+            if let value = fields[Names.stringKey] {
+                if case .string(let string) = value { return string.value }
+                if case .uid = value, let string = try decodeReference(value, allowed: self.allowed([.string])) as? String {
+                    return string
+                }
+                throw error(.invalidObject, "NS.string is a \(value.typeName), expected a string", key: Names.stringKey)
+            }
+            if let value = fields[Names.bytesKey] {
+                guard case .data(let bytes) = value else {
+                    throw error(.invalidObject, "NS.bytes is a \(value.typeName), expected data", key: Names.bytesKey)
+                }
+                guard let string = String(validating: bytes, as: UTF8.self) else {
+                    throw error(.invalidObject, "NS.bytes is not valid UTF-8", key: Names.bytesKey)
+                }
+                return string
+            }
+            throw error(.invalidObject, "string object has neither NS.string nor NS.bytes")
+        case .data:
+            guard let value = fields[Names.dataKey] else { throw error(.invalidObject, "data object has no NS.data") }
+            if case .data(let data) = value { return data }
+            if case .uid = value, let data = try decodeReference(value, allowed: self.allowed([.data])) as? Data { return data }
+            throw error(.invalidObject, "NS.data is a \(value.typeName), expected data", key: Names.dataKey)
+        case .date:
+            guard let value = fields[Names.timeKey] else { throw error(.invalidObject, "date object has no NS.time") }
+            switch value {
+            case .real(let real): return Date(timeIntervalSinceReferenceDate: real.value)
+            case .integer(let integer) where integer.int64Value != nil:
+                return Date(timeIntervalSinceReferenceDate: Double(integer.int64Value ?? 0))
+            case .date(let date): return date
+            default: throw error(.invalidObject, "NS.time is a \(value.typeName), expected a real", key: Names.timeKey)
+            }
+        case .number:
+            throw error(.invalidObject, "NSNumber objects are stored inline, not as dictionaries")
+        case .null:
+            return ArchivedNull.null
+        case .uuid:
+            guard case .data(let bytes)? = fields[Names.uuidBytesKey], bytes.count == 16 else {
+                throw error(.invalidObject, "NS.uuidbytes must be 16 bytes of data", key: Names.uuidBytesKey)
+            }
+            let b = [UInt8](bytes)
+            return UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+        case .url:
+            var base: URL?
+            if let baseValue = fields[Names.baseKey] {
+                path.append(.key(Names.baseKey))
+                defer { path.removeLast() }
+                let decoded = try decodeReference(baseValue, allowed: self.allowed([.url]))
+                base = decoded as? URL
+            }
+            guard let relativeValue = fields[Names.relativeKey] else {
+                throw error(.invalidObject, "URL object has no NS.relative")
+            }
+            let relative: String
+            if case .string(let string) = relativeValue {
+                relative = string.value
+            } else {
+                path.append(.key(Names.relativeKey))
+                defer { path.removeLast() }
+                guard let string = try decodeReference(relativeValue, allowed: self.allowed([.string])) as? String else {
+                    throw error(.invalidObject, "NS.relative is nil")
+                }
+                relative = string
+            }
+            guard let url = URL(string: relative, relativeTo: base) else {
+                throw error(.invalidObject, "NS.relative \"\(relative)\" is not a URL")
+            }
+            return url
+        case .array:
+            return try elements(of: fields, key: Names.objectsKey, legacyPrefix: Names.objectPrefix, allowed: allowed)
+        case .orderedSet:
+            return ArchivedOrderedSet(try elements(of: fields, key: Names.objectsKey, legacyPrefix: Names.objectPrefix, allowed: allowed))
+        case .set:
+            let members = try elements(of: fields, key: Names.objectsKey, legacyPrefix: Names.objectPrefix, allowed: allowed)
+            var set = Set<AnyHashable>()
+            set.reserveCapacity(members.count)
+            for member in members {
+                guard let hashable = member as? AnyHashable else {
+                    throw error(.typeMismatch, "set member of type \(type(of: member)) is not Hashable")
+                }
+                set.insert(hashable)
+            }
+            return set
+        case .dictionary:
+            let keys = try referenceList(of: fields, key: Names.keysKey, legacyPrefix: Names.keyPrefix)
+            let objects = try referenceList(of: fields, key: Names.objectsKey, legacyPrefix: Names.objectPrefix)
+            guard keys.values.count == objects.values.count else {
+                throw error(.invalidObject, "\(keys.values.count) keys but \(objects.values.count) objects")
+            }
+            var dictionary: [AnyHashable: Any] = [:]
+            dictionary.reserveCapacity(keys.values.count)
+            for index in keys.values.indices {
+                path.append(.element(keys.name, index))
+                let key = try decodeReference(keys.values[index], allowed: allowed)
+                path.removeLast()
+                path.append(.element(objects.name, index))
+                let value = try decodeReference(objects.values[index], allowed: allowed)
+                path.removeLast()
+                guard let key, let hashable = key as? AnyHashable else {
+                    throw error(.typeMismatch, "dictionary key at \(index) is nil or not Hashable")
+                }
+                guard let value else {
+                    throw error(.invalidObject, "dictionary value for a key at \(index) is nil (UID 0)")
+                }
+                dictionary[hashable] = value
+            }
+            return dictionary
+        case .archivedObject, .type:
+            throw error(.invalidObject, "not a built-in class")
+        }
+    }
+
+    /// The element references of a collection: `NS.objects` (an array of UIDs) or the older
+    /// `NS.object.0, NS.object.1, ...` keys.
+    private func referenceList(of fields: PropertyListDictionary, key: String, legacyPrefix: String) throws -> (name: String, values: [PropertyListValue]) {
+        if let value = fields[key] {
+            guard case .array(let items) = value else {
+                throw error(.invalidObject, "\(key) is a \(value.typeName), expected an array", key: key)
+            }
+            return (key, items)
+        }
+        var legacy: [Int: PropertyListValue] = [:]
+        for entry in fields.entries {
+            guard let name = entry.key.stringValue, name.hasPrefix(legacyPrefix),
+                let index = Int(name.dropFirst(legacyPrefix.count)), index >= 0
+            else { continue }
+            legacy[index] = entry.value
+        }
+        var items: [PropertyListValue] = []
+        items.reserveCapacity(legacy.count)
+        while let item = legacy[items.count] { items.append(item) }
+        guard items.count == legacy.count else {
+            throw error(.invalidObject, "\(legacyPrefix)N keys are not numbered 0 to \(legacy.count - 1)")
+        }
+        return (legacyPrefix + "N", items)
+    }
+
+    private func elements(of fields: PropertyListDictionary, key: String, legacyPrefix: String, allowed: Allowed) throws -> [Any] {
+        let list = try referenceList(of: fields, key: key, legacyPrefix: legacyPrefix)
+        var result: [Any] = []
+        result.reserveCapacity(list.values.count)
+        for (index, item) in list.values.enumerated() {
+            path.append(.element(list.name, index))
+            defer { path.removeLast() }
+            guard let element = try decodeReference(item, allowed: allowed) else {
+                throw error(.invalidObject, "collection element is nil (UID 0)")
+            }
+            result.append(element)
+        }
+        return result
+    }
+
+    // MARK: Leaves and casts
+
+    private static func kind(ofLeaf value: PropertyListValue) -> KeyedArchiveClass.Kind {
+        switch value {
+        case .string: .string
+        case .data: .data
+        case .date: .date
+        default: .number
+        }
+    }
+
+    private static func className(of kind: KeyedArchiveClass.Kind) -> String {
+        switch kind {
+        case .string: "NSString"
+        case .number: "NSNumber"
+        case .data: "NSData"
+        case .date: "NSDate"
+        case .array: "NSArray"
+        case .dictionary: "NSDictionary"
+        case .set: "NSSet"
+        case .orderedSet: "NSOrderedSet"
+        case .null: "NSNull"
+        case .url: "NSURL"
+        case .uuid: "NSUUID"
+        case .archivedObject: "ArchivedObject"
+        case .type: "a user class"
+        }
+    }
+
+    /// The Swift value of a leaf: `String`, `Data`, `Date`, `Bool`, `Int` (or `UInt64` above
+    /// `Int64.max`), `Double` (or `Float` for a 4-byte real).
+    package static func swiftValue(ofLeaf value: PropertyListValue) -> Any {
+        switch value {
+        case .string(let string): return string.value
+        case .data(let data): return data
+        case .date(let date): return date
+        case .bool(let bool): return bool
+        case .integer(let integer):
+            if let signed = integer.int64Value { return Int(signed) }
+            return integer.bitPattern
+        case .real(let real): return real.isSinglePrecision ? Float(real.value) as Any : real.value as Any
+        default: return value
+        }
+    }
+
+    private static func archiveClass<T>(for type: T.Type, key: String) throws -> KeyedArchiveClass {
+        guard let result = KeyedArchiveClass.forType(type) else {
+            throw KeyedArchiveError(
+                .unsupportedValue, "no archive class decodes \(type); list the classes with decodeObject(of: [...])", path: key)
+        }
+        return result
+    }
+
+    private func cast<T>(_ value: Any, to type: T.Type, key: String) throws -> T {
+        if let result = value as? T { return result }
+        if let converted = Self.convertNumber(value, to: type) { return converted }
+        throw error(.typeMismatch, "expected \(type), found \(Swift.type(of: value))", key: key)
+    }
+
+    /// Exact conversions between decoded numbers (an archived `Int` asked for as `Double`...).
+    private static func convertNumber<T>(_ value: Any, to type: T.Type) -> T? {
+        let double: Double?
+        let integer: Int64?
+        switch value {
+        case let value as Int: integer = Int64(value); double = Double(exactly: value)
+        case let value as UInt64: integer = Int64(exactly: value); double = Double(exactly: value)
+        case let value as Double: integer = Int64(exactly: value); double = value
+        case let value as Float: integer = Int64(exactly: value); double = Double(value)
+        default: return nil
+        }
+        switch type {
+        case is Double.Type: return double as? T
+        case is Float.Type: return double.flatMap { Float(exactly: $0) ?? (($0.isNaN) ? Float.nan : nil) } as? T
+        case is Int.Type: return integer.flatMap { Int(exactly: $0) } as? T
+        case is Int64.Type: return integer as? T
+        case is Int32.Type: return integer.flatMap { Int32(exactly: $0) } as? T
+        case is Int16.Type: return integer.flatMap { Int16(exactly: $0) } as? T
+        case is Int8.Type: return integer.flatMap { Int8(exactly: $0) } as? T
+        case is UInt64.Type: return (value as? UInt64 ?? integer.flatMap { UInt64(exactly: $0) }) as? T
+        case is UInt32.Type: return integer.flatMap { UInt32(exactly: $0) } as? T
+        case is UInt.Type: return integer.flatMap { UInt(exactly: $0) } as? T
+        default: return nil
+        }
+    }
+
+    // MARK: Errors with paths
+
+    private func error(_ code: KeyedArchiveError.Code, _ message: String, key: String? = nil) -> KeyedArchiveError {
+        KeyedArchiveError(code, message, path: pathString(adding: key.map { .key($0) }))
+    }
+
+    /// The path to where decoding is: the last few objects and the keys inside them, e.g.
+    /// `$top.root > $objects[3] (Person) friends > $objects[12] (NSDictionary) NS.keys[3]`.
+    private func pathString(adding extra: PathSegment? = nil) -> String {
+        var segments = path
+        if let extra { segments.append(extra) }
+        if segments.isEmpty, let context = contexts.last {
+            segments.append(.object(context.uid, context.className))
+        }
+        var groups: [String] = []
+        for segment in segments {
+            switch segment {
+            case .top(let key): groups.append("$top." + key)
+            case .object(let uid, let name): groups.append("$objects[\(uid)]" + (name.map { " (\($0))" } ?? ""))
+            case .key(let key):
+                if groups.isEmpty { groups.append(key) } else { groups[groups.count - 1] += " " + key }
+            case .element(let key, let index):
+                let text = key.isEmpty ? "[\(index)]" : "\(key)[\(index)]"
+                if groups.isEmpty { groups.append(text) } else { groups[groups.count - 1] += key.isEmpty ? text : " " + text }
+            }
+        }
+        if groups.count > 4 { groups = ["…"] + groups.suffix(3) }
+        return groups.joined(separator: " > ")
+    }
+}

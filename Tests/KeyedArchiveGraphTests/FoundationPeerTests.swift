@@ -1,0 +1,370 @@
+import Foundation
+import KeyedArchive
+import KeyedArchiveTestSupport
+import XCTest
+
+/// Both directions against swift-corelibs-foundation's NSKeyedArchiver / NSKeyedUnarchiver.
+///
+/// Known peer bugs are avoided rather than papered over (Docs: peers-on-linux.md): no cycles
+/// are given to Foundation (its unarchiver overflows the stack), no NSSet with more than one
+/// member in random graphs (it can drop members), and Foundation-written archives are judged
+/// against Foundation's own reading of the same bytes (its archiver merges 1 with true).
+final class FoundationPeerTests: XCTestCase {
+    static let foundationAllowed: [AnyClass] = [
+        NSArray.self, NSMutableArray.self, NSDictionary.self, NSMutableDictionary.self, NSString.self, NSNumber.self,
+        NSData.self, NSDate.self, NSSet.self, NSOrderedSet.self, NSNull.self, NSURL.self, NSUUID.self,
+    ]
+
+    // MARK: Canonical forms, independent of either side's Swift types
+
+    /// A Foundation object graph as a plain value: containers, strings, numbers by their CF type.
+    static func canonical(foundation object: Any) throws -> PropertyListValue {
+        switch object {
+        case let string as NSString: return PropertyListValue(string as String)
+        case let number as NSNumber:
+            let type = String(cString: number.objCType)
+            switch type {
+            case "c", "B": return .bool(number.boolValue)
+            case "f": return .real(PropertyListReal(number.floatValue))
+            case "d": return .real(PropertyListReal(number.doubleValue))
+            case "Q", "L", "I", "S", "C": return .integer(PropertyListInteger(number.uint64Value))
+            default: return .integer(PropertyListInteger(number.int64Value))
+            }
+        case let data as NSData: return .data(data as Data)
+        case let date as NSDate: return .date(date as Date)
+        case let array as NSArray: return .array(try array.map { try canonical(foundation: $0) })
+        case let dictionary as NSDictionary:
+            var result = PropertyListDictionary()
+            for (key, value) in dictionary { result.entries.append((try canonical(foundation: key), try canonical(foundation: value))) }
+            return .dictionary(result)
+        default:
+            throw KeyedArchiveError(.unsupportedValue, "unexpected Foundation object \(type(of: object))")
+        }
+    }
+
+    /// Our decoded Swift values as a plain value.
+    static func canonical(ours value: Any) throws -> PropertyListValue {
+        switch value {
+        case let string as String: return PropertyListValue(string)
+        case let bool as Bool: return .bool(bool)
+        case let int as Int: return PropertyListValue(int)
+        case let unsigned as UInt64: return PropertyListValue(unsigned)
+        case let double as Double: return PropertyListValue(double)
+        case let float as Float: return PropertyListValue(float)
+        case let data as Data: return .data(data)
+        case let date as Date: return .date(date)
+        case let array as [Any]: return .array(try array.map { try canonical(ours: $0) })
+        case let dictionary as [AnyHashable: Any]:
+            var result = PropertyListDictionary()
+            for (key, value) in dictionary { result.entries.append((try canonical(ours: key.base), try canonical(ours: value))) }
+            return .dictionary(result)
+        default:
+            throw KeyedArchiveError(.unsupportedValue, "unexpected decoded value \(type(of: value))")
+        }
+    }
+
+    /// Removes what swift-corelibs-foundation is known to misread (peers-on-linux.md): a
+    /// leading U+FEFF in XML strings is dropped, "$null" reads as nil, and dictionary keys that are NFC/NFD
+    /// spellings of each other are merged. Keys equal under Swift's canonical equivalence are
+    /// therefore dropped, and U+FEFF removed from strings.
+    static func avoidingPeerBugs(_ value: PropertyListValue) -> PropertyListValue {
+        switch value {
+        case .string(let string):
+            // Every NSKeyedUnarchiver reads the string "$null" as nil.
+            let cleaned = string.value.replacingOccurrences(of: "\u{FEFF}", with: "")
+            return PropertyListValue(cleaned == "$null" ? "$null!" : cleaned)
+        case .array(let items): return .array(items.map(avoidingPeerBugs))
+        case .dictionary(let dictionary):
+            var seen: Set<String> = []
+            var result = PropertyListDictionary()
+            for entry in dictionary.entries {
+                guard case .string(let key) = avoidingPeerBugs(entry.key), seen.insert(key.value).inserted else { continue }
+                result.entries.append((.string(key), avoidingPeerBugs(entry.value)))
+            }
+            return .dictionary(result)
+        default: return value
+        }
+    }
+
+    /// The first place two values differ, for readable failures.
+    static func difference(_ a: PropertyListValue, _ b: PropertyListValue, path: String = "") -> String? {
+        switch (a, b) {
+        case (.array(let x), .array(let y)):
+            guard x.count == y.count else { return "\(path): \(x.count) vs \(y.count) elements" }
+            for index in x.indices {
+                if let found = difference(x[index], y[index], path: path + "[\(index)]") { return found }
+            }
+            return nil
+        case (.dictionary(let x), .dictionary(let y)):
+            guard x.count == y.count else {
+                let xs = Set(x.keys.compactMap(\.stringValue).map { Array($0.unicodeScalars.map(\.value)) })
+                let ys = Set(y.keys.compactMap(\.stringValue).map { Array($0.unicodeScalars.map(\.value)) })
+                return "\(path): \(x.count) vs \(y.count) entries; only in second: \(ys.subtracting(xs))"
+            }
+            for entry in x.entries {
+                guard let other = y[entry.key] else { return "\(path): key \(entry.key) missing" }
+                if let found = difference(entry.value, other, path: path + "." + (entry.key.stringValue ?? "?")) { return found }
+            }
+            return nil
+        default:
+            return a == b ? nil : "\(path): \(a) vs \(b)"
+        }
+    }
+
+    // MARK: Foundation -> ours
+
+    /// Random acyclic Foundation graphs whose containers are shared between parents.
+    private func randomFoundationGraph(_ random: inout SeededGenerator, depth: Int, pool: inout [NSObject]) -> NSObject {
+        if depth > 0, !pool.isEmpty, random.chance(0.25) {
+            return pool[Int.random(in: 0..<pool.count, using: &random)]  // a shared reference
+        }
+        let choice = depth >= 3 ? Int.random(in: 2..<9, using: &random) : Int.random(in: 0..<9, using: &random)
+        switch choice {
+        case 0:
+            let array = NSMutableArray()
+            for _ in 0..<Int.random(in: 0...5, using: &random) { array.add(randomFoundationGraph(&random, depth: depth + 1, pool: &pool)) }
+            pool.append(array)
+            return array
+        case 1:
+            let dictionary = NSMutableDictionary()
+            for index in 0..<Int.random(in: 0...5, using: &random) {
+                dictionary["k\(index)-\(random.next() % 100)"] = randomFoundationGraph(&random, depth: depth + 1, pool: &pool)
+            }
+            pool.append(dictionary)
+            return dictionary
+        case 2: return NSString(string: ["", "a", "héllo", "日本語", "$null?", "x\u{0}y", "🎉"].randomElement(using: &random) ?? "")
+        case 3: return NSNumber(value: Int64.random(in: -1_000_000...1_000_000, using: &random))
+        case 4: return NSNumber(value: Double.random(in: -1e6...1e6, using: &random))
+        case 5: return NSData(data: Data((0..<Int.random(in: 0...20, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }))
+        case 6: return NSDate(timeIntervalSinceReferenceDate: Double(Int.random(in: -1_000_000...1_000_000, using: &random)) / 8)
+        case 7: return NSNumber(value: Int64.random(in: Int64.min...Int64.max, using: &random))
+        default: return NSString(string: String(random.next() % 1000))
+        }
+    }
+
+    func testRandomFoundationGraphsDecodeLikeFoundationReadsThem() throws {
+        for seed in UInt64(1)...40 {
+            var random = SeededGenerator(seed: seed)
+            var pool: [NSObject] = []
+            let root = NSMutableArray()
+            for _ in 0..<Int.random(in: 1...6, using: &random) { root.add(randomFoundationGraph(&random, depth: 1, pool: &pool)) }
+            let data = try NSKeyedArchiver.archivedData(withRootObject: root, requiringSecureCoding: false)
+
+            let theirs = try XCTUnwrap(try NSKeyedUnarchiver.unarchivedObject(ofClasses: Self.foundationAllowed, from: data))
+            let ours = try XCTUnwrap(try KeyedUnarchiver.unarchivedObject(ofClasses: KeyedArchiveClass.propertyListClasses, from: data))
+            XCTAssertEqual(try Self.canonical(ours: ours), try Self.canonical(foundation: theirs), "seed \(seed)")
+
+            // Shared containers are stored once: the archive has no more NSArray/NSDictionary
+            // objects than distinct containers were created.
+            let plist = try PropertyList.decode(data)
+            let containerObjects = (plist["$objects"]?.arrayValue ?? []).filter { $0["NS.objects"] != nil }.count
+            XCTAssertLessThanOrEqual(containerObjects, pool.count + 1, "seed \(seed)")
+        }
+    }
+
+    // MARK: ours -> Foundation
+
+    func testOurArchivesOfRandomPropertyListsDecodeInFoundation() throws {
+        var options = RandomPropertyList.Options()
+        options.uid = false
+        options.null = false
+        options.set = false
+        options.nan = false
+        options.maximumDepth = 4
+        for seed in UInt64(1)...40 {
+            var generator = RandomPropertyList(seed: seed, options: options)
+            let value = Self.avoidingPeerBugs(generator.rootDictionary())
+            let format: PropertyListFormat = seed % 2 == 0 ? .binary : .xml
+            let data = try KeyedArchiver.archivedData(withRootObject: value, format: format)
+            let theirs = try XCTUnwrap(try NSKeyedUnarchiver.unarchivedObject(ofClasses: Self.foundationAllowed, from: data), "seed \(seed)")
+            let canonicalTheirs = try Self.canonical(foundation: theirs)
+            XCTAssertNil(Self.difference(canonicalTheirs, value), "seed \(seed)")
+            // And our own reading agrees.
+            let ours = try XCTUnwrap(try KeyedUnarchiver.unarchivedObject(ofClasses: KeyedArchiveClass.propertyListClasses, from: data))
+            XCTAssertNil(Self.difference(try Self.canonical(ours: ours), value), "seed \(seed)")
+        }
+    }
+
+    // MARK: NSCoding classes with every primitive
+
+    func testPrimitiveCoderOperationsMatchFoundationBothWays() throws {
+        let foundationObject = FPrimitives()
+        let foundationData = try NSKeyedArchiver.archivedData(withRootObject: foundationObject, requiringSecureCoding: false)
+        // Linux NSKeyedArchiver ignores setClassName: map the Swift name it wrote instead.
+        let foundationName = NSStringFromClass(FPrimitives.self)
+
+        // Foundation -> ours.
+        let unarchiver = try KeyedUnarchiver(data: foundationData)
+        unarchiver.setClass(Primitives.self, forClassName: foundationName)
+        let ours = try XCTUnwrap(try unarchiver.decodeTopLevelObject(of: Primitives.self))
+        XCTAssertEqual(ours.flag, foundationObject.flag)
+        XCTAssertEqual(ours.int, foundationObject.int)
+        XCTAssertEqual(ours.int32, foundationObject.int32)
+        XCTAssertEqual(ours.int64, foundationObject.int64)
+        XCTAssertEqual(ours.float, foundationObject.float)
+        XCTAssertEqual(ours.double, foundationObject.double)
+        XCTAssertEqual(ours.bytes, foundationObject.bytes)
+        XCTAssertEqual(ours.name, foundationObject.name)
+        XCTAssertEqual(ours.dollarKey, foundationObject.dollarKey)
+
+        // ours -> Foundation.
+        let mine = Primitives()
+        mine.flag = true
+        mine.int = Int.min
+        mine.int32 = -5
+        mine.int64 = 1 << 40
+        mine.float = 0.1
+        mine.double = 1e300
+        mine.bytes = Data([1, 2, 3])
+        mine.name = "ünïcode"
+        mine.dollarKey = 99
+        let ourData = try KeyedArchiver.archivedData(withRootObject: mine, format: .binary)
+        let foundationUnarchiver = try NSKeyedUnarchiver(forReadingFrom: ourData)
+        foundationUnarchiver.requiresSecureCoding = false
+        foundationUnarchiver.setClass(FPrimitives.self, forClassName: Primitives.archivedClassName)
+        let theirs = try XCTUnwrap(foundationUnarchiver.decodeObject(forKey: NSKeyedArchiveRootObjectKey) as? FPrimitives)
+        XCTAssertEqual(theirs.flag, mine.flag)
+        XCTAssertEqual(theirs.int, mine.int)
+        XCTAssertEqual(theirs.int32, mine.int32)
+        XCTAssertEqual(theirs.int64, mine.int64)
+        XCTAssertEqual(theirs.float, mine.float)
+        XCTAssertEqual(theirs.double, mine.double)
+        XCTAssertEqual(theirs.bytes, mine.bytes)
+        XCTAssertEqual(theirs.name, mine.name)
+        XCTAssertEqual(theirs.dollarKey, mine.dollarKey)
+
+        // The object dictionaries have the same keys and value kinds (inline primitives, 4-byte
+        // float, escaped "$$dollar", the name by UID).
+        func objectDictionary(_ data: Data) throws -> PropertyListDictionary {
+            let plist = try PropertyList.decode(data)
+            let uid = try XCTUnwrap(plist["$top"]?["root"]?.uidValue)
+            return try XCTUnwrap(plist["$objects"]?.arrayValue?[Int(uid)].dictionaryValue)
+        }
+        func shape(_ dictionary: PropertyListDictionary) -> [String: String] {
+            var result: [String: String] = [:]
+            for entry in dictionary.entries {
+                var kind = entry.value.typeName
+                if case .real(let real) = entry.value { kind += real.isSinglePrecision ? "4" : "8" }
+                result[entry.key.stringValue ?? "?"] = kind
+            }
+            return result
+        }
+        XCTAssertEqual(shape(try objectDictionary(ourData)), shape(try objectDictionary(foundationData)))
+    }
+
+    // MARK: Foundation classes both ways
+
+    func testFoundationClassesBothWays() throws {
+        let uuid = UUID()
+        let base = try XCTUnwrap(URL(string: "https://example.com/dir/"))
+        let relative = try XCTUnwrap(URL(string: "file.txt?q=1", relativeTo: base))
+        let date = Date(timeIntervalSinceReferenceDate: 1234.5)
+        let mutableString = NSMutableString(string: "mutable ✓")
+        let mutableData = NSMutableData(data: Data([5, 6, 7]))
+        let foundationRoot: NSDictionary = [
+            "uuid": NSUUID(uuidString: uuid.uuidString) as Any, "url": relative as NSURL, "null": NSNull(),
+            "set": NSSet(object: "only"), "ordered": NSOrderedSet(array: ["one"]), "date": date as NSDate,
+            "mstring": mutableString, "mdata": mutableData, "intKeys": NSDictionary(dictionary: [1: "one"]),
+        ]
+        // Foundation -> ours.
+        let foundationData = try NSKeyedArchiver.archivedData(withRootObject: foundationRoot, requiringSecureCoding: false)
+        let ours = try XCTUnwrap(try KeyedUnarchiver.unarchivedObject(ofClasses: KeyedArchiveClass.foundationClasses, from: foundationData) as? [AnyHashable: Any])
+        XCTAssertEqual(ours["uuid"] as? UUID, uuid)
+        XCTAssertEqual((ours["url"] as? URL)?.absoluteString, relative.absoluteString)
+        XCTAssertTrue(ours["null"] is ArchivedNull)
+        XCTAssertEqual(ours["set"] as? Set<AnyHashable>, ["only"])
+        XCTAssertEqual((ours["ordered"] as? ArchivedOrderedSet)?.elements as? [String], ["one"])
+        XCTAssertEqual(ours["date"] as? Date, date)
+        XCTAssertEqual(ours["mstring"] as? String, "mutable ✓")
+        XCTAssertEqual(ours["mdata"] as? Data, Data([5, 6, 7]))
+        XCTAssertEqual((ours["intKeys"] as? [AnyHashable: Any])?[1] as? String, "one")
+
+        // ours -> Foundation.
+        let ourRoot: [String: Any] = [
+            "uuid": uuid, "url": relative, "null": ArchivedNull.null, "set": Set<AnyHashable>(["only"]),
+            "ordered": ArchivedOrderedSet(["one"]), "date": date, "intKeys": [1: "one"],
+        ]
+        let ourData = try KeyedArchiver.archivedData(withRootObject: ourRoot, format: .binary)
+        let theirs = try XCTUnwrap(try NSKeyedUnarchiver.unarchivedObject(ofClasses: Self.foundationAllowed, from: ourData) as? NSDictionary)
+        XCTAssertEqual((theirs["uuid"] as? NSUUID)?.uuidString, uuid.uuidString)
+        XCTAssertEqual((theirs["url"] as? NSURL)?.absoluteString, relative.absoluteString)
+        XCTAssertTrue(theirs["null"] is NSNull)
+        XCTAssertEqual((theirs["set"] as? NSSet)?.allObjects as? [String], ["only"])
+        XCTAssertEqual((theirs["ordered"] as? NSOrderedSet)?.array as? [String], ["one"])
+        XCTAssertEqual(theirs["date"] as? Date, date)
+        XCTAssertEqual((theirs["intKeys"] as? NSDictionary)?[1] as? String, "one")
+    }
+
+    func testConditionalForwardReferenceIsVisibleToFoundation() throws {
+        // The conditional "weak" link is written before its target is encoded unconditionally;
+        // we back-patch it, so Foundation (which would drop it when writing) reads the link.
+        let root = Node(label: 0)
+        let first = Node(label: 1)
+        let target = Node(label: 2)
+        first.weak = target
+        root.links = [first, target]
+        let data = try KeyedArchiver.archivedData(withRootObject: root, format: .binary)
+        let unarchiver = try NSKeyedUnarchiver(forReadingFrom: data)
+        unarchiver.requiresSecureCoding = false
+        unarchiver.setClass(FNode.self, forClassName: Node.archivedClassName)
+        let decoded = try XCTUnwrap(unarchiver.decodeObject(forKey: NSKeyedArchiveRootObjectKey) as? FNode)
+        XCTAssertEqual(decoded.links.count, 2)
+        XCTAssertTrue(decoded.links[0].weak === decoded.links[1])
+    }
+}
+
+/// Foundation's side of ``Primitives``.
+final class FPrimitives: NSObject, NSSecureCoding {
+    static var supportsSecureCoding: Bool { true }
+    var flag = true
+    var int = -12345
+    var int32: Int32 = Int32.max
+    var int64: Int64 = Int64.min
+    var float: Float = 3.75
+    var double = 2.5e-300
+    var bytes = Data([0xDE, 0xAD])
+    var name: String? = "Foundation"
+    var dollarKey = 3
+
+    override init() {}
+
+    func encode(with coder: NSCoder) {
+        coder.encode(flag, forKey: "flag")
+        coder.encode(int, forKey: "int")
+        coder.encode(int32, forKey: "int32")
+        coder.encode(int64, forKey: "int64")
+        coder.encode(float, forKey: "float")
+        coder.encode(double, forKey: "double")
+        bytes.withUnsafeBytes { coder.encodeBytes($0.bindMemory(to: UInt8.self).baseAddress, length: $0.count, forKey: "bytes") }
+        coder.encode(name.map { NSString(string: $0) }, forKey: "name")
+        coder.encode(dollarKey, forKey: "$dollar")
+    }
+
+    init?(coder: NSCoder) {
+        flag = coder.decodeBool(forKey: "flag")
+        int = coder.decodeInteger(forKey: "int")
+        int32 = coder.decodeInt32(forKey: "int32")
+        int64 = coder.decodeInt64(forKey: "int64")
+        float = coder.decodeFloat(forKey: "float")
+        double = coder.decodeDouble(forKey: "double")
+        // corelibs spells decodeBytes(forKey:returnedLength:) as withDecodedUnsafeBytes.
+        bytes = (coder as? NSKeyedUnarchiver)?.withDecodedUnsafeBytes(forKey: "bytes") { buffer in
+            buffer.map { Data($0) }
+        } ?? Data()
+        name = coder.decodeObject(of: NSString.self, forKey: "name") as String?
+        dollarKey = coder.decodeInteger(forKey: "$dollar")
+    }
+}
+
+/// Foundation's side of ``Node`` (acyclic use only: Foundation's unarchiver cannot do cycles).
+final class FNode: NSObject, NSCoding {
+    var label = 0
+    var links: [FNode] = []
+    var weak: FNode?
+    func encode(with coder: NSCoder) {}
+    init?(coder: NSCoder) {
+        label = coder.decodeInteger(forKey: "label")
+        links = (coder.decodeObject(forKey: "links") as? [FNode]) ?? []
+        weak = coder.decodeObject(forKey: "weak") as? FNode
+    }
+}

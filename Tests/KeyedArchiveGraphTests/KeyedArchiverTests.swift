@@ -1,0 +1,304 @@
+import KeyedArchive
+import KeyedArchiveGraph
+import KeyedArchiveTestSupport
+import XCTest
+
+/// The NSCoding-role API on its own: primitives, identity, cycles, conditional objects,
+/// class names and secure decoding. The wire format is checked by reading the archive back as
+/// a plain property list (our bytes are checked against Foundation in FoundationPeerTests).
+final class KeyedArchiverTests: XCTestCase {
+    private func plist(_ data: Data) throws -> PropertyListValue { try PropertyList.decode(data) }
+
+    private func objects(_ data: Data) throws -> [PropertyListValue] {
+        try XCTUnwrap(plist(data)["$objects"]?.arrayValue)
+    }
+
+    func testPrimitivesAreStoredInlineAndRoundTrip() throws {
+        let original = Primitives()
+        original.flag = true
+        original.int = -42
+        original.int32 = Int32.min
+        original.int64 = Int64.max
+        original.float = 1.5
+        original.double = -0.0
+        original.bytes = Data([0, 1, 2, 255])
+        original.name = "$null"  // a real "$null" string must survive (only UID 0 means nil)
+        original.dollarKey = 7
+        let data = try KeyedArchiver.archivedData(withRootObject: original, format: .binary)
+
+        let envelope = try plist(data)
+        XCTAssertEqual(envelope["$archiver"], "NSKeyedArchiver")
+        XCTAssertEqual(envelope["$version"], 100000)
+        let objects = try self.objects(data)
+        XCTAssertEqual(objects.first, "$null")
+        let rootUID = try XCTUnwrap(envelope["$top"]?["root"]?.uidValue)
+        let object = objects[Int(rootUID)]
+        XCTAssertEqual(object["flag"], .bool(true))
+        XCTAssertEqual(object["int"], -42)
+        XCTAssertEqual(object["int32"], PropertyListValue(Int64(Int32.min)))
+        XCTAssertEqual(object["int64"], PropertyListValue(Int64.max))
+        guard case .real(let float)? = object["float"] else { return XCTFail("float not a real") }
+        XCTAssertTrue(float.isSinglePrecision)
+        XCTAssertEqual(object["double"], .real(PropertyListReal(-0.0)))
+        XCTAssertEqual(object["bytes"], .data(Data([0, 1, 2, 255])))
+        XCTAssertEqual(object["$$dollar"], 7, "keys starting with $ get another $")
+        XCTAssertNil(object["$dollar"])
+        let classUID = try XCTUnwrap(object["$class"]?.uidValue)
+        XCTAssertEqual(objects[Int(classUID)]["$classname"]?.stringValue, Primitives.archivedClassName)
+
+        let decoded = try XCTUnwrap(KeyedUnarchiver.unarchivedObject(ofClass: Primitives.self, from: data))
+        XCTAssertEqual(decoded.flag, true)
+        XCTAssertEqual(decoded.int, -42)
+        XCTAssertEqual(decoded.int32, Int32.min)
+        XCTAssertEqual(decoded.int64, Int64.max)
+        XCTAssertEqual(decoded.float, 1.5)
+        XCTAssertEqual(decoded.double.bitPattern, (-0.0 as Double).bitPattern)
+        XCTAssertEqual(decoded.bytes, Data([0, 1, 2, 255]))
+        XCTAssertEqual(decoded.name, "$null")
+        XCTAssertEqual(decoded.dollarKey, 7)
+    }
+
+    func testMissingKeysGiveDefaultsAndWrongTypesGiveTypedErrors() throws {
+        // An object with only an out-of-range int32 and a string where a number is expected.
+        let archive: PropertyListValue = [
+            "$archiver": "NSKeyedArchiver", "$version": 100000, "$top": ["root": .uid(1)],
+            "$objects": [
+                "$null",
+                ["$class": .uid(2), "int32": PropertyListValue(Int64(Int32.max) + 1), "flag": "yes"],
+                ["$classname": PropertyListValue(Primitives.archivedClassName), "$classes": [PropertyListValue(Primitives.archivedClassName), "NSObject"]],
+            ],
+        ]
+        final class Probe: KeyedArchiving {
+            var results: [String] = []
+            init() {}
+            func encode(with coder: KeyedArchiver) throws {}
+            init(coder: KeyedUnarchiver) throws {
+                XCTAssertEqual(try coder.decodeInt(forKey: "missing"), 0)
+                XCTAssertEqual(try coder.decodeDouble(forKey: "missing"), 0)
+                XCTAssertFalse(try coder.decodeBool(forKey: "missing"))
+                XCTAssertNil(try coder.decodeBytes(forKey: "missing"))
+                XCTAssertNil(try coder.decodeObject(of: String.self, forKey: "missing"))
+                XCTAssertFalse(coder.containsValue(forKey: "missing"))
+                XCTAssertTrue(coder.containsValue(forKey: "int32"))
+                XCTAssertEqual(try coder.decodeInt64(forKey: "int32"), Int64(Int32.max) + 1)
+                XCTAssertThrowsError(try coder.decodeInt32(forKey: "int32")) { error in
+                    XCTAssertEqual((error as? KeyedArchiveError)?.code, .valueOutOfRange)
+                    XCTAssertTrue((error as? KeyedArchiveError)?.path.contains("int32") ?? false, "\(error)")
+                }
+                XCTAssertThrowsError(try coder.decodeBool(forKey: "flag")) { error in
+                    XCTAssertEqual((error as? KeyedArchiveError)?.code, .typeMismatch)
+                }
+                XCTAssertThrowsError(try coder.decodeObject(of: String.self, forKey: "int32")) { error in
+                    XCTAssertEqual((error as? KeyedArchiveError)?.code, .invalidReference, "\(error)")
+                }
+            }
+        }
+        let unarchiver = try KeyedUnarchiver(propertyList: archive)
+        unarchiver.setClass(Probe.self, forClassName: Primitives.archivedClassName)
+        XCTAssertNotNil(try unarchiver.decodeTopLevelObject(of: [.type(Probe.self)]))
+    }
+
+    func testSharedObjectsAreStoredOnceAndDecodeToOneInstance() throws {
+        let shared = Node(label: 1)
+        let a = Node(label: 2)
+        let b = Node(label: 3)
+        a.links = [shared, shared]
+        b.links = [shared]
+        let root = Node(label: 0)
+        root.links = [a, b, shared]
+        let data = try KeyedArchiver.archivedData(withRootObject: root, format: .xml)
+        // Four Node objects: the shared one is stored once.
+        let nodeObjects = try objects(data).filter { $0["label"] != nil }
+        XCTAssertEqual(nodeObjects.count, 4)
+
+        let decoded = try XCTUnwrap(KeyedUnarchiver.unarchivedObject(ofClass: Node.self, from: data))
+        XCTAssertEqual(decoded.links.map(\.label), [2, 3, 1])
+        XCTAssertTrue(decoded.links[0].links[0] === decoded.links[0].links[1])
+        XCTAssertTrue(decoded.links[0].links[0] === decoded.links[1].links[0])
+        XCTAssertTrue(decoded.links[2] === decoded.links[1].links[0])
+    }
+
+    func testCyclesRoundTripWithIdentity() throws {
+        let a = Node(label: 1)
+        let b = Node(label: 2)
+        a.links = [b, a]  // self-reference and A -> B -> A
+        b.links = [a]
+        let data = try KeyedArchiver.archivedData(withRootObject: a, format: .binary)
+        let decoded = try XCTUnwrap(KeyedUnarchiver.unarchivedObject(ofClass: Node.self, from: data))
+        XCTAssertEqual(decoded.label, 1)
+        XCTAssertTrue(decoded.links[1] === decoded)
+        XCTAssertTrue(decoded.links[0].links[0] === decoded)
+        XCTAssertEqual(decoded.links[0].label, 2)
+    }
+
+    func testCycleThroughInitializerIsATypedError() throws {
+        let a = EagerNode()
+        a.next = a
+        let data = try KeyedArchiver.archivedData(withRootObject: a, format: .binary)
+        XCTAssertThrowsError(try KeyedUnarchiver.unarchivedObject(ofClass: EagerNode.self, from: data)) { error in
+            XCTAssertEqual((error as? KeyedArchiveError)?.code, .unsupportedCycle, "\(error)")
+        }
+        // Without a cycle the same class decodes fine.
+        let b = EagerNode()
+        b.next = EagerNode()
+        let fine = try KeyedArchiver.archivedData(withRootObject: b, format: .binary)
+        XCTAssertNotNil(try KeyedUnarchiver.unarchivedObject(ofClass: EagerNode.self, from: fine)?.next)
+    }
+
+    func testLongChainsEncodeAndDecodeWithoutRecursion() throws {
+        let count = 30_000  // Linux NSKeyedUnarchiver overflows its stack near 10,000
+        let head = ListNode(value: 0)
+        var tail = head
+        for index in 1..<count {
+            let node = ListNode(value: index)
+            tail.next = node
+            tail = node
+        }
+        let data = try KeyedArchiver.archivedData(withRootObject: head, format: .binary)
+        var node = try KeyedUnarchiver.unarchivedObject(ofClass: ListNode.self, from: data)
+        var seen = 0
+        var inOrder = true
+        while let current = node {
+            inOrder = inOrder && current.value == seen
+            seen += 1
+            node = current.next
+        }
+        XCTAssertTrue(inOrder)
+        XCTAssertEqual(seen, count)
+        // Break the chain iteratively so deinit does not recurse either.
+        var breaker: ListNode? = head
+        while let current = breaker { breaker = current.next; current.next = nil }
+    }
+
+    func testConditionalObjectsAreBackPatchedOrNil() throws {
+        // weak -> target encoded unconditionally only LATER in the graph (forward reference).
+        let root = Node(label: 0)
+        let first = Node(label: 1)
+        let target = Node(label: 2)
+        first.weak = target
+        root.links = [first, target]
+        // weak -> an object nobody encodes unconditionally.
+        let orphan = Node(label: 3)
+        let second = Node(label: 4)
+        second.weak = orphan
+        root.links.append(second)
+        let data = try KeyedArchiver.archivedData(withRootObject: root, format: .binary)
+        XCTAssertFalse(try objects(data).contains { $0["label"] == 3 }, "a conditional-only object is not stored")
+        let decoded = try XCTUnwrap(KeyedUnarchiver.unarchivedObject(ofClass: Node.self, from: data))
+        XCTAssertTrue(decoded.links[0].weak === decoded.links[1])
+        XCTAssertNil(decoded.links[2].weak)
+    }
+
+    func testLeafUniquingKeepsTypesApart() throws {
+        let values: [Any] = [1, true, 2, 2.0, Float(2), "a", "a", Data([1]), Data([1]), 1]
+        let data = try KeyedArchiver.archivedData(withRootObject: values, format: .binary)
+        let objects = try self.objects(data)
+        XCTAssertEqual(objects.filter { $0 == "a" }.count, 1)
+        XCTAssertEqual(objects.filter { $0 == .data(Data([1])) }.count, 1)
+        XCTAssertEqual(objects.filter { $0 == 1 }.count, 1)
+        XCTAssertEqual(objects.filter { $0 == .bool(true) }.count, 1)
+        XCTAssertEqual(objects.filter { $0.doubleValue == 2.0 }.count, 2, "Float and Double 2.0 stay apart")
+        let decoded = try XCTUnwrap(KeyedUnarchiver.unarchivedObject(ofClasses: [.array, .number, .string, .data], from: data) as? [Any])
+        XCTAssertEqual(decoded.count, values.count)
+        XCTAssertTrue(decoded[0] is Int && decoded[1] is Bool && decoded[3] is Double && decoded[4] is Float)
+    }
+
+    func testClassNameMappingAndFallbacks() throws {
+        let dog = Dog(name: "Rex", goodBoy: true)
+        let archiver = KeyedArchiver()
+        archiver.setClassName("Hund", for: Dog.self)
+        try archiver.encode(dog, forKey: "root")
+        let data = try archiver.finishEncoding()
+        let classDescription = try objects(data).first { $0["$classname"] != nil }
+        XCTAssertEqual(classDescription?["$classname"], "Hund")
+        XCTAssertEqual(classDescription?["$classes"], ["Hund", "Animal", "NSObject"])
+
+        // Nobody knows "Hund": it falls back along $classes to Animal.
+        let animal = try XCTUnwrap(KeyedUnarchiver.unarchivedObject(ofClass: Animal.self, from: data))
+        XCTAssertFalse(animal is Dog)
+        XCTAssertEqual(animal.name, "Rex")
+
+        // Mapped on the unarchiver: decodes as Dog, allowed as a kind of Animal.
+        let unarchiver = try KeyedUnarchiver(data: data)
+        unarchiver.setClass(Dog.self, forClassName: "Hund")
+        let dogAgain = try unarchiver.decodeTopLevelObject(of: Animal.self)
+        XCTAssertTrue(dogAgain is Dog)
+
+        // Global mapping.
+        KeyedUnarchiver.setClass(Dog.self, forClassName: "Hund")
+        defer { KeyedUnarchiver.setClass(nil, forClassName: "Hund") }
+        XCTAssertTrue(try KeyedUnarchiver.unarchivedObject(ofClass: Dog.self, from: data) != nil)
+    }
+
+    func testSecureDecodingRejectsClassesNotAllowed() throws {
+        let data = try KeyedArchiver.archivedData(withRootObject: ["a": [Node(label: 1)]], format: .binary)
+        XCTAssertThrowsError(try KeyedUnarchiver.unarchivedObject(ofClasses: [.dictionary, .string, .array], from: data)) { error in
+            let error = error as? KeyedArchiveError
+            XCTAssertEqual(error?.code, .classNotAllowed)
+            XCTAssertTrue(error?.message.contains(Node.archivedClassName) ?? false, "\(String(describing: error))")
+            XCTAssertTrue(error?.path.contains("NS.objects[0]") ?? false, "\(String(describing: error))")
+        }
+        // With archivedObject allowed, Node (allowed by nobody, registered nowhere) decodes inertly:
+        // a $classname never selects code the caller did not allow.
+        let generic = try KeyedUnarchiver.unarchivedObject(ofClasses: [.dictionary, .string, .array, .archivedObject, .number], from: data)
+        let dictionary = try XCTUnwrap(generic as? [AnyHashable: Any])
+        let node = try XCTUnwrap((dictionary["a"] as? [Any])?.first as? ArchivedObject)
+        XCTAssertEqual(node.className, Node.archivedClassName)
+        XCTAssertEqual(node["label"]?.inlineValue, 1)
+        // And it re-archives to the same fields.
+        let again = try KeyedArchiver.archivedData(withRootObject: generic, format: .binary)
+        let back = try XCTUnwrap(KeyedUnarchiver.unarchivedObject(ofClass: Node.self, from: try KeyedArchiver.archivedData(withRootObject: node, format: .binary)))
+        XCTAssertEqual(back.label, 1)
+        XCTAssertEqual(try ArchiveResolver(data: again).resolve(), try ArchiveResolver(data: data).resolve())
+    }
+
+    func testFoundationValuesRoundTrip() throws {
+        let date = Date(timeIntervalSinceReferenceDate: 12345.678)
+        let uuid = UUID()
+        let url = try XCTUnwrap(URL(string: "https://example.com/a/b?c=d"))
+        let relative = try XCTUnwrap(URL(string: "c/d.txt", relativeTo: URL(string: "https://example.com/a/")))
+        let root: [String: Any] = [
+            "string": "héllo wörld 🎉", "int": 42, "big": UInt64.max, "double": 3.25, "bool": false,
+            "data": Data([9, 8, 7]), "date": date, "uuid": uuid, "url": url, "relative": relative,
+            "null": ArchivedNull.null, "set": Set<AnyHashable>(["x", "y"]),
+            "ordered": ArchivedOrderedSet(["b", "a"]), "nested": [["k": [1, 2]]],
+        ]
+        let data = try KeyedArchiver.archivedData(withRootObject: root, format: .xml)
+        let decoded = try XCTUnwrap(KeyedUnarchiver.unarchivedObject(ofClasses: KeyedArchiveClass.foundationClasses, from: data) as? [AnyHashable: Any])
+        XCTAssertEqual(decoded["string"] as? String, "héllo wörld 🎉")
+        XCTAssertEqual(decoded["int"] as? Int, 42)
+        XCTAssertEqual(decoded["big"] as? UInt64, UInt64.max)
+        XCTAssertEqual(decoded["double"] as? Double, 3.25)
+        XCTAssertEqual(decoded["bool"] as? Bool, false)
+        XCTAssertEqual(decoded["data"] as? Data, Data([9, 8, 7]))
+        XCTAssertEqual(decoded["date"] as? Date, date)
+        XCTAssertEqual(decoded["uuid"] as? UUID, uuid)
+        XCTAssertEqual(decoded["url"] as? URL, url)
+        XCTAssertEqual((decoded["relative"] as? URL)?.absoluteString, "https://example.com/a/c/d.txt")
+        XCTAssertTrue(decoded["null"] is ArchivedNull)
+        XCTAssertEqual(decoded["set"] as? Set<AnyHashable>, ["x", "y"])
+        XCTAssertEqual((decoded["ordered"] as? ArchivedOrderedSet)?.elements as? [String], ["b", "a"])
+        XCTAssertEqual(((decoded["nested"] as? [Any])?.first as? [AnyHashable: Any])?["k"] as? [Int], [1, 2])
+    }
+
+    func testResolverRules() throws {
+        let a = Node(label: 1)
+        a.links = [a]
+        let root: [String: Any] = [
+            "node": a, "uuid": UUID(uuidString: "0ad863ba-7584-40cf-8896-bd87b3280c34") as Any, "null": ArchivedNull.null,
+            "set": Set<AnyHashable>([5]), "url": URL(string: "x/y", relativeTo: URL(string: "http://h/p/")) as Any,
+        ]
+        let data = try KeyedArchiver.archivedData(withRootObject: root, format: .binary)
+        let resolved = try ArchiveResolver(data: data).resolve()
+        XCTAssertEqual(resolved["uuid"], "0AD863BA-7584-40CF-8896-BD87B3280C34")
+        XCTAssertEqual(resolved["null"], "$null")
+        XCTAssertEqual(resolved["set"], [5])
+        XCTAssertEqual(resolved["url"], "http://h/p/x/y")
+        let node = try XCTUnwrap(resolved["node"])
+        XCTAssertEqual(node["$class"]?.stringValue, Node.archivedClassName)
+        XCTAssertEqual(node["label"], 1)
+        XCTAssertEqual(node["weak"], "$null")
+        let uid = try XCTUnwrap(try objects(data).firstIndex { $0["label"] == 1 })
+        XCTAssertEqual(node["links"], [["$ref": PropertyListValue(uid)]])
+    }
+}

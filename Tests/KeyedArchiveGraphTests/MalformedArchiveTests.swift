@@ -1,0 +1,220 @@
+import KeyedArchive
+import KeyedArchiveTestSupport
+import XCTest
+
+/// Malformed archives give typed errors (with a path), never a crash or a hang.
+final class MalformedArchiveTests: XCTestCase {
+    static let everything = KeyedArchiveClass.foundationClasses + [.archivedObject]
+
+    /// An archive envelope around `objects` with the root at UID 1.
+    private func archive(_ objects: [PropertyListValue], root: PropertyListValue = .uid(1)) -> PropertyListValue {
+        ["$archiver": "NSKeyedArchiver", "$version": 100000, "$top": ["root": root], "$objects": .array(objects)]
+    }
+
+    private func classDescription(_ name: String, _ chain: [String]? = nil) -> PropertyListValue {
+        ["$classname": PropertyListValue(name), "$classes": .array((chain ?? [name, "NSObject"]).map { PropertyListValue($0) })]
+    }
+
+    /// Decodes with the unarchiver and the resolver; both must throw `code` (resolver: `resolverCode`).
+    private func assertRejected(
+        _ archive: PropertyListValue, _ code: KeyedArchiveError.Code, resolver resolverCode: KeyedArchiveError.Code? = nil,
+        pathContains: String? = nil, limits: DecodingLimits = .default, file: StaticString = #filePath, line: UInt = #line
+    ) {
+        do {
+            let unarchiver = try KeyedUnarchiver(propertyList: archive, limits: limits)
+            _ = try unarchiver.decodeTopLevelObject(of: Self.everything)
+            XCTFail("unarchiver accepted it", file: file, line: line)
+        } catch let error as KeyedArchiveError {
+            XCTAssertEqual(error.code, code, "\(error)", file: file, line: line)
+            if let pathContains {
+                XCTAssertTrue(error.path.contains(pathContains), "path of \(error)", file: file, line: line)
+            }
+        } catch {
+            XCTFail("untyped error \(error)", file: file, line: line)
+        }
+        do {
+            _ = try ArchiveResolver(propertyList: archive, limits: limits).resolve()
+            if resolverCode != nil { XCTFail("resolver accepted it", file: file, line: line) }
+        } catch let error as KeyedArchiveError {
+            XCTAssertEqual(error.code, resolverCode ?? code, "resolver: \(error)", file: file, line: line)
+        } catch {
+            XCTFail("untyped error \(error)", file: file, line: line)
+        }
+    }
+
+    func testUIDOutOfRange() {
+        assertRejected(archive(["$null"], root: .uid(5)), .invalidReference, resolver: .invalidReference)
+        assertRejected(
+            archive(["$null", ["$class": .uid(2), "NS.objects": [.uid(3), .uid(99)]], classDescription("NSArray"), "x"]),
+            .invalidReference, resolver: .invalidReference, pathContains: "NS.objects[1]")
+        assertRejected(archive(["$null", ["$class": .uid(77)]]), .invalidReference, resolver: .invalidReference)
+    }
+
+    func testExpectedUIDPath() {
+        let dictionary: PropertyListValue = [
+            "$class": .uid(3), "NS.keys": [.uid(2), .uid(2), .uid(2), "oops"], "NS.objects": [.uid(2), .uid(2), .uid(2), .uid(2)],
+        ]
+        let value = archive(["$null", dictionary, "k", classDescription("NSDictionary")])
+        do {
+            _ = try KeyedUnarchiver(propertyList: value).decodeTopLevelObject(of: Self.everything)
+            XCTFail("accepted")
+        } catch let error as KeyedArchiveError {
+            XCTAssertEqual(error.code, .invalidReference)
+            XCTAssertEqual(error.description, "$top.root > $objects[1] (NSDictionary) NS.keys[3]: expected UID, found string")
+        } catch { XCTFail("\(error)") }
+    }
+
+    func testMissingOrLoopingClass() {
+        assertRejected(archive(["$null", ["x": 1]]), .invalidClass, resolver: .invalidClass)
+        // $class pointing at itself, at an object with its own $class, at a string, at nil.
+        assertRejected(archive(["$null", ["$class": .uid(1)]]), .invalidClass, resolver: .invalidClass)
+        assertRejected(archive(["$null", ["$class": .uid(2)], ["$class": .uid(1)]]), .invalidClass, resolver: .invalidClass)
+        assertRejected(archive(["$null", ["$class": .uid(2)], "NSArray"]), .invalidClass, resolver: .invalidClass)
+        assertRejected(archive(["$null", ["$class": .uid(0)]]), .invalidClass, resolver: .invalidClass)
+        assertRejected(archive(["$null", ["$class": "NSArray"]]), .invalidReference, resolver: .invalidReference)
+    }
+
+    func testClassesNotAnArrayAndMissingClassName() {
+        assertRejected(
+            archive(["$null", ["$class": .uid(2)], ["$classname": "X", "$classes": "X"]]), .invalidClass, resolver: .invalidClass)
+        assertRejected(
+            archive(["$null", ["$class": .uid(2)], ["$classname": "X", "$classes": ["X", 3]]]), .invalidClass, resolver: .invalidClass)
+        assertRejected(archive(["$null", ["$class": .uid(2)], ["$classes": ["X"]]]), .invalidClass, resolver: .invalidClass)
+    }
+
+    func testWrongContainerShapes() {
+        assertRejected(
+            archive(["$null", ["$class": .uid(2), "NS.objects": .uid(1)], classDescription("NSArray")]), .invalidObject,
+            resolver: .invalidObject)
+        assertRejected(
+            archive(["$null", ["$class": .uid(2), "NS.keys": [.uid(3)], "NS.objects": []], classDescription("NSDictionary"), "k"]),
+            .invalidObject, resolver: .invalidObject)
+        assertRejected(
+            archive(["$null", ["$class": .uid(2), "NS.uuidbytes": .data(Data([1, 2]))], classDescription("NSUUID")]), .invalidObject,
+            resolver: .invalidObject)
+        assertRejected(
+            archive(["$null", ["$class": .uid(2), "NS.bytes": .data(Data([0xFF, 0xFE]))], classDescription("NSMutableString", ["NSMutableString", "NSString", "NSObject"])]),
+            .invalidObject, resolver: .invalidObject)
+        assertRejected(archive(["$null", [1, 2]]), .invalidObject, resolver: .invalidObject)
+        // Huge legacy index: one NS.object.99999999 key, no others.
+        assertRejected(
+            archive(["$null", ["$class": .uid(2), "NS.object.99999999": .uid(1)], classDescription("NSArray")]), .invalidObject,
+            resolver: .invalidObject)
+    }
+
+    func testSelfReferencingEntries() throws {
+        // An NSArray that contains itself: no Swift array can hold that; the resolver emits $ref.
+        let value = archive(["$null", ["$class": .uid(2), "NS.objects": [.uid(1)]], classDescription("NSMutableArray", ["NSMutableArray", "NSArray", "NSObject"])])
+        assertRejected(value, .unsupportedCycle, resolver: nil)
+        XCTAssertEqual(try ArchiveResolver(propertyList: value).resolve(), [["$ref": 1]])
+        // The same through an unknown class decodes (ArchivedObject is a reference type).
+        let generic = archive(["$null", ["$class": .uid(2), "me": .uid(1)], classDescription("Mystery")])
+        let object = try XCTUnwrap(KeyedUnarchiver(propertyList: generic).decodeTopLevelObject(of: [.archivedObject]) as? ArchivedObject)
+        XCTAssertTrue(object["me"]?.objectValue as? ArchivedObject === object)
+    }
+
+    func testDeepNestingStopsAtTheDepthLimit() {
+        // 100,000 nested NSArrays: each at UID i holds UID i+1.
+        let depth = 100_000
+        var objects: [PropertyListValue] = ["$null", classDescription("NSArray")]
+        for index in 0..<depth {
+            objects.append(["$class": .uid(1), "NS.objects": index + 1 < depth ? [.uid(UInt32(index + 3))] : []])
+        }
+        assertRejected(archive(objects, root: .uid(2)), .depthLimitExceeded, resolver: .depthLimitExceeded)
+    }
+
+    func testObjectReferencedAMillionTimesIsDecodedOnceAndBombsStop() throws {
+        // NS.objects with 1,000,000 references to one shared inner array.
+        let references = [PropertyListValue](repeating: .uid(2), count: 1_000_000)
+        let value = archive(["$null", ["$class": .uid(4), "NS.objects": .array(references)], ["$class": .uid(4), "NS.objects": [.uid(3)]], "x", classDescription("NSArray")])
+        let decoded = try XCTUnwrap(KeyedUnarchiver(propertyList: value).decodeTopLevelObject(of: [.array, .string]) as? [Any])
+        XCTAssertEqual(decoded.count, 1_000_000)
+        XCTAssertEqual(decoded.last as? [String], ["x"])
+        // The resolver expands it (2,000,001 values) unless the limit is lower.
+        XCTAssertEqual(try ArchiveResolver(propertyList: value).resolve().arrayValue?.count, 1_000_000)
+        XCTAssertThrowsError(try ArchiveResolver(propertyList: value, limits: DecodingLimits(maximumExpandedNodeCount: 100_000)).resolve()) {
+            XCTAssertEqual(($0 as? KeyedArchiveError)?.code, .objectLimitExceeded)
+        }
+
+        // A reference bomb: 64 levels, each an array holding the next level twice (2^64 leaves).
+        var objects: [PropertyListValue] = ["$null", classDescription("NSArray")]
+        for level in 0..<64 {
+            let next = PropertyListValue.uid(UInt32(level + 3))
+            let children: PropertyListValue = level < 63 ? [next, next] : [.uid(66)]
+            objects.append(["$class": .uid(1), "NS.objects": children])
+        }
+        objects.append("leaf")
+        let bomb = archive(objects, root: .uid(2))
+        XCTAssertThrowsError(try ArchiveResolver(propertyList: bomb).resolve()) {
+            XCTAssertEqual(($0 as? KeyedArchiveError)?.code, .objectLimitExceeded, "\($0)")
+        }
+        // The unarchiver decodes each level once; Swift arrays share the storage.
+        XCTAssertNotNil(try KeyedUnarchiver(propertyList: bomb).decodeTopLevelObject(of: [.array, .string]))
+    }
+
+    func testObjectCountLimit() {
+        let value = archive(["$null", "a", "b", "c"])
+        XCTAssertThrowsError(try KeyedUnarchiver(propertyList: value, limits: DecodingLimits(maximumObjectCount: 3))) {
+            XCTAssertEqual(($0 as? KeyedArchiveError)?.code, .objectLimitExceeded)
+        }
+    }
+
+    func testEnvelopeTolerance() throws {
+        // Any *KeyedArchiver name and any $top key are accepted.
+        var value = archive(["$null", "hello"])
+        value = .dictionary({
+            var d = value.dictionaryValue ?? PropertyListDictionary()
+            d["$archiver"] = "NRKeyedArchiver"
+            d["$top"] = ["foundItems": .uid(1)]
+            return d
+        }())
+        let unarchiver = try KeyedUnarchiver(propertyList: value)
+        XCTAssertEqual(unarchiver.topLevelKeys, ["foundItems"])
+        XCTAssertEqual(try unarchiver.decodeTopLevelObject(of: [.string], forKey: "foundItems") as? String, "hello")
+        XCTAssertThrowsError(try unarchiver.decodeTopLevelObject(of: [.string])) {
+            XCTAssertEqual(($0 as? KeyedArchiveError)?.code, .missingTopLevelKey)
+        }
+        XCTAssertEqual(try ArchiveResolver(propertyList: value).resolveTopLevel(), ["foundItems": "hello"])
+    }
+
+    /// Seeded mutations of real archives: every outcome is a value or a KeyedArchiveError.
+    func testMutatedCorpusArchivesNeverCrash() throws {
+        guard Corpus.root != nil else {
+            print("MalformedArchiveTests: corpus absent; skipping mutation test")
+            throw XCTSkip("corpus absent")
+        }
+        let archives = try Corpus.entries(in: "keyed").map { try PropertyList.decode($0.data) }
+        var random = SeededGenerator(seed: 7)
+        var rejected = 0
+        for _ in 0..<1500 {
+            guard var archive = archives.randomElement(using: &random) else { break }
+            for _ in 0..<Int.random(in: 1...3, using: &random) { mutate(&archive, using: &random) }
+            do {
+                let unarchiver = try KeyedUnarchiver(propertyList: archive)
+                for key in unarchiver.topLevelKeys { _ = try unarchiver.decodeTopLevelObject(of: Self.everything, forKey: key) }
+                _ = try ArchiveResolver(propertyList: archive).resolveTopLevel()
+            } catch is KeyedArchiveError {
+                rejected += 1
+            }
+        }
+        XCTAssertGreaterThan(rejected, 100)
+    }
+
+    private func mutate(_ value: inout PropertyListValue, using random: inout SeededGenerator) {
+        guard case .dictionary(var envelope) = value, case .array(var objects)? = envelope["$objects"], !objects.isEmpty else { return }
+        let index = Int.random(in: 0..<objects.count, using: &random)
+        let replacements: [PropertyListValue] = [
+            .uid(UInt32.random(in: 0...UInt32(objects.count + 2), using: &random)), "NSArray", 7, [.uid(1)], [:],
+            ["$class": .uid(UInt32.random(in: 0...UInt32(objects.count), using: &random))],
+        ]
+        if case .dictionary(var object) = objects[index], !object.isEmpty, random.chance(0.7) {
+            let entry = Int.random(in: 0..<object.count, using: &random)
+            object.entries[entry].value = replacements.randomElement(using: &random) ?? .uid(0)
+            objects[index] = .dictionary(object)
+        } else {
+            objects[index] = replacements.randomElement(using: &random) ?? .uid(0)
+        }
+        envelope["$objects"] = .array(objects)
+        value = .dictionary(envelope)
+    }
+}

@@ -1,4 +1,0 @@
-import XCTest
-final class KeyedArchiveGraphTestsPlaceholder: XCTestCase {
-    func testBuilds() { XCTAssertTrue(true) }
-}
