@@ -49,6 +49,9 @@ struct BinaryPropertyListDecoder {
     /// Per object: 0 not yet decoded, -1 being decoded (on the container stack), otherwise the
     /// object's expanded size (1 + the expanded sizes of its members).
     private var state: [Int]
+    /// Per decoded object: the string and data bytes it holds with shared members counted at
+    /// every use (``DecodingLimits/maximumExpandedByteCount``).
+    private var expandedBytes: [Int]
 
     /// A container being decoded.
     private struct Frame {
@@ -63,6 +66,7 @@ struct BinaryPropertyListDecoder {
         /// Where this container's members start on the value stack.
         var valuesBase: Int
         var expanded: Int = 1
+        var bytes: Int = 0
     }
 
     init(bytes: UnsafeRawBufferPointer, limits: DecodingLimits) throws {
@@ -87,6 +91,7 @@ struct BinaryPropertyListDecoder {
         // The table fits in the input, so these allocations are bounded by the input's size.
         cache = Array(repeating: .null, count: trailer.objectCount)
         state = Array(repeating: 0, count: trailer.objectCount)
+        expandedBytes = Array(repeating: 0, count: trailer.objectCount)
     }
 
     /// The byte offset of object `index` (validated in `init`).
@@ -119,7 +124,7 @@ struct BinaryPropertyListDecoder {
                     if isKey { try checkKey(child, container: frames[last].object) }
                     if let value = try enter(child, frames: &frames, values: values) {
                         values.append(value)
-                        try add(state[child], to: &frames[last])
+                        try add(state[child], bytes: expandedBytes[child], to: &frames[last])
                     }
                 } else {
                     let frame = frames.removeLast()
@@ -127,9 +132,10 @@ struct BinaryPropertyListDecoder {
                     values.removeSubrange(frame.valuesBase...)
                     cache[frame.object] = value
                     state[frame.object] = frame.expanded
+                    expandedBytes[frame.object] = frame.bytes
                     guard !frames.isEmpty else { return value }
                     values.append(value)
-                    try add(frame.expanded, to: &frames[frames.count - 1])
+                    try add(frame.expanded, bytes: frame.bytes, to: &frames[frames.count - 1])
                 }
             }
             // Unreachable: the loop returns when the root container completes.
@@ -140,9 +146,18 @@ struct BinaryPropertyListDecoder {
         }
     }
 
-    /// Adds a member's expanded size to its container's, enforcing the expansion limit.
+    /// Adds a member's expanded size (values and string/data bytes) to its container's,
+    /// enforcing the expansion limits.
     @inline(__always)
-    private func add(_ expanded: Int, to frame: inout Frame) throws {
+    private func add(_ expanded: Int, bytes: Int, to frame: inout Frame) throws {
+        let (byteSum, byteOverflow) = frame.bytes.addingReportingOverflow(bytes)
+        guard !byteOverflow, byteSum <= limits.maximumExpandedByteCount else {
+            throw PropertyListError(
+                .objectLimitExceeded,
+                "shared references expand past the limit of \(limits.maximumExpandedByteCount) bytes of strings and data",
+                byteOffset: frame.objectOffset, objectIndex: frame.object)
+        }
+        frame.bytes = byteSum
         let (sum, overflow) = frame.expanded.addingReportingOverflow(expanded)
         guard !overflow, sum <= limits.maximumExpandedNodeCount else {
             throw PropertyListError(
@@ -188,6 +203,11 @@ struct BinaryPropertyListDecoder {
             let value = try decodeScalar(marker: marker, at: offset, object: index)
             cache[index] = value
             state[index] = 1
+            switch value {
+            case .string(let string): expandedBytes[index] = string.value.utf8.count
+            case .data(let data): expandedBytes[index] = data.count
+            default: break
+            }
             return value
         }
     }
