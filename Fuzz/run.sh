@@ -37,7 +37,8 @@ esac
 KA_FUZZ_SEEDS="$work/seeds" KA_FUZZ_CONVERT="$work/convert" "$binary" 2>&1 | tail -1
 
 echo "fuzzing $target for $seconds s (-sanitize=$sanitizers)"
-"$binary" "$work/corpus" "$work/seeds" \
+# The Swift runtime's backtracer would race ASan's report on a crash.
+SWIFT_BACKTRACE=enable=no "$binary" "$work/corpus" "$work/seeds" \
     -dict="$here/Dictionaries/$dict.dict" -max_total_time="$seconds" -max_len="${MAX_LEN:-32768}" \
     -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 -print_final_stats=1 \
     -artifact_prefix="$work/artifacts/" "$@" >"$work/last.log" 2>&1

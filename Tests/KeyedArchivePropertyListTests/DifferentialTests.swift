@@ -280,7 +280,7 @@ final class DifferentialTests: XCTestCase {
         while start < inputs.count {
             attempt += 1
             let outputURL = directory.appendingPathComponent("results-\(attempt)")
-            FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
             process.arguments = ["KeyedArchivePropertyListTests.DifferentialTests/testFoundationChildProcess"]
@@ -288,7 +288,7 @@ final class DifferentialTests: XCTestCase {
                 [childVariable: "\(inputURL.path)|\(outputURL.path)|\(start)"]) { $1 }
             process.standardOutput = FileHandle.nullDevice
             let errorURL = directory.appendingPathComponent("stderr-\(attempt)")
-            FileManager.default.createFile(atPath: errorURL.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
             process.standardError = try FileHandle(forWritingTo: errorURL)
             try process.run()
             // Kill the child when no new result arrives for a while (a hang or a runaway).
