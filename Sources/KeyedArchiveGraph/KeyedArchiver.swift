@@ -190,17 +190,23 @@ public final class KeyedArchiver {
     /// The UID for any value the archiver can store, queuing its contents for encoding.
     package func reference(for object: Any?) throws -> UInt32 {
         guard let object = flattenOptional(object) else { return 0 }
+        // Class casts are tried only on class instances: with Foundation loaded, a failing cast
+        // of an Array to a class type bridges the whole array to NSArray first.
+        if type(of: object) is AnyObject.Type {
+            if let value = object as? any KeyedArchiving {
+                if let uid = table.uid(for: value) { return uid }
+                let uid = table.reserveUID(for: value)
+                queue.append(.object(uid, value))
+                return uid
+            }
+            if let value = object as? ArchivedObject {
+                if let uid = table.uid(for: value) { return uid }
+                let uid = table.reserveUID(for: value)
+                queue.append(.archived(uid, value))
+                return uid
+            }
+        }
         switch object {
-        case let value as any KeyedArchiving:
-            if let uid = table.uid(for: value) { return uid }
-            let uid = table.reserveUID(for: value)
-            queue.append(.object(uid, value))
-            return uid
-        case let value as ArchivedObject:
-            if let uid = table.uid(for: value) { return uid }
-            let uid = table.reserveUID(for: value)
-            queue.append(.archived(uid, value))
-            return uid
         case let value as PropertyListValue:
             return try reference(forPropertyList: value)
         case let value as String: return table.leafUID(PropertyListValue(value))
@@ -425,6 +431,7 @@ extension Optional: OptionalProtocol {
 
 package func flattenOptional(_ value: Any?) -> Any? {
     guard let value else { return nil }
-    if let optional = value as? any OptionalProtocol { return optional.flattened }
-    return value
+    // A metatype check first: cheaper than an existential cast, and never bridges.
+    guard type(of: value) is any OptionalProtocol.Type, let optional = value as? any OptionalProtocol else { return value }
+    return optional.flattened
 }

@@ -32,6 +32,7 @@ public final class KeyedUnarchiver {
     private var pendingIndex = 0
     private var depth = 0
     private var allowedSets: [Set<KeyedArchiveClass>: Allowed] = [:]
+    private var allowedLists: [[KeyedArchiveClass]: Allowed] = [:]
     private var resolutions: [ResolutionKey: Resolved] = [:]
 
     private struct ResolutionKey: Hashable {
@@ -154,6 +155,11 @@ public final class KeyedUnarchiver {
     public func decodeObject(of classes: [KeyedArchiveClass], forKey key: String) throws -> Any? {
         guard let value = ArchiveKeys.lookup(key, in: currentFields) else { return nil }
         return try decodeStored(value, classes: classes, segment: contexts.isEmpty ? .top(key) : .key(key))
+    }
+
+    /// Shared by ``decodeStoredValue(_:classes:key:)``.
+    fileprivate func decodeObject(of classes: [KeyedArchiveClass], stored value: PropertyListValue, key: String) throws -> Any? {
+        try decodeStored(value, classes: classes, segment: contexts.isEmpty ? .top(key) : .key(key))
     }
 
     /// Decodes the object under a key as `T` (a ``KeyedArchiving`` class or a value type with a
@@ -330,6 +336,13 @@ public final class KeyedUnarchiver {
     }
 
     private func allowed(_ classes: [KeyedArchiveClass]) -> Allowed {
+        if let existing = allowedLists[classes] { return existing }
+        let result = allowedSet(classes)
+        allowedLists[classes] = result
+        return result
+    }
+
+    private func allowedSet(_ classes: [KeyedArchiveClass]) -> Allowed {
         let set = Set(classes)
         if let existing = allowedSets[set] { return existing }
         var names: [String: any KeyedArchiving.Type] = [:]
@@ -829,5 +842,14 @@ public final class KeyedUnarchiver {
         }
         if groups.count > 4 { groups = ["…"] + groups.suffix(3) }
         return groups.joined(separator: " > ")
+    }
+}
+
+extension KeyedUnarchiver {
+    /// Decodes a stored value (a UID, as found in an object's fields or in `$top`) allowing
+    /// `classes`, with the same caching, identity and cycle rules as ``decodeObject(of:forKey:)``.
+    /// For layers built on this one (the Codable bridge), which read fields themselves.
+    package func decodeStoredValue(_ value: PropertyListValue, classes: [KeyedArchiveClass], key: String) throws -> Any? {
+        try decodeObject(of: classes, stored: value, key: key)
     }
 }

@@ -206,11 +206,27 @@ package struct ArchiveObjectFields {
 
     /// Stores a value under an already stored key (no escaping).
     package mutating func setStored(_ value: PropertyListValue, forStoredKey key: String) {
-        if let position = index[key] {
+        if let position = position(of: key) {
             dictionary.entries[position].value = value
         } else {
-            index[key] = dictionary.entries.count
+            if !index.isEmpty || dictionary.entries.count >= Self.indexThreshold { index[key] = dictionary.entries.count }
             dictionary.entries.append((PropertyListValue(key), value))
+            if index.isEmpty && dictionary.entries.count == Self.indexThreshold {
+                // Big objects (many unkeyed values) switch from scanning to a hash index.
+                for (offset, entry) in dictionary.entries.enumerated() {
+                    if let name = entry.key.stringValue { index[name] = offset }
+                }
+            }
+        }
+    }
+
+    private static let indexThreshold = 16
+
+    private func position(of key: String) -> Int? {
+        if !index.isEmpty { return index[key] }
+        return dictionary.entries.firstIndex { entry in
+            if case .string(let name) = entry.key { return name.value.utf8.elementsEqual(key.utf8) }
+            return false
         }
     }
 
@@ -224,5 +240,5 @@ package struct ArchiveObjectFields {
     }
 
     /// True when a user key has been stored.
-    package func contains(key: String) -> Bool { index[ArchiveKeys.escape(key)] != nil }
+    package func contains(key: String) -> Bool { position(of: ArchiveKeys.escape(key)) != nil }
 }

@@ -44,29 +44,33 @@ struct BinaryPropertyListDecoder {
     private let trailer: BinaryPropertyListTrailer
     /// End of the object area (the offset-table offset).
     private let objectsEnd: Int
-    /// Decoded objects by index (valid where `state > 0`).
+    /// Decoded containers, strings and data by index (valid where `state > 0`).
     private var cache: [PropertyListValue]
     /// Per object: 0 not yet decoded, -1 being decoded (on the container stack), otherwise the
     /// object's expanded size (1 + the expanded sizes of its members).
     private var state: [Int]
-    /// Per decoded object: the string and data bytes it holds with shared members counted at
-    /// every use (``DecodingLimits/maximumExpandedByteCount``).
+    /// Per decoded string, data or container: the string and data bytes it holds with shared
+    /// members counted at every use (``DecodingLimits/maximumExpandedByteCount``).
     private var expandedBytes: [Int]
 
-    /// A container being decoded.
+    /// A container being decoded. Members are appended straight into the container's own
+    /// storage, which then becomes the value without copying.
     private struct Frame {
         var object: Int
         /// The marker's high nibble: 0xA0 array, 0xC0 set, 0xD0 dictionary.
         var kind: UInt8
         var objectOffset: Int
         var refsStart: Int
+        /// Number of members (entries for dictionaries).
+        var count: Int
         /// Number of references: the count, or twice the count for dictionaries.
         var total: Int
         var next: Int = 0
-        /// Where this container's members start on the value stack.
-        var valuesBase: Int
         var expanded: Int = 1
         var bytes: Int = 0
+        var items: [PropertyListValue] = []
+        /// Dictionary entries; the keys are read first, with `null` values filled in later.
+        var entries: [PropertyListDictionary.Entry] = []
     }
 
     init(bytes: UnsafeRawBufferPointer, limits: DecodingLimits) throws {
@@ -105,15 +109,14 @@ struct BinaryPropertyListDecoder {
 
     mutating func decodeRoot() throws -> PropertyListValue {
         var frames: [Frame] = []
-        var values: [PropertyListValue] = []
         do {
-            if let value = try enter(trailer.topObject, frames: &frames, values: values) { return value }
+            if let value = try enter(trailer.topObject, frames: &frames) { return value.value }
             while !frames.isEmpty {
                 let last = frames.count - 1
-                if frames[last].next < frames[last].total {
-                    let position = frames[last].refsStart &+ frames[last].next &* trailer.objectRefSize
-                    let isKey = frames[last].kind == 0xD0 && frames[last].next < frames[last].total / 2
-                    frames[last].next += 1
+                let next = frames[last].next
+                if next < frames[last].total {
+                    let position = frames[last].refsStart &+ next &* trailer.objectRefSize
+                    frames[last].next = next + 1
                     let reference = BinaryBytes.readUInt(bytes, at: position, width: trailer.objectRefSize)
                     guard reference < UInt64(trailer.objectCount) else {
                         throw PropertyListError(
@@ -121,27 +124,46 @@ struct BinaryPropertyListDecoder {
                             byteOffset: position, objectIndex: frames[last].object)
                     }
                     let child = Int(reference)
-                    if isKey { try checkKey(child, container: frames[last].object) }
-                    if let value = try enter(child, frames: &frames, values: values) {
-                        values.append(value)
-                        try add(state[child], bytes: expandedBytes[child], to: &frames[last])
+                    let isDictionary = frames[last].kind == 0xD0
+                    if isDictionary, next < frames[last].count { try checkKey(child, container: frames[last].object) }
+                    if let (value, expanded, bytes) = try enter(child, frames: &frames) {
+                        try add(expanded, bytes: bytes, to: &frames[last])
+                        if !isDictionary {
+                            frames[last].items.append(value)
+                        } else if next < frames[last].count {
+                            frames[last].entries.append((value, .null))
+                        } else {
+                            frames[last].entries[next - frames[last].count].value = value
+                        }
                     }
                 } else {
                     let frame = frames.removeLast()
-                    let value = makeContainer(frame, values: values[frame.valuesBase...])
-                    values.removeSubrange(frame.valuesBase...)
+                    let value: PropertyListValue
+                    switch frame.kind {
+                    case 0xA0: value = .array(frame.items)
+                    case 0xC0: value = .set(frame.items)
+                    default: value = .dictionary(PropertyListDictionary(frame.entries))
+                    }
                     cache[frame.object] = value
                     state[frame.object] = frame.expanded
                     expandedBytes[frame.object] = frame.bytes
-                    guard !frames.isEmpty else { return value }
-                    values.append(value)
-                    try add(frame.expanded, bytes: frame.bytes, to: &frames[frames.count - 1])
+                    guard let parent = frames.indices.last else { return value }
+                    try add(frame.expanded, bytes: frame.bytes, to: &frames[parent])
+                    let member = frames[parent].next - 1
+                    if frames[parent].kind != 0xD0 {
+                        frames[parent].items.append(value)
+                    } else if member < frames[parent].count {
+                        // Unreachable: container keys are rejected by checkKey.
+                        frames[parent].entries.append((value, .null))
+                    } else {
+                        frames[parent].entries[member - frames[parent].count].value = value
+                    }
                 }
             }
             // Unreachable: the loop returns when the root container completes.
             throw PropertyListError(.invalidObject, "no root object", objectIndex: trailer.topObject)
         } catch var error as PropertyListError {
-            if error.keyPath == nil, !frames.isEmpty { error.keyPath = keyPath(frames, values: values) }
+            if error.keyPath == nil, !frames.isEmpty { error.keyPath = keyPath(frames) }
             throw error
         }
     }
@@ -150,14 +172,16 @@ struct BinaryPropertyListDecoder {
     /// enforcing the expansion limits.
     @inline(__always)
     private func add(_ expanded: Int, bytes: Int, to frame: inout Frame) throws {
-        let (byteSum, byteOverflow) = frame.bytes.addingReportingOverflow(bytes)
-        guard !byteOverflow, byteSum <= limits.maximumExpandedByteCount else {
-            throw PropertyListError(
-                .objectLimitExceeded,
-                "shared references expand past the limit of \(limits.maximumExpandedByteCount) bytes of strings and data",
-                byteOffset: frame.objectOffset, objectIndex: frame.object)
+        if bytes > 0 {
+            let (byteSum, byteOverflow) = frame.bytes.addingReportingOverflow(bytes)
+            guard !byteOverflow, byteSum <= limits.maximumExpandedByteCount else {
+                throw PropertyListError(
+                    .objectLimitExceeded,
+                    "shared references expand past the limit of \(limits.maximumExpandedByteCount) bytes of strings and data",
+                    byteOffset: frame.objectOffset, objectIndex: frame.object)
+            }
+            frame.bytes = byteSum
         }
-        frame.bytes = byteSum
         let (sum, overflow) = frame.expanded.addingReportingOverflow(expanded)
         guard !overflow, sum <= limits.maximumExpandedNodeCount else {
             throw PropertyListError(
@@ -168,11 +192,12 @@ struct BinaryPropertyListDecoder {
         frame.expanded = sum
     }
 
-    /// Returns the value of object `index` when it is a scalar or already decoded; otherwise
-    /// starts decoding the container (pushes a frame) and returns `nil`.
-    private mutating func enter(_ index: Int, frames: inout [Frame], values: [PropertyListValue]) throws -> PropertyListValue? {
+    /// Returns the value of object `index`, its expanded size and its expanded string/data
+    /// bytes when it is a scalar or already decoded; otherwise starts decoding the container
+    /// (pushes a frame) and returns `nil`.
+    private mutating func enter(_ index: Int, frames: inout [Frame]) throws -> (value: PropertyListValue, expanded: Int, bytes: Int)? {
         let status = state[index]
-        if status > 0 { return cache[index] }
+        if status > 0 { return (cache[index], status, expandedBytes[index]) }
         let offset = offset(of: index)
         if status < 0 {
             throw PropertyListError(.referenceCycle, "a container contains itself", byteOffset: offset, objectIndex: index)
@@ -195,20 +220,27 @@ struct BinaryPropertyListDecoder {
                     byteOffset: offset, objectIndex: index)
             }
             state[index] = -1
-            frames.append(Frame(
-                object: index, kind: marker & 0xF0, objectOffset: offset, refsStart: start, total: total,
-                valuesBase: values.count))
+            // The count is now known to fit in the input (one reference byte or more each).
+            var frame = Frame(object: index, kind: marker & 0xF0, objectOffset: offset, refsStart: start, count: count, total: total)
+            if isDictionary { frame.entries.reserveCapacity(count) } else { frame.items.reserveCapacity(count) }
+            frames.append(frame)
             return nil
-        default:
+        case 0x40, 0x50, 0x60:
+            // Strings and data own storage: decode once and share it wherever referenced.
             let value = try decodeScalar(marker: marker, at: offset, object: index)
             cache[index] = value
             state[index] = 1
+            let bytes: Int
             switch value {
-            case .string(let string): expandedBytes[index] = string.value.utf8.count
-            case .data(let data): expandedBytes[index] = data.count
-            default: break
+            case .string(let string): bytes = string.value.utf8.count
+            case .data(let data): bytes = data.count
+            default: bytes = 0
             }
-            return value
+            expandedBytes[index] = bytes
+            return (value, 1, bytes)
+        default:
+            // Numbers, dates, booleans, null and UIDs are cheaper to decode again than to cache.
+            return (try decodeScalar(marker: marker, at: offset, object: index), 1, 0)
         }
     }
 
@@ -225,37 +257,19 @@ struct BinaryPropertyListDecoder {
         }
     }
 
-    private func makeContainer(_ frame: Frame, values: ArraySlice<PropertyListValue>) -> PropertyListValue {
-        switch frame.kind {
-        case 0xA0: return .array(Array(values))
-        case 0xC0: return .set(Array(values))
-        default:
-            let count = values.count / 2
-            var entries: [PropertyListDictionary.Entry] = []
-            entries.reserveCapacity(count)
-            let base = values.startIndex
-            for index in 0..<count { entries.append((values[base + index], values[base + count + index])) }
-            return .dictionary(PropertyListDictionary(entries))
-        }
-    }
-
     /// The key path of the member being decoded, e.g. `root.items[3]`.
-    private func keyPath(_ frames: [Frame], values: [PropertyListValue]) -> String {
+    private func keyPath(_ frames: [Frame]) -> String {
         var path = "root"
         for frame in frames {
             let member = frame.next - 1
             guard member >= 0 else { break }
             if frame.kind == 0xD0 {
-                let count = frame.total / 2
-                if member < count {
+                if member < frame.count {
                     path += ".<key \(member)>"
+                } else if member - frame.count < frame.entries.count, case .string(let key) = frame.entries[member - frame.count].key {
+                    path += "." + key.value
                 } else {
-                    let keyIndex = frame.valuesBase + member - count
-                    if keyIndex < values.count, case .string(let key) = values[keyIndex] {
-                        path += "." + key.value
-                    } else {
-                        path += ".<value \(member - count)>"
-                    }
+                    path += ".<value \(member - frame.count)>"
                 }
             } else {
                 path += "[\(member)]"

@@ -35,18 +35,69 @@ public enum BinaryPropertyListWriter {
 private enum FlatObject {
     /// A scalar, written from its value.
     case scalar(PropertyListValue)
+    /// A string and whether it is stored as ASCII (else UTF-16).
+    case string(String, ascii: Bool)
     /// A container: its marker's high nibble, member count, and where its references start in
     /// the shared reference list (dictionaries have `2 * count` references).
     case container(kind: UInt8, count: Int, refsStart: Int)
 }
 
-/// What a uniqued scalar is equal by: its value and its storage hints.
-private enum ScalarKey: Hashable {
-    case integer(bitPattern: UInt64, aboveInt64Max: Bool, width: UInt8)
-    case real(bitPattern: UInt64, single: Bool)
-    case date(bitPattern: UInt64)
-    case data(Data)
-    case string(PropertyListString, PropertyListString.Storage)
+/// A uniqued number or date: its bit pattern and a tag for its kind and stored width, so that
+/// the same value stored differently stays a different object.
+private struct NumberKey: Hashable {
+    var bits: UInt64
+    var tag: UInt8
+}
+
+/// A uniqued string: compared literally (by UTF-8 bytes, not by canonical equivalence) and
+/// kept apart by storage.
+private struct StringKey: Hashable {
+    var string: String
+    var ascii: Bool
+
+    static func == (lhs: StringKey, rhs: StringKey) -> Bool {
+        guard lhs.ascii == rhs.ascii, lhs.string.utf8.count == rhs.string.utf8.count else { return false }
+        let fast = lhs.string.utf8.withContiguousStorageIfAvailable { left in
+            rhs.string.utf8.withContiguousStorageIfAvailable { right in
+                left.elementsEqual(right)
+            }
+        }
+        if let fast, let result = fast { return result }
+        return lhs.string.utf8.elementsEqual(rhs.string.utf8)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(ascii)
+        let done = string.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        if done == nil { for byte in string.utf8 { hasher.combine(byte) } }
+    }
+}
+
+/// Stores `index` in an empty dictionary slot (one hash lookup for find-or-insert) and returns
+/// the index already there, or `nil` when the slot was empty.
+@inline(__always)
+private func findOrInsert(_ slot: inout Int, _ index: Int) -> Int? {
+    if slot >= 0 { return slot }
+    slot = index
+    return nil
+}
+
+/// True when every byte of the string's UTF-8 is below 0x80, checked eight bytes at a time.
+private func isASCII(_ string: String) -> Bool {
+    let fast = string.utf8.withContiguousStorageIfAvailable { buffer -> Bool in
+        let raw = UnsafeRawBufferPointer(buffer)
+        var index = 0
+        while index + 8 <= raw.count {
+            if raw.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+            index += 8
+        }
+        while index < raw.count {
+            if raw[index] >= 0x80 { return false }
+            index += 1
+        }
+        return true
+    }
+    return fast ?? string.utf8.allSatisfy { $0 < 0x80 }
 }
 
 /// A container whose members are being flattened.
@@ -72,7 +123,9 @@ private struct FlattenFrame {
 private struct BinaryPropertyListFlattener {
     var objects: [FlatObject] = []
     var refs: [Int] = []
-    var unique: [ScalarKey: Int] = [:]
+    var numbers: [NumberKey: Int] = [:]
+    var strings: [StringKey: Int] = [:]
+    var datas: [Data: Int] = [:]
     var firstTrue: Int?
     var firstFalse: Int?
     var firstNull: Int?
@@ -146,36 +199,43 @@ private struct BinaryPropertyListFlattener {
             if let first = firstUID[uid] { reference = first } else { firstUID[uid] = index }
             estimatedSize += 9
         case .integer(let integer):
-            let key = ScalarKey.integer(bitPattern: integer.bitPattern, aboveInt64Max: integer.isAboveInt64Max, width: integer.widthForWriting)
-            reference = addUnique(key, value, size: 21)
+            let tag = integer.widthForWriting | (integer.isAboveInt64Max ? 0x80 : 0)
+            reference = addNumber(NumberKey(bits: integer.bitPattern, tag: tag), value, size: 17)
         case .real(let real):
-            reference = addUnique(.real(bitPattern: real.value.bitPattern, single: real.isSinglePrecision), value, size: 13)
+            reference = addNumber(NumberKey(bits: real.value.bitPattern, tag: real.isSinglePrecision ? 0x40 : 0x41), value, size: 9)
         case .date(let date):
             let seconds = date.timeIntervalSinceReferenceDate
             guard BinaryPropertyListReader.validDateRange.contains(seconds) else {
                 throw PropertyListError(.unrepresentableValue, "date \(seconds) is not finite or outside years 0...9999")
             }
-            reference = addUnique(.date(bitPattern: seconds.bitPattern), value, size: 13)
+            reference = addNumber(NumberKey(bits: seconds.bitPattern, tag: 0x50), value, size: 9)
         case .data(let data):
-            reference = addUnique(.data(data), value, size: 14 + data.count)
+            if let existing = findOrInsert(&datas[data, default: -1], index) {
+                reference = existing
+            } else {
+                objects.append(.scalar(value))
+                estimatedSize += 10 + data.count
+            }
         case .string(let string):
-            let storage = string.storageForWriting
-            let size = storage == .ascii ? string.value.utf8.count : 2 * string.value.utf8.count
-            reference = addUnique(.string(string, storage), value, size: 14 + size)
+            // The storage rule of PropertyListString.storageForWriting, with a faster ASCII check.
+            let ascii = string.storage != .utf16 && isASCII(string.value)
+            if let existing = findOrInsert(&strings[StringKey(string: string.value, ascii: ascii), default: -1], index) {
+                reference = existing
+            } else {
+                objects.append(.string(string.value, ascii: ascii))
+                estimatedSize += 10 + (ascii ? 1 : 2) * string.value.utf8.count
+            }
         }
         if let slot { refs[slot] = reference }
         return frame
     }
 
-    private mutating func addUnique(_ key: ScalarKey, _ value: PropertyListValue, size: Int) -> Int {
+    private mutating func addNumber(_ key: NumberKey, _ value: PropertyListValue, size: Int) -> Int {
         let index = objects.count
-        let existing = unique[key, default: index]
-        if existing == index {
-            unique[key] = index
-            objects.append(.scalar(value))
-            estimatedSize += size
-        }
-        return existing
+        if let existing = findOrInsert(&numbers[key, default: -1], index) { return existing }
+        objects.append(.scalar(value))
+        estimatedSize += size
+        return index
     }
 
     // MARK: - Serialization
@@ -198,6 +258,8 @@ private struct BinaryPropertyListFlattener {
                 }
             case .scalar(let value):
                 appendScalar(value, to: &out)
+            case .string(let string, let ascii):
+                appendString(string, ascii: ascii, to: &out)
             }
         }
         let tableOffset = out.count
@@ -251,22 +313,26 @@ private struct BinaryPropertyListFlattener {
             appendMarker(0x40, count: data.count, to: &out)
             out.append(contentsOf: data)
         case .string(let string):
-            if string.storageForWriting == .ascii {
-                appendMarker(0x50, count: string.value.utf8.count, to: &out)
-                out.append(contentsOf: string.value.utf8)
-            } else {
-                appendMarker(0x60, count: string.value.utf16.count, to: &out)
-                for unit in string.value.utf16 {
-                    out.append(UInt8(truncatingIfNeeded: unit >> 8))
-                    out.append(UInt8(truncatingIfNeeded: unit))
-                }
-            }
+            appendString(string.value, ascii: string.storageForWriting == .ascii, to: &out)
         case .uid(let uid):
             let width = uid <= 0xFF ? 1 : uid <= 0xFFFF ? 2 : 4
             out.append(0x80 | UInt8(width - 1))
             appendBigEndian(UInt64(uid), width: width, to: &out)
         case .array, .set, .dictionary:
             break  // containers are FlatObject.container
+        }
+    }
+
+    private func appendString(_ string: String, ascii: Bool, to out: inout [UInt8]) {
+        if ascii {
+            appendMarker(0x50, count: string.utf8.count, to: &out)
+            out.append(contentsOf: string.utf8)
+        } else {
+            appendMarker(0x60, count: string.utf16.count, to: &out)
+            for unit in string.utf16 {
+                out.append(UInt8(truncatingIfNeeded: unit >> 8))
+                out.append(UInt8(truncatingIfNeeded: unit))
+            }
         }
     }
 

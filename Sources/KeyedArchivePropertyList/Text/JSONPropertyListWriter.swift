@@ -131,7 +131,7 @@ private struct JSONWriter {
         case .uid(let uid): return "CF$UID:\(uid)"
         case .data(let data): return String(decoding: XMLBase64.encode(data), as: UTF8.self)
         case .date(let date):
-            guard let parts = XMLDateFormat.components(date) else { throw failure("date key has no ISO 8601 form") }
+            guard let parts = GregorianCalendar.components(of: date) else { throw failure("date key has no ISO 8601 form") }
             var text: [UInt8] = []
             XMLDateFormat.append(parts, to: &text)
             return String(decoding: text, as: UTF8.self)
@@ -141,7 +141,7 @@ private struct JSONWriter {
     }
 
     private mutating func appendDate(_ date: Date) throws {
-        guard let parts = XMLDateFormat.components(date) else {
+        guard let parts = GregorianCalendar.components(of: date) else {
             throw failure("date \(date.timeIntervalSinceReferenceDate) has no ISO 8601 form")
         }
         XMLDateFormat.append(parts, to: &output)

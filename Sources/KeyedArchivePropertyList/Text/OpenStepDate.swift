@@ -6,17 +6,15 @@ public enum OpenStepDate {
     /// Formats a date in UTC as `yyyy-MM-dd HH:mm:ss +0000`; fractional seconds are dropped,
     /// as `defaults` does.
     public static func format(_ date: Date) -> String {
-        let seconds = date.timeIntervalSince1970
-        guard seconds.isFinite, abs(seconds) < 1e14 else { return String(describing: seconds) }
-        let whole = Int64(seconds.rounded(.down))
-        let days = whole >= 0 ? whole / 86_400 : (whole - 86_399) / 86_400
-        let secondOfDay = whole - days * 86_400
-        let (year, month, day) = civil(fromDays: days)
+        guard let parts = GregorianCalendar.components(of: date) else {
+            return String(describing: date.timeIntervalSinceReferenceDate) + " seconds since 2001-01-01"
+        }
         func pad(_ value: Int64, _ width: Int) -> String {
-            let digits = String(abs(value))
+            let digits = String(value.magnitude)
             return (value < 0 ? "-" : "") + String(repeating: "0", count: max(0, width - digits.count)) + digits
         }
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2)) \(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2)) +0000"
+        return "\(pad(parts.year, 4))-\(pad(Int64(parts.month), 2))-\(pad(Int64(parts.day), 2)) "
+            + "\(pad(Int64(parts.hour), 2)):\(pad(Int64(parts.minute), 2)):\(pad(Int64(parts.second), 2)) +0000"
     }
 
     /// Parses `yyyy-MM-dd HH:mm:ss ±zzzz` (the offset optional, UTC when absent), or a date
@@ -71,30 +69,7 @@ public enum OpenStepDate {
             skipSpaces()
             guard scanner.isEmpty else { return nil }
         }
-        let days = days(fromCivil: year, month, day)
-        return Date(timeIntervalSince1970: Double(days * 86_400 + seconds - offset))
-    }
-
-    /// Howard Hinnant's days-from-civil: days since 1970-01-01 of a proleptic Gregorian date.
-    static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    /// The inverse of ``days(fromCivil:_:_:)``.
-    static func civil(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+        let midnight = GregorianCalendar.Components(year: year, month: Int(month), day: Int(day))
+        return GregorianCalendar.date(midnight, offsetSeconds: offset - seconds)
     }
 }

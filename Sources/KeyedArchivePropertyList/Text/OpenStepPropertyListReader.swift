@@ -551,22 +551,7 @@ struct OpenStepParser {
         return PropertyListError(code, message, byteOffset: offset, line: line(at: offset))
     }
 
-    /// The 1-based line of a byte offset (CR, LF and CRLF end lines), computed only for errors.
-    private func line(at offset: Int) -> Int {
-        var line = 1
-        var index = 0
-        while index < offset {
-            let byte = bytes[index]
-            if byte == 0x0D {
-                line += 1
-                if index + 1 < offset, bytes[index + 1] == 0x0A { index += 1 }
-            } else if byte == 0x0A {
-                line += 1
-            }
-            index += 1
-        }
-        return line
-    }
+    private func line(at offset: Int) -> Int { bytes.lineNumber(at: offset) }
 }
 
 extension String {

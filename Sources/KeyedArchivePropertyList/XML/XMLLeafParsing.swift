@@ -116,11 +116,11 @@ enum XMLLeafParsing {
             let hour = twoDigits(), expect(":"), let minute = twoDigits(), expect(":"), let second = twoDigits(),
             expect("Z"), index == count
         else { return nil }
-        guard XMLDateFormat.yearRange.contains(year), (1...12).contains(month),
-            (1...XMLDateFormat.daysInMonth(year: year, month: month)).contains(day),
+        guard GregorianCalendar.yearRange.contains(year), (1...12).contains(month),
+            (1...GregorianCalendar.daysInMonth(year: year, month: month)).contains(day),
             hour < 24, minute < 60, second < 60
         else { return nil }
-        return XMLDateFormat.date(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
+        return GregorianCalendar.date(.init(year: year, month: month, day: day, hour: hour, minute: minute, second: second))
     }
 
     /// Why base64 text did not decode, and where in it.

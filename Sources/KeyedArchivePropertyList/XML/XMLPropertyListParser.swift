@@ -681,22 +681,7 @@ struct XMLPropertyListParser {
         return PropertyListError(code, message, byteOffset: offsetBase + clamped, line: line(at: clamped), keyPath: keyPath())
     }
 
-    /// The 1-based line of `offset`, counting CR, LF and CRLF as one line break each, as CF does.
-    private func line(at offset: Int) -> Int {
-        var line = 1
-        var index = 0
-        while index < offset {
-            let byte = bytes[index]
-            if byte == 0x0A {
-                line += 1
-            } else if byte == 0x0D {
-                line += 1
-                if index + 1 < offset, bytes[index + 1] == 0x0A { index += 1 }
-            }
-            index += 1
-        }
-        return line
-    }
+    private func line(at offset: Int) -> Int { bytes.lineNumber(at: offset) }
 
     /// The path from the root to the value being read, e.g. `items[3].name`.
     private func keyPath() -> String {

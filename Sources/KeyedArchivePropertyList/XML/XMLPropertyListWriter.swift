@@ -134,7 +134,7 @@ private struct Writer {
         case .bool(let bool):
             append(bool ? "<true/>\n" : "<false/>\n")
         case .date(let date):
-            guard let parts = XMLDateFormat.components(date) else {
+            guard let parts = GregorianCalendar.components(of: date) else {
                 throw failure("date \(date.timeIntervalSinceReferenceDate) has no XML form (not finite or year beyond 32 bits)")
             }
             append("<date>")

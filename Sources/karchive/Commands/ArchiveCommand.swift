@@ -13,35 +13,20 @@ enum ArchiveCommand: Command {
         dates as NSDate. INPUT may be - for standard input.
 
         options:
-          --format F      binary (default) or xml
+          -f, --format F  binary (default) or xml
           -o, --output F  write to F instead of standard output
 
         """
 
     static func run(_ arguments: [String]) throws -> Int32 {
-        let parsed = try Arguments(arguments, valueOptions: ["--format", "-o", "--output"])
+        let parsed = try Arguments(arguments, valueOptions: ["-f", "--format", "-o", "--output"])
         guard parsed.positional.count == 1, let input = parsed.positional.first else {
             throw UsageError("expected one INPUT (see --help)")
         }
-        let formatName = parsed.value("--format") ?? "binary"
-        let format: PropertyListFormat
-        switch formatName {
-        case "binary": format = .binary
-        case "xml": format = .xml
-        default: throw UsageError("unknown format '\(formatName)' (binary or xml)")
-        }
-        let data = try Files.read(input)
-        let value: PropertyListValue
-        do {
-            value = try PropertyList.decode(data)
-        } catch {
-            throw ToolError("\(input): \(error)")
-        }
-        let archive: Data
-        do {
-            archive = try KeyedArchiver.archivedData(withRootObject: value, format: format)
-        } catch {
-            throw ToolError("\(input): \(error)")
+        let format = try OutputFormat(parsed.value("-f", "--format") ?? "binary", allowed: ["binary", "xml"])
+        let value = try Inputs.readPropertyList(input)
+        let archive = try Inputs.describingFailures(of: input) {
+            try KeyedArchiver.archivedData(withRootObject: value, format: format.propertyListFormat)
         }
         try Files.write(archive, to: parsed.value("-o", "--output"))
         return 0

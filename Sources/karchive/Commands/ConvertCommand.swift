@@ -26,7 +26,8 @@ enum ConvertCommand: Command {
         let format = try OutputFormat(parsed.value("-f", "--format") ?? "binary")
         let input = parsed.positional[0]
         let value = try Inputs.readPropertyList(input)
-        try Files.write(try format.encode(value), to: parsed.value("-o", "--output"))
+        let output = try Inputs.describingFailures(of: input) { try format.encode(value) }
+        try Files.write(output, to: parsed.value("-o", "--output"))
         return 0
     }
 }
@@ -46,6 +47,12 @@ enum OutputFormat {
         case "json": self = .json
         default: self = .propertyList(.binary)
         }
+    }
+
+    /// The property-list format, for outputs that cannot be JSON.
+    var propertyListFormat: PropertyListFormat {
+        if case .propertyList(let format) = self { return format }
+        return .binary
     }
 
     func encode(_ value: PropertyListValue) throws -> Data {
@@ -68,4 +75,21 @@ enum Inputs {
     }
 
     static func displayName(_ path: String) -> String { path == "-" ? "<stdin>" : path }
+
+    /// Runs `body`, turning any failure into a one-line error that names the input.
+    static func describingFailures<T>(of path: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as UsageError {
+            throw error
+        } catch {
+            throw ToolError("\(displayName(path)): \(error)")
+        }
+    }
+
+    /// True for a property list shaped like an NSKeyedArchiver archive.
+    static func isKeyedArchive(_ value: PropertyListValue) -> Bool {
+        guard case .dictionary(let dictionary) = value else { return false }
+        return dictionary["$objects"] != nil && dictionary["$top"] != nil && dictionary["$archiver"] != nil
+    }
 }

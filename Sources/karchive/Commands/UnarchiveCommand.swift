@@ -6,48 +6,39 @@ enum UnarchiveCommand: Command {
     static let name = "unarchive"
     static let summary = "Resolves an NSKeyedArchiver archive into a plain property list"
     static let help = """
-        usage: karchive unarchive [--format binary|xml|json] INPUT [-o OUTPUT]
+        usage: karchive unarchive [--format binary|xml|json] [--key KEY | --all] INPUT [-o OUTPUT]
 
         Resolves an NSKeyedArchiver archive (binary or XML) into a plain property list: arrays,
         dictionaries, strings, numbers, data and dates as themselves; sets and ordered sets as
         arrays; NSNull and nil as "$null"; NSURL as its absolute URL string; NSUUID as its
         uppercase string; any other class as a dictionary of its fields plus "$class"; a
         reference back into an object still being written (a cycle) as {"$ref": index}.
-        The root object is written; an archive without "root" gives a dictionary of all its
-        top-level keys. INPUT may be - for standard input.
+        The root object (top-level key "root") is written; an archive without one is an error
+        unless --key or --all says what to write instead. INPUT may be - for standard input.
 
         options:
-          --format F      binary, xml (default) or json
+          --key KEY       write the object under top-level key KEY instead of "root"
+          --all           write a dictionary of every top-level key and its object
+          -f, --format F  binary, xml (default) or json
           -o, --output F  write to F instead of standard output
 
         """
 
     static func run(_ arguments: [String]) throws -> Int32 {
-        let parsed = try Arguments(arguments, valueOptions: ["--format", "-o", "--output"])
+        let parsed = try Arguments(arguments, valueOptions: ["-f", "--format", "-o", "--output", "--key"], flagOptions: ["--all"])
         guard parsed.positional.count == 1, let input = parsed.positional.first else {
             throw UsageError("expected one INPUT (see --help)")
         }
-        let format = parsed.value("--format") ?? "xml"
-        guard ["binary", "xml", "json"].contains(format) else {
-            throw UsageError("unknown format '\(format)' (binary, xml or json)")
+        let format = try OutputFormat(parsed.value("-f", "--format") ?? "xml", allowed: ["binary", "xml", "json"])
+        let archive = try Inputs.readPropertyList(input)
+        let resolved = try Inputs.describingFailures(of: input) {
+            let resolver = try ArchiveResolver(propertyList: archive)
+            guard parsed.flag("--all") else { return try resolver.resolve(topLevelKey: parsed.value("--key") ?? "root") }
+            var all = PropertyListDictionary()
+            for key in resolver.topLevelKeys { all[key] = try resolver.resolve(topLevelKey: key) }
+            return .dictionary(all)
         }
-        let data = try Files.read(input)
-        let resolved: PropertyListValue
-        do {
-            resolved = try ArchiveResolver.resolve(data)
-        } catch let error as KeyedArchiveError {
-            throw ToolError("\(input): \(error)")
-        }
-        let output: Data
-        do {
-            switch format {
-            case "binary": output = try PropertyList.encode(resolved, format: .binary)
-            case "json": output = Data(try JSONPropertyListWriter.write(resolved, pretty: true))
-            default: output = try PropertyList.encode(resolved, format: .xml)
-            }
-        } catch {
-            throw ToolError("\(input): cannot write \(format): \(error)")
-        }
+        let output = try Inputs.describingFailures(of: input) { try format.encode(resolved) }
         try Files.write(output, to: parsed.value("-o", "--output"))
         return 0
     }
