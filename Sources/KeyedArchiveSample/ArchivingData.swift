@@ -62,3 +62,9 @@ public enum SampleImages {
     /// The picture `karchive demo --swap-image` switches to.
     public static var alternateImage: Data { Data(alternatePNG) }
 }
+
+/// The sample's class name comes from ``ArchivingData/archiveClassName``.
+extension ArchivingData: KeyedArchiveClassNaming {}
+
+/// The sample saves and loads itself with `write(to:)` / `init(contentsOf:)`.
+extension ArchivingData: ArchiveStorable {}

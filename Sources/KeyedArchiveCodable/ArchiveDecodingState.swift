@@ -1,0 +1,549 @@
+/// The state of one decoding run over a validated archive (the graph layer's
+/// ``ArchiveDocument``): coding path, depth and expansion counters, the objects being decoded
+/// (cycle detection) and the class instances already decoded (identity).
+///
+/// It is the `Decoder` itself; ``decodeValue(_:from:checkCycle:)`` saves and restores the value
+/// the decoder stands on, so no decoder is allocated per value.
+final class ArchiveDecodingState: Decoder {
+    let document: ArchiveDocument
+    let objects: [PropertyListValue]
+    let limits: DecodingLimits
+    private let isStrict: Bool
+    private let classNameOverrides: [ObjectIdentifier: String]
+    private let mappedNames: [String: [ObjectIdentifier]]
+    private let sendableUserInfo: [CodingUserInfoKey: any Sendable]
+
+    /// The coding path as a stack.
+    var keys: [any CodingKey] = []
+    private var depth = 0
+    private var expanded = 0
+    /// Objects whose decoding is running (a reference back to one is a cycle).
+    private var active: [Bool]
+    private var instances: [InstanceKey: AnyObject] = [:]
+    private var classInfo: [UInt32: ClassInfo] = [:]
+    private var accepted: [AcceptKey: Bool] = [:]
+
+    /// The value the `Decoder` methods read, and the type being decoded from it (for the class
+    /// name check; cleared once a container is made).
+    private var current: PropertyListValue = .uid(0)
+    private var currentType: Any.Type?
+
+    private struct InstanceKey: Hashable {
+        var uid: UInt32
+        var type: ObjectIdentifier
+    }
+    private struct AcceptKey: Hashable {
+        var classUID: UInt32
+        var type: ObjectIdentifier
+    }
+
+    /// What a class description means to this decoder.
+    struct ClassInfo {
+        enum Kind { case keyed, dictionary, array, set, string, data, date, url, uuid, other }
+        var name: String
+        var kind: Kind
+    }
+
+    init(document: ArchiveDocument, options: KeyedArchiveDecoder) {
+        self.document = document
+        self.objects = document.objects
+        self.limits = document.limits
+        self.isStrict = options.isStrict
+        self.classNameOverrides = options.classNameOverrides
+        self.mappedNames = options.mappedNames
+        self.sendableUserInfo = options.userInfo
+        self.active = [Bool](repeating: false, count: document.objects.count)
+    }
+
+    // MARK: Decoder
+
+    var codingPath: [any CodingKey] { keys }
+    var userInfo: [CodingUserInfoKey: Any] { sendableUserInfo }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        let expected = currentType
+        currentType = nil
+        return try keyedContainer(for: current, expected: expected, keyedBy: type)
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        currentType = nil
+        return try unkeyedContainer(for: current)
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        SingleValueArchiveDecodingContainer(state: self, value: current, depth: keys.count)
+    }
+
+    // MARK: Entry
+
+    func decodeRoot<T: Decodable>(_ type: T.Type, key: String) throws -> T {
+        guard let root = document.topValue(forKey: key) else {
+            throw DecodingError.valueNotFound(
+                type, DecodingError.Context(
+                    codingPath: [], debugDescription: "the archive's $top has no \"\(key)\" (keys: \(document.topKeys.joined(separator: ", ")))"))
+        }
+        keys.append(NameKey(stringValue: key))
+        defer { keys.removeLast() }
+        return try decodeValue(type, from: root, checkCycle: true)
+    }
+
+    // MARK: Errors
+
+    func path(adding key: (any CodingKey)?) -> [any CodingKey] {
+        guard let key else { return keys }
+        return keys + [key]
+    }
+
+    func corrupted(_ message: String, key: (any CodingKey)? = nil) -> DecodingError {
+        .dataCorrupted(DecodingError.Context(codingPath: path(adding: key), debugDescription: message))
+    }
+
+    func mismatch(_ type: Any.Type, _ message: String, key: (any CodingKey)? = nil) -> DecodingError {
+        .typeMismatch(type, DecodingError.Context(codingPath: path(adding: key), debugDescription: message))
+    }
+
+    func notFound(_ type: Any.Type, key: (any CodingKey)? = nil) -> DecodingError {
+        .valueNotFound(type, DecodingError.Context(codingPath: path(adding: key), debugDescription: "expected \(type), found nil ($null)"))
+    }
+
+    // MARK: Objects
+
+    /// The entry at a UID, range-checked.
+    @inline(__always)
+    func object(_ uid: UInt32, key: (any CodingKey)? = nil) throws -> PropertyListValue {
+        let index = Int(uid)
+        guard index < objects.count else {
+            throw corrupted("UID \(uid) is out of range ($objects has \(objects.count) entries)", key: key)
+        }
+        return objects[index]
+    }
+
+    /// The class of an object dictionary (cached per class description).
+    func classOf(_ fields: PropertyListDictionary, uid: UInt32, key: (any CodingKey)? = nil) throws -> (ClassInfo, UInt32) {
+        guard let first = fields.entries.first, case .string(let name) = first.key, name.value == ArchiveKeys.classReference,
+            case .uid(let classUID) = first.value
+        else {
+            return try slowClassOf(fields, uid: uid, key: key)
+        }
+        if let info = classInfo[classUID] { return (info, classUID) }
+        return try describeClass(classUID, uid: uid, key: key)
+    }
+
+    private func slowClassOf(_ fields: PropertyListDictionary, uid: UInt32, key: (any CodingKey)?) throws -> (ClassInfo, UInt32) {
+        guard let classValue = fields[ArchiveKeys.classReference] else {
+            throw corrupted("$objects[\(uid)] is a dictionary without $class", key: key)
+        }
+        guard case .uid(let classUID) = classValue else {
+            throw corrupted("$class of $objects[\(uid)] is a \(classValue.typeName), not a UID", key: key)
+        }
+        if let info = classInfo[classUID] { return (info, classUID) }
+        return try describeClass(classUID, uid: uid, key: key)
+    }
+
+    private func describeClass(_ classUID: UInt32, uid: UInt32, key: (any CodingKey)?) throws -> (ClassInfo, UInt32) {
+        let description: ArchivedClassDescription
+        do {
+            description = try document.classDescription(classUID, path: "$objects[\(uid)] $class")
+        } catch {
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(codingPath: path(adding: key), debugDescription: "\(error)", underlyingError: error))
+        }
+        let kind: ClassInfo.Kind
+        switch description.name {
+        case "NSDictionary", "NSMutableDictionary": kind = .dictionary
+        case "NSArray", "NSMutableArray", "NSOrderedSet", "NSMutableOrderedSet": kind = .array
+        case "NSSet", "NSMutableSet": kind = .set
+        case "NSString", "NSMutableString": kind = .string
+        case "NSData", "NSMutableData": kind = .data
+        case "NSDate": kind = .date
+        case "NSURL": kind = .url
+        case "NSUUID": kind = .uuid
+        case "NSNull", "NSNumber": kind = .other
+        default: kind = .keyed
+        }
+        let info = ClassInfo(name: description.name, kind: kind)
+        classInfo[classUID] = info
+        return (info, classUID)
+    }
+
+    /// Whether a class name is accepted for a type (strict mode).
+    private func accepts(_ info: ClassInfo, classUID: UInt32, for type: Any.Type) -> Bool {
+        let key = AcceptKey(classUID: classUID, type: ObjectIdentifier(type))
+        if let known = accepted[key] { return known }
+        let name = info.name
+        let archiveName = ClassNames.archiveName(of: type, overrides: classNameOverrides)
+        let result = name == archiveName
+            || name == ClassNames.qualifiedName(of: type)
+            || ClassNames.isModuleQualified(name, archiveName: archiveName)
+            || (mappedNames[name]?.contains(ObjectIdentifier(type)) ?? false)
+        accepted[key] = result
+        return result
+    }
+
+    // MARK: Containers
+
+    func keyedContainer<Key: CodingKey>(
+        for value: PropertyListValue, expected: Any.Type?, keyedBy type: Key.Type
+    ) throws -> KeyedDecodingContainer<Key> {
+        guard case .uid(let uid) = value else {
+            throw mismatch([String: Any].self, "expected an archived object, found an inline \(value.typeName)")
+        }
+        guard uid != 0 else { throw notFound(expected ?? [String: Any].self) }
+        let entry = try object(uid)
+        guard case .dictionary(let fields) = entry else {
+            throw mismatch(expected ?? [String: Any].self, "expected an archived object, found a \(entry.typeName)")
+        }
+        let (info, classUID) = try classOf(fields, uid: uid)
+        switch info.kind {
+        case .keyed:
+            if isStrict, let expected, !accepts(info, classUID: classUID, for: expected) {
+                throw mismatch(
+                    expected,
+                    "class \"\(info.name)\" is not accepted for \(expected) (accepted: "
+                        + "\(KeyedArchiveDecoder.describeAccepted(expected, overrides: classNameOverrides, mapped: mappedNames)))")
+            }
+            let storage = KeyedStorage(entries: fields.entries)
+            return KeyedDecodingContainer(KeyedArchiveDecodingContainer<Key>(state: self, storage: storage, depth: keys.count))
+        case .dictionary:
+            let storage = KeyedStorage(map: try dictionaryEntries(fields))
+            return KeyedDecodingContainer(KeyedArchiveDecodingContainer<Key>(state: self, storage: storage, depth: keys.count))
+        default:
+            throw mismatch(expected ?? [String: Any].self, "expected a keyed object, found \(info.name)")
+        }
+    }
+
+    /// An NSDictionary's entries by string key (string keys as they are, integer keys as their
+    /// decimal text, as Swift's `[Int: T]` coding expects).
+    private func dictionaryEntries(_ fields: PropertyListDictionary) throws -> [String: PropertyListValue] {
+        let (keyList, valueList) = try dictionaryLists(fields)
+        var map: [String: PropertyListValue] = [:]
+        map.reserveCapacity(keyList.count)
+        for (index, keyValue) in keyList.enumerated() {
+            let leaf = try resolveLeaf(keyValue, key: IndexKey(index))
+            let name: String
+            switch leaf {
+            case .string(let string): name = string.value
+            case .integer(let integer): name = integer.description
+            default: throw corrupted("NSDictionary key \(index) is a \(leaf.typeName); a keyed value needs string keys")
+            }
+            map[name] = valueList[index]
+        }
+        return map
+    }
+
+    private func dictionaryLists(_ fields: PropertyListDictionary) throws -> ([PropertyListValue], [PropertyListValue]) {
+        let keyList = try referenceList(fields, key: FoundationClassNames.keysKey, legacyPrefix: FoundationClassNames.keyPrefix)
+        let valueList = try referenceList(fields, key: FoundationClassNames.objectsKey, legacyPrefix: FoundationClassNames.objectPrefix)
+        guard keyList.count == valueList.count else {
+            throw corrupted("NSDictionary has \(keyList.count) keys but \(valueList.count) objects")
+        }
+        return (keyList, valueList)
+    }
+
+    func unkeyedContainer(for value: PropertyListValue) throws -> any UnkeyedDecodingContainer {
+        guard case .uid(let uid) = value else {
+            throw mismatch([Any].self, "expected an array, found an inline \(value.typeName)")
+        }
+        guard uid != 0 else { throw notFound([Any].self) }
+        let entry = try object(uid)
+        guard case .dictionary(let fields) = entry else {
+            throw mismatch([Any].self, "expected an array, found a \(entry.typeName)")
+        }
+        let (info, _) = try classOf(fields, uid: uid)
+        let elements: [PropertyListValue]
+        switch info.kind {
+        case .array, .set:
+            elements = try referenceList(fields, key: FoundationClassNames.objectsKey, legacyPrefix: FoundationClassNames.objectPrefix)
+        case .dictionary:
+            // Swift codes dictionaries with keys other than String and Int as [k0, v0, k1, v1, ...].
+            let (keyList, valueList) = try dictionaryLists(fields)
+            var interleaved: [PropertyListValue] = []
+            interleaved.reserveCapacity(2 * keyList.count)
+            for index in keyList.indices {
+                interleaved.append(keyList[index])
+                interleaved.append(valueList[index])
+            }
+            elements = interleaved
+        default:
+            throw mismatch([Any].self, "expected an array, found \(info.name)")
+        }
+        return UnkeyedArchiveDecodingContainer(state: self, elements: elements, depth: keys.count)
+    }
+
+    /// `NS.objects` (an array of references) or the older `NS.object.0, NS.object.1, ...`.
+    private func referenceList(_ fields: PropertyListDictionary, key: String, legacyPrefix: String) throws -> [PropertyListValue] {
+        if let value = fields[key] {
+            guard case .array(let items) = value else { throw corrupted("\(key) is a \(value.typeName), expected an array") }
+            return items
+        }
+        var legacy: [Int: PropertyListValue] = [:]
+        for entry in fields.entries {
+            guard case .string(let name) = entry.key, name.value.hasPrefix(legacyPrefix),
+                let index = Int(name.value.dropFirst(legacyPrefix.count)), index >= 0
+            else { continue }
+            legacy[index] = entry.value
+        }
+        var items: [PropertyListValue] = []
+        items.reserveCapacity(legacy.count)
+        while let item = legacy[items.count] { items.append(item) }
+        guard items.count == legacy.count else { throw corrupted("\(legacyPrefix)N keys are not numbered 0 to \(legacy.count - 1)") }
+        return items
+    }
+
+    // MARK: Values
+
+    /// Decodes a value stored in a container (inline or by reference).
+    ///
+    /// `checkCycle` is false only when a single-value container decodes the value it stands on
+    /// again (a wrapper type), which is not a reference back.
+    func decodeValue<T: Decodable>(_ type: T.Type, from value: PropertyListValue, checkCycle: Bool) throws -> T {
+        if let primitive = try decodePrimitive(type, from: value) { return primitive }
+        if let special = try decodeSpecial(type, from: value) { return special }
+        depth += 1
+        defer { depth -= 1 }
+        guard depth <= limits.maximumDepth else {
+            throw corrupted("nesting deeper than the maximum depth \(limits.maximumDepth)")
+        }
+        expanded += 1
+        guard expanded <= limits.maximumExpandedNodeCount else {
+            throw corrupted("more than \(limits.maximumExpandedNodeCount) values once shared references are expanded")
+        }
+        var marked: UInt32 = 0
+        if case .uid(let uid) = value, uid != 0 {
+            let index = Int(uid)
+            guard index < objects.count else {
+                throw corrupted("UID \(uid) is out of range ($objects has \(objects.count) entries)")
+            }
+            if T.self is AnyObject.Type, let instance = instances[InstanceKey(uid: uid, type: ObjectIdentifier(T.self))],
+                let typed = instance as? T
+            {
+                return typed
+            }
+            if checkCycle {
+                if active[index] {
+                    throw corrupted("cycle: $objects[\(uid)] refers back to itself through its fields; a Decodable value cannot contain itself")
+                }
+                active[index] = true
+                marked = uid
+            }
+        }
+        defer { if marked != 0 { active[Int(marked)] = false } }
+        let savedValue = current
+        let savedType = currentType
+        current = value
+        currentType = T.self
+        defer {
+            current = savedValue
+            currentType = savedType
+        }
+        let result = try T(from: self)
+        if marked != 0, T.self is AnyObject.Type {
+            instances[InstanceKey(uid: marked, type: ObjectIdentifier(T.self))] = result as AnyObject
+        }
+        return result
+    }
+
+    /// Follows a reference to a leaf: strings, numbers, booleans, data, or the NSString /
+    /// NSData object forms (`NS.string`, `NS.bytes`, `NS.data`).
+    func resolveLeaf(_ value: PropertyListValue, key: (any CodingKey)? = nil) throws -> PropertyListValue {
+        guard case .uid(let uid) = value else { return value }
+        let target = try object(uid, key: key)
+        guard case .dictionary(let fields) = target else { return target }
+        let (info, _) = try classOf(fields, uid: uid, key: key)
+        switch info.kind {
+        case .string:
+            if let string = fields[FoundationClassNames.stringKey] {
+                if case .uid = string { return try resolveLeafOnce(string, key: key) }
+                return string
+            }
+            if case .data(let bytes)? = fields[FoundationClassNames.bytesKey] {
+                guard let text = String(validating: bytes, as: UTF8.self) else { throw corrupted("NS.bytes is not UTF-8", key: key) }
+                return .string(PropertyListString(text))
+            }
+            throw corrupted("string object has neither NS.string nor NS.bytes", key: key)
+        case .data:
+            guard let data = fields[FoundationClassNames.dataKey] else { throw corrupted("data object has no NS.data", key: key) }
+            if case .uid = data { return try resolveLeafOnce(data, key: key) }
+            return data
+        default:
+            return target
+        }
+    }
+
+    private func resolveLeafOnce(_ value: PropertyListValue, key: (any CodingKey)?) throws -> PropertyListValue {
+        guard case .uid(let uid) = value else { return value }
+        return try object(uid, key: key)
+    }
+
+    func describe(_ value: PropertyListValue) -> String {
+        guard case .uid(let uid) = value else { return "an inline \(value.typeName)" }
+        if uid == 0 { return "nil" }
+        guard Int(uid) < objects.count else { return "an out-of-range reference" }
+        let target = objects[Int(uid)]
+        if case .dictionary(let fields) = target, let (info, _) = try? classOf(fields, uid: uid) { return info.name }
+        return "a \(target.typeName)"
+    }
+
+    /// Strings, numbers and booleans.
+    @inline(__always)
+    func decodePrimitive<T>(_ type: T.Type, from value: PropertyListValue, key: (any CodingKey)? = nil) throws -> T? {
+        if type == String.self { return try decodeString(value, key: key) as? T }
+        if type == Int.self { return try decodeInteger(Int.self, value, key: key) as? T }
+        if type == Double.self { return try decodeDouble(value, key: key) as? T }
+        if type == Bool.self { return try decodeBool(value, key: key) as? T }
+        if type == Float.self { return try decodeFloat(value, key: key) as? T }
+        if type == Int64.self { return try decodeInteger(Int64.self, value, key: key) as? T }
+        if type == Int32.self { return try decodeInteger(Int32.self, value, key: key) as? T }
+        if type == Int16.self { return try decodeInteger(Int16.self, value, key: key) as? T }
+        if type == Int8.self { return try decodeInteger(Int8.self, value, key: key) as? T }
+        if type == UInt.self { return try decodeInteger(UInt.self, value, key: key) as? T }
+        if type == UInt64.self { return try decodeInteger(UInt64.self, value, key: key) as? T }
+        if type == UInt32.self { return try decodeInteger(UInt32.self, value, key: key) as? T }
+        if type == UInt16.self { return try decodeInteger(UInt16.self, value, key: key) as? T }
+        if type == UInt8.self { return try decodeInteger(UInt8.self, value, key: key) as? T }
+        return nil
+    }
+
+    func decodeString(_ value: PropertyListValue, key: (any CodingKey)? = nil) throws -> String {
+        if case .uid(let uid) = value, uid != 0, Int(uid) < objects.count, case .string(let string) = objects[Int(uid)] {
+            return string.value  // the common case
+        }
+        if case .uid(0) = value { throw notFound(String.self, key: key) }
+        let leaf = try resolveLeaf(value, key: key)
+        guard case .string(let string) = leaf else {
+            throw mismatch(String.self, "expected a string, found \(describe(value))", key: key)
+        }
+        return string.value
+    }
+
+    func decodeInteger<I: FixedWidthInteger>(_ type: I.Type, _ value: PropertyListValue, key: (any CodingKey)? = nil) throws -> I {
+        if case .uid(0) = value { throw notFound(type, key: key) }
+        let leaf = try resolveLeaf(value, key: key)
+        switch leaf {
+        case .integer(let integer):
+            let result: I? = integer.isAboveInt64Max ? I(exactly: integer.bitPattern) : I(exactly: Int64(bitPattern: integer.bitPattern))
+            guard let result else { throw corrupted("number \(integer) does not fit in \(type)", key: key) }
+            return result
+        case .real(let real):
+            guard let result = I(exactly: real.value) else { throw corrupted("number \(real.value) does not fit in \(type)", key: key) }
+            return result
+        default:
+            throw mismatch(type, "expected a number, found \(describe(value))", key: key)
+        }
+    }
+
+    func decodeDouble(_ value: PropertyListValue, key: (any CodingKey)? = nil) throws -> Double {
+        if case .real(let real) = value { return real.value }
+        if case .uid(0) = value { throw notFound(Double.self, key: key) }
+        let leaf = try resolveLeaf(value, key: key)
+        switch leaf {
+        case .real(let real): return real.value
+        case .integer(let integer):
+            let double = integer.isAboveInt64Max ? Double(exactly: integer.bitPattern) : Double(exactly: Int64(bitPattern: integer.bitPattern))
+            guard let double else { throw corrupted("number \(integer) does not fit in Double", key: key) }
+            return double
+        default:
+            throw mismatch(Double.self, "expected a number, found \(describe(value))", key: key)
+        }
+    }
+
+    func decodeFloat(_ value: PropertyListValue, key: (any CodingKey)? = nil) throws -> Float {
+        let double = try decodeDouble(value, key: key)
+        let float = Float(double)
+        if double.isFinite && !float.isFinite { throw corrupted("number \(double) does not fit in Float", key: key) }
+        return float
+    }
+
+    func decodeBool(_ value: PropertyListValue, key: (any CodingKey)? = nil) throws -> Bool {
+        if case .bool(let bool) = value { return bool }
+        if case .uid(0) = value { throw notFound(Bool.self, key: key) }
+        let leaf = try resolveLeaf(value, key: key)
+        switch leaf {
+        case .bool(let bool): return bool
+        case .integer(let integer) where integer.bitPattern <= 1 && !integer.isAboveInt64Max:
+            return integer.bitPattern == 1  // encodeInt:forKey: of a BOOL in old Objective-C code
+        default:
+            throw mismatch(Bool.self, "expected a boolean, found \(describe(value))", key: key)
+        }
+    }
+
+    /// Data, Date, URL and UUID from their Foundation object forms.
+    private func decodeSpecial<T>(_ type: T.Type, from value: PropertyListValue) throws -> T? {
+        if type == Data.self { return try decodeData(value) as? T }
+        if type == Date.self { return try decodeDate(value) as? T }
+        if type == URL.self { return try decodeURL(value, remaining: 16) as? T }
+        if type == UUID.self { return try decodeUUID(value) as? T }
+        return nil
+    }
+
+    func decodeData(_ value: PropertyListValue) throws -> Data {
+        if case .uid(0) = value { throw notFound(Data.self) }
+        let leaf = try resolveLeaf(value)
+        guard case .data(let data) = leaf else { throw mismatch(Data.self, "expected data, found \(describe(value))") }
+        return data
+    }
+
+    private func objectFields(_ value: PropertyListValue, expecting type: Any.Type, kind: ClassInfo.Kind) throws -> PropertyListDictionary? {
+        guard case .uid(let uid) = value else { return nil }
+        guard uid != 0 else { throw notFound(type) }
+        guard case .dictionary(let fields) = try object(uid) else { return nil }
+        let (info, _) = try classOf(fields, uid: uid)
+        guard info.kind == kind else { throw mismatch(type, "expected \(type), found \(info.name)") }
+        return fields
+    }
+
+    func decodeDate(_ value: PropertyListValue) throws -> Date {
+        if case .date(let date) = try resolveLeaf(value) { return date }  // GNUstep stores plain dates
+        guard let fields = try objectFields(value, expecting: Date.self, kind: .date) else {
+            throw mismatch(Date.self, "expected a date, found \(describe(value))")
+        }
+        switch fields[FoundationClassNames.timeKey] {
+        case .real(let real)?: return Date(timeIntervalSinceReferenceDate: real.value)
+        case .integer(let integer)? where integer.int64Value != nil:
+            return Date(timeIntervalSinceReferenceDate: Double(integer.int64Value ?? 0))
+        default: throw corrupted("NSDate object without a numeric NS.time")
+        }
+    }
+
+    /// NSURL: `NS.relative` against `NS.base` (itself an NSURL; `remaining` bounds the chain).
+    func decodeURL(_ value: PropertyListValue, remaining: Int) throws -> URL {
+        if case .string(let string) = try resolveLeaf(value), let url = URL(string: string.value) { return url }
+        guard let fields = try objectFields(value, expecting: URL.self, kind: .url) else {
+            throw mismatch(URL.self, "expected a URL, found \(describe(value))")
+        }
+        var base: URL?
+        if let baseValue = fields[FoundationClassNames.baseKey], baseValue != .uid(0) {
+            guard remaining > 0 else { throw corrupted("NSURL base chain too long (or a cycle)") }
+            base = try decodeURL(baseValue, remaining: remaining - 1)
+        }
+        guard let relativeValue = fields[FoundationClassNames.relativeKey] else { throw corrupted("NSURL object without NS.relative") }
+        let relative = try decodeString(relativeValue)
+        guard let url = URL(string: relative, relativeTo: base) else { throw corrupted("NS.relative \"\(relative)\" is not a URL") }
+        return url
+    }
+
+    func decodeUUID(_ value: PropertyListValue) throws -> UUID {
+        if case .string(let string) = try resolveLeaf(value) {
+            guard let uuid = UUID(uuidString: string.value) else { throw corrupted("\"\(string.value)\" is not a UUID") }
+            return uuid
+        }
+        guard let fields = try objectFields(value, expecting: UUID.self, kind: .uuid) else {
+            throw mismatch(UUID.self, "expected a UUID, found \(describe(value))")
+        }
+        guard case .data(let bytes)? = fields[FoundationClassNames.uuidBytesKey], bytes.count == 16 else {
+            throw corrupted("NS.uuidbytes must be 16 bytes of data")
+        }
+        let b = [UInt8](bytes)
+        return UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+    }
+}
+
+extension KeyedArchiveDecoder {
+    static func describeAccepted(_ type: Any.Type, overrides: [ObjectIdentifier: String], mapped: [String: [ObjectIdentifier]]) -> String {
+        let archiveName = ClassNames.archiveName(of: type, overrides: overrides)
+        var names = [archiveName, ClassNames.qualifiedName(of: type), "<Module>." + archiveName]
+        names += mapped.filter { $0.value.contains(ObjectIdentifier(type)) }.keys.sorted()
+        return names.map { "\"\($0)\"" }.joined(separator: ", ")
+    }
+}

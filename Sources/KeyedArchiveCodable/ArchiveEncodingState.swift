@@ -1,0 +1,501 @@
+/// The state of one encoding run: the shared object table of the graph layer, the coding path,
+/// the identities of class instances, and the containers being filled.
+///
+/// It is the `Encoder` itself (one instance per run, no encoder allocated per value); each
+/// value is encoded by ``box(_:inline:)``, which saves and restores the per-value ``Level``.
+final class ArchiveEncodingState: Encoder {
+    /// The graph layer's object table: UIDs, leaf uniquing, class descriptions, conditionals.
+    let table = ArchiveObjectTable()
+    private let classNames: [ObjectIdentifier: String]
+    private let sendableUserInfo: [CodingUserInfoKey: any Sendable]
+    private let maximumDepth: Int
+
+    /// The coding path as a stack (copied into arrays only when asked for).
+    var keys: [any CodingKey] = []
+    private var depth = 0
+    /// What the value being encoded at this level produced.
+    var level = Level()
+    /// Containers opened with `nestedContainer`/`superEncoder` at the current level.
+    var nestedBuilders: [ContainerBuilder] = []
+    private var classUIDs: [ObjectIdentifier: UInt32] = [:]
+    private var dictionaryClassUID: UInt32 = 0
+    /// Class instances whose `encode(to:)` is running, with the coding-path depth they started at.
+    private(set) var inProgress: [ObjectIdentifier: [any CodingKey]] = [:]
+    /// Conditional references not yet resolved (target not encoded when they were met).
+    var forwardConditionals: [ForwardConditional] = []
+
+    struct Level {
+        var type: Any.Type?
+        var reservedUID: UInt32 = 0
+        var builder: ContainerBuilder?
+        var single: PropertyListValue?
+        var misuse: String?
+    }
+
+    /// A conditional reference whose target had no UID yet.
+    struct ForwardConditional {
+        var sourceUID: UInt32
+        /// For NSDictionary-form containers: the UID of the key string to add at the end.
+        var dictionaryKeyUID: UInt32?
+        var object: AnyObject
+        var codingPath: [any CodingKey]
+    }
+
+    init(classNames: [ObjectIdentifier: String], userInfo: [CodingUserInfoKey: any Sendable], maximumDepth: Int) {
+        self.classNames = classNames
+        self.sendableUserInfo = userInfo
+        self.maximumDepth = maximumDepth
+    }
+
+    // MARK: Encoder
+
+    var codingPath: [any CodingKey] { keys }
+    var userInfo: [CodingUserInfoKey: Any] { sendableUserInfo }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        if let builder = level.builder {
+            if builder.kind != .object && builder.kind != .dictionary {
+                level.misuse = "asked for a keyed container after an unkeyed one"
+            }
+            return KeyedEncodingContainer(KeyedArchiveEncodingContainer<Key>(state: self, builder: builder))
+        }
+        if level.single != nil { level.misuse = "asked for a keyed container after encoding a single value" }
+        let builder: ContainerBuilder
+        if let type = level.type {
+            builder = ContainerBuilder(kind: .object, uid: takeUID(), classUID: classUID(for: type), depth: keys.count)
+        } else {
+            builder = ContainerBuilder(kind: .dictionary, uid: takeUID(), classUID: dictionaryClass(), depth: keys.count)
+        }
+        level.builder = builder
+        return KeyedEncodingContainer(KeyedArchiveEncodingContainer<Key>(state: self, builder: builder))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        if let builder = level.builder {
+            if builder.kind != .array && builder.kind != .set {
+                level.misuse = "asked for an unkeyed container after a keyed one"
+            }
+            return UnkeyedArchiveEncodingContainer(state: self, builder: builder)
+        }
+        if level.single != nil { level.misuse = "asked for an unkeyed container after encoding a single value" }
+        let builder = ContainerBuilder(
+            kind: .array, uid: takeUID(), classUID: table.classUID(chain: FoundationClassNames.arrayChain), depth: keys.count)
+        level.builder = builder
+        return UnkeyedArchiveEncodingContainer(state: self, builder: builder)
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        if level.builder != nil { level.misuse = "asked for a single-value container after a keyed or unkeyed one" }
+        return SingleValueArchiveEncodingContainer(state: self)
+    }
+
+    private func takeUID() -> UInt32 {
+        if level.reservedUID != 0 {
+            defer { level.reservedUID = 0 }
+            return level.reservedUID
+        }
+        return table.reserveUID()
+    }
+
+    // MARK: Class descriptions
+
+    func classUID(for type: Any.Type) -> UInt32 {
+        let id = ObjectIdentifier(type)
+        if let uid = classUIDs[id] { return uid }
+        let name = ClassNames.archiveName(of: type, overrides: classNames)
+        let uid = table.classUID(chain: name == "NSObject" ? ["NSObject"] : [name, "NSObject"])
+        classUIDs[id] = uid
+        return uid
+    }
+
+    func dictionaryClass() -> UInt32 {
+        if dictionaryClassUID == 0 { dictionaryClassUID = table.classUID(chain: FoundationClassNames.dictionaryChain) }
+        return dictionaryClassUID
+    }
+
+    /// A new NSDictionary-form or NSArray-form container referenced from a parent container.
+    func nestedBuilder(_ kind: ContainerBuilder.Kind) -> ContainerBuilder {
+        let classUID = kind == .dictionary ? dictionaryClass() : table.classUID(chain: FoundationClassNames.arrayChain)
+        let builder = ContainerBuilder(kind: kind, uid: table.reserveUID(), classUID: classUID, depth: keys.count)
+        nestedBuilders.append(builder)
+        return builder
+    }
+
+    // MARK: Values
+
+    /// Encodes the root value: its stored form is always a reference.
+    func boxRoot<T: Encodable>(_ value: T) throws -> PropertyListValue {
+        let result = try box(value, inline: false)
+        finishNested(from: 0)
+        return result
+    }
+
+    /// Encodes one value and returns what its container stores: an inline number or boolean
+    /// (when `inline`, i.e. directly in an object's dictionary), or a UID.
+    func box<T: Encodable>(_ value: T, inline: Bool) throws -> PropertyListValue {
+        if let primitive = Self.primitive(value) {
+            return store(primitive, inline: inline)
+        }
+        if let special = try boxSpecial(value) { return special }
+        depth += 1
+        defer { depth -= 1 }
+        guard depth <= maximumDepth else {
+            throw EncodingError.invalidValue(
+                value, EncodingError.Context(
+                    codingPath: keys, debugDescription: "nesting deeper than the maximum depth \(maximumDepth)"))
+        }
+        let saved = level
+        let nestedStart = nestedBuilders.count
+        level = Level(type: T.self)
+        defer { level = saved }
+        var identity: ObjectIdentifier?
+        if T.self is AnyObject.Type {
+            let object = value as AnyObject
+            let id = ObjectIdentifier(object)
+            if let uid = table.uid(for: object) {
+                if let startPath = inProgress[id] {
+                    throw EncodingError.invalidValue(
+                        value, EncodingError.Context(
+                            codingPath: keys,
+                            debugDescription: "cycle: this \(T.self) instance is being encoded at "
+                                + "\(Self.describe(startPath)) and is referenced again inside itself at \(Self.describe(keys)); "
+                                + "a Decodable graph cannot be rebuilt from a cycle"))
+                }
+                return .uid(uid)
+            }
+            level.reservedUID = table.reserveUID(for: object)
+            inProgress[id] = keys
+            identity = id
+        }
+        let reserved = level.reservedUID
+        defer { if let identity { inProgress[identity] = nil } }
+        try value.encode(to: self)
+        if let misuse = level.misuse {
+            throw EncodingError.invalidValue(value, EncodingError.Context(codingPath: keys, debugDescription: misuse))
+        }
+        finishNested(from: nestedStart)
+        if let builder = level.builder {
+            builder.finish(into: table)
+            return .uid(builder.uid)
+        }
+        if let single = level.single {
+            let stored = store(single, inline: inline && reserved == 0)
+            guard reserved != 0 else { return stored }
+            // A class instance encoded as a single value: its reserved entry holds that value.
+            guard case .uid(let target) = stored, target != 0 else {
+                throw EncodingError.invalidValue(
+                    value, EncodingError.Context(codingPath: keys, debugDescription: "a class instance cannot encode as nil"))
+            }
+            table.setObject(table.objects[Int(target)], at: reserved)
+            return .uid(reserved)
+        }
+        // Nothing encoded: an empty object of the type's class (Foundation writes an empty dictionary).
+        let uid = reserved != 0 ? reserved : table.reserveUID()
+        table.setObject(ContainerBuilder(kind: .object, uid: uid, classUID: classUID(for: T.self), depth: 0).finishedValue(), at: uid)
+        return .uid(uid)
+    }
+
+    /// Finishes containers opened with `nestedContainer` since `start`.
+    func finishNested(from start: Int) {
+        guard nestedBuilders.count > start else { return }
+        for builder in nestedBuilders[start...] { builder.finish(into: table) }
+        nestedBuilders.removeSubrange(start...)
+    }
+
+    /// The stored form of a primitive: inline in an object dictionary for numbers and
+    /// booleans, else a reference to a uniqued leaf.
+    @inline(__always)
+    func store(_ value: PropertyListValue, inline: Bool) -> PropertyListValue {
+        switch value {
+        case .uid: return value
+        case .bool, .integer, .real: return inline ? value : .uid(table.leafUID(value))
+        default: return .uid(table.leafUID(value))
+        }
+    }
+
+    /// Numbers, booleans and strings as property-list leaves (checked by type identity, so no
+    /// protocol lookups on the hot path).
+    @inline(__always)
+    static func primitive<T>(_ value: T) -> PropertyListValue? {
+        let type = T.self
+        if type == String.self, let v = value as? String { return .string(PropertyListString(v)) }
+        if type == Int.self, let v = value as? Int { return .integer(PropertyListInteger(Int64(v))) }
+        if type == Double.self, let v = value as? Double { return .real(PropertyListReal(v)) }
+        if type == Bool.self, let v = value as? Bool { return .bool(v) }
+        if type == Float.self, let v = value as? Float { return .real(PropertyListReal(v)) }
+        if type == Int64.self, let v = value as? Int64 { return .integer(PropertyListInteger(v)) }
+        if type == Int32.self, let v = value as? Int32 { return .integer(PropertyListInteger(Int64(v))) }
+        if type == Int16.self, let v = value as? Int16 { return .integer(PropertyListInteger(Int64(v))) }
+        if type == Int8.self, let v = value as? Int8 { return .integer(PropertyListInteger(Int64(v))) }
+        if type == UInt.self, let v = value as? UInt { return .integer(PropertyListInteger(UInt64(v))) }
+        if type == UInt64.self, let v = value as? UInt64 { return .integer(PropertyListInteger(v)) }
+        if type == UInt32.self, let v = value as? UInt32 { return .integer(PropertyListInteger(UInt64(v))) }
+        if type == UInt16.self, let v = value as? UInt16 { return .integer(PropertyListInteger(UInt64(v))) }
+        if type == UInt8.self, let v = value as? UInt8 { return .integer(PropertyListInteger(UInt64(v))) }
+        return nil
+    }
+
+    /// Data, Date, URL, UUID, dictionaries and sets: stored as the Foundation objects an
+    /// Objective-C reader expects (not through their own `encode(to:)`).
+    private func boxSpecial<T: Encodable>(_ value: T) throws -> PropertyListValue? {
+        if T.self == Data.self, let data = value as? Data { return .uid(table.leafUID(.data(data))) }
+        if T.self == Date.self, let date = value as? Date { return .uid(dateUID(date)) }
+        if T.self == URL.self, let url = value as? URL { return .uid(urlUID(url)) }
+        if T.self == UUID.self, let uuid = value as? UUID { return .uid(uuidUID(uuid)) }
+        if let dictionary = value as? any ArchiveDictionaryEncodable {
+            return .uid(try encodeDictionary(dictionary, value))
+        }
+        if let set = value as? any ArchiveSetEncodable {
+            return .uid(try encodeSet(set, value))
+        }
+        return nil
+    }
+
+    private func enterCollection<T>(_ value: T) throws {
+        depth += 1
+        guard depth <= maximumDepth else {
+            depth -= 1
+            throw EncodingError.invalidValue(
+                value, EncodingError.Context(codingPath: keys, debugDescription: "nesting deeper than the maximum depth \(maximumDepth)"))
+        }
+    }
+
+    private func encodeDictionary<T>(_ dictionary: any ArchiveDictionaryEncodable, _ original: T) throws -> UInt32 {
+        try enterCollection(original)
+        defer { depth -= 1 }
+        let uid = table.reserveUID()
+        var keyUIDs: [PropertyListValue] = []
+        var valueUIDs: [PropertyListValue] = []
+        try dictionary.encodeEntries(into: self, keys: &keyUIDs, values: &valueUIDs)
+        var fields = PropertyListDictionary()
+        fields.entries.reserveCapacity(3)
+        fields.entries.append((PropertyListValue(ArchiveKeys.classReference), .uid(dictionaryClass())))
+        fields.entries.append((PropertyListValue(FoundationClassNames.keysKey), .array(keyUIDs)))
+        fields.entries.append((PropertyListValue(FoundationClassNames.objectsKey), .array(valueUIDs)))
+        table.setObject(.dictionary(fields), at: uid)
+        return uid
+    }
+
+    private func encodeSet<T>(_ set: any ArchiveSetEncodable, _ original: T) throws -> UInt32 {
+        try enterCollection(original)
+        defer { depth -= 1 }
+        let uid = table.reserveUID()
+        var members: [PropertyListValue] = []
+        try set.encodeMembers(into: self, members: &members)
+        var fields = PropertyListDictionary()
+        fields.entries.append((PropertyListValue(ArchiveKeys.classReference), .uid(table.classUID(chain: FoundationClassNames.setChain))))
+        fields.entries.append((PropertyListValue(FoundationClassNames.objectsKey), .array(members)))
+        table.setObject(.dictionary(fields), at: uid)
+        return uid
+    }
+
+    func dateUID(_ date: Date) -> UInt32 {
+        var fields = PropertyListDictionary()
+        fields.entries.append((PropertyListValue(ArchiveKeys.classReference), .uid(table.classUID(chain: FoundationClassNames.dateChain))))
+        fields.entries.append((PropertyListValue(FoundationClassNames.timeKey), .real(PropertyListReal(date.timeIntervalSinceReferenceDate))))
+        return table.valueObjectUID(.dictionary(fields))
+    }
+
+    func uuidUID(_ uuid: UUID) -> UInt32 {
+        var fields = PropertyListDictionary()
+        fields.entries.append((PropertyListValue(ArchiveKeys.classReference), .uid(table.classUID(chain: FoundationClassNames.uuidChain))))
+        fields.entries.append((PropertyListValue(FoundationClassNames.uuidBytesKey), .data(withUnsafeBytes(of: uuid.uuid) { Data($0) })))
+        return table.valueObjectUID(.dictionary(fields))
+    }
+
+    func urlUID(_ url: URL) -> UInt32 {
+        let uid = table.reserveUID()
+        var fields = PropertyListDictionary()
+        fields.entries.append((PropertyListValue(ArchiveKeys.classReference), .uid(table.classUID(chain: FoundationClassNames.urlChain))))
+        if let base = url.baseURL {
+            fields.entries.append((PropertyListValue(FoundationClassNames.baseKey), .uid(urlUID(base))))
+            fields.entries.append((PropertyListValue(FoundationClassNames.relativeKey), .uid(table.leafUID(PropertyListValue(url.relativeString)))))
+        } else {
+            fields.entries.append((PropertyListValue(FoundationClassNames.baseKey), .uid(0)))
+            fields.entries.append((PropertyListValue(FoundationClassNames.relativeKey), .uid(table.leafUID(PropertyListValue(url.absoluteString)))))
+        }
+        table.setObject(.dictionary(fields), at: uid)
+        return uid
+    }
+
+    // MARK: Conditional references
+
+    /// The stored value for a conditional reference from `builder` under `key`.
+    func conditionalReference(to object: AnyObject, from builder: ContainerBuilder, storedKey: String, keyUID: UInt32?) throws -> PropertyListValue? {
+        let id = ObjectIdentifier(object)
+        if let startPath = inProgress[id] {
+            throw EncodingError.invalidValue(
+                object, EncodingError.Context(
+                    codingPath: keys,
+                    debugDescription: "cycle: conditional reference back to the \(type(of: object)) instance being encoded at "
+                        + "\(Self.describe(startPath)); a Decodable graph cannot be rebuilt from a cycle"))
+        }
+        if let uid = table.uid(for: object) { return .uid(uid) }
+        forwardConditionals.append(ForwardConditional(sourceUID: builder.uid, dictionaryKeyUID: keyUID, object: object, codingPath: keys))
+        if keyUID != nil { return nil }  // NSDictionary entries are added at the end, if at all
+        return table.conditionalReference(to: object, slot: .object(uid: builder.uid, storedKey: storedKey))
+    }
+
+    /// Adds the NSDictionary entries of conditional references whose targets were encoded
+    /// later, and checks that no patched reference closed a cycle. (Object-form references
+    /// are patched by the table when it finishes.)
+    func finishDeferredConditionals() {
+        for conditional in forwardConditionals {
+            guard let keyUID = conditional.dictionaryKeyUID, let target = table.uid(for: conditional.object) else { continue }
+            let index = Int(conditional.sourceUID)
+            guard index < table.objects.count, case .dictionary(var fields) = table.objects[index] else { continue }
+            for position in fields.entries.indices {
+                guard case .string(let name) = fields.entries[position].key, case .array(var list) = fields.entries[position].value else {
+                    continue
+                }
+                if name.value == FoundationClassNames.keysKey {
+                    list.append(.uid(keyUID))
+                } else if name.value == FoundationClassNames.objectsKey {
+                    list.append(.uid(target))
+                } else {
+                    continue
+                }
+                fields.entries[position].value = .array(list)
+            }
+            table.setObject(.dictionary(fields), at: conditional.sourceUID)
+        }
+    }
+
+    /// A cycle closed by a forward conditional reference (A refers conditionally to B, and B,
+    /// encoded later, refers to A), as an error naming the conditional's coding path.
+    func checkConditionalCycles() throws {
+        let patched = forwardConditionals.compactMap { conditional in
+            table.uid(for: conditional.object).map { (conditional, $0) }
+        }
+        guard !patched.isEmpty else { return }
+        var extra: [UInt32: [UInt32]] = [:]
+        for (conditional, target) in patched { extra[conditional.sourceUID, default: []].append(target) }
+        if let (conditional, _) = patched.first(where: { ArchiveGraphCheck.reaches(from: $0.1, to: $0.0.sourceUID, objects: table.objects, extra: extra) }) {
+            throw EncodingError.invalidValue(
+                conditional.object, EncodingError.Context(
+                    codingPath: conditional.codingPath,
+                    debugDescription: "cycle: the conditional reference to a \(type(of: conditional.object)) here leads back to "
+                        + "this object; a Decodable graph cannot be rebuilt from a cycle"))
+        }
+    }
+
+    static func describe(_ path: [any CodingKey]) -> String {
+        path.isEmpty ? "the root" : path.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+    }
+}
+
+/// Reachability over the UIDs of `$objects` (iterative), for the conditional-cycle check.
+enum ArchiveGraphCheck {
+    static func reaches(from start: UInt32, to goal: UInt32, objects: [PropertyListValue], extra: [UInt32: [UInt32]]) -> Bool {
+        var visited = [Bool](repeating: false, count: objects.count)
+        var stack: [UInt32] = [start]
+        while let uid = stack.popLast() {
+            if uid == goal { return true }
+            let index = Int(uid)
+            guard index > 0, index < objects.count, !visited[index] else { continue }
+            visited[index] = true
+            if let more = extra[uid] { stack.append(contentsOf: more) }
+            guard case .dictionary(let fields) = objects[index] else { continue }
+            for entry in fields.entries {
+                if case .string(let key) = entry.key, key.value == ArchiveKeys.classReference { continue }
+                switch entry.value {
+                case .uid(let target): stack.append(target)
+                case .array(let items):
+                    for case .uid(let target) in items { stack.append(target) }
+                default: break
+                }
+            }
+        }
+        return false
+    }
+}
+
+/// The entries of one container being encoded; written to the table when its value finishes.
+final class ContainerBuilder {
+    enum Kind { case object, dictionary, array, set }
+    let kind: Kind
+    let uid: UInt32
+    /// Coding-path depth at creation (the container's own coding path is that prefix).
+    let depth: Int
+    /// Object form: `$class` then stored keys and values. Dictionary form: key UIDs and values.
+    var entries: [PropertyListDictionary.Entry]
+    /// Array and set forms: element references.
+    var elements: [PropertyListValue] = []
+
+    init(kind: Kind, uid: UInt32, classUID: UInt32, depth: Int) {
+        self.kind = kind
+        self.uid = uid
+        self.depth = depth
+        self.entries = [(ArchiveEncodingKeys.classKey, .uid(classUID))]
+    }
+
+    /// The object dictionary for this container.
+    func finishedValue() -> PropertyListValue {
+        switch kind {
+        case .object:
+            return .dictionary(PropertyListDictionary(entries))
+        case .dictionary:
+            var keys: [PropertyListValue] = []
+            var values: [PropertyListValue] = []
+            keys.reserveCapacity(entries.count - 1)
+            values.reserveCapacity(entries.count - 1)
+            for entry in entries.dropFirst() {
+                keys.append(entry.key)
+                values.append(entry.value)
+            }
+            return .dictionary(PropertyListDictionary([
+                entries[0], (ArchiveEncodingKeys.keysKey, .array(keys)), (ArchiveEncodingKeys.objectsKey, .array(values)),
+            ]))
+        case .array, .set:
+            return .dictionary(PropertyListDictionary([entries[0], (ArchiveEncodingKeys.objectsKey, .array(elements))]))
+        }
+    }
+
+    func finish(into table: ArchiveObjectTable) {
+        table.setObject(finishedValue(), at: uid)
+        entries = []
+        elements = []
+    }
+}
+
+/// Keys as property-list values, made once.
+enum ArchiveEncodingKeys {
+    static let classKey = PropertyListValue(ArchiveKeys.classReference)
+    static let keysKey = PropertyListValue(FoundationClassNames.keysKey)
+    static let objectsKey = PropertyListValue(FoundationClassNames.objectsKey)
+}
+
+/// Dictionaries are archived as NSDictionary (`NS.keys`, `NS.objects`) whatever their key type.
+protocol ArchiveDictionaryEncodable {
+    func encodeEntries(into state: ArchiveEncodingState, keys: inout [PropertyListValue], values: inout [PropertyListValue]) throws
+}
+
+extension Dictionary: ArchiveDictionaryEncodable where Key: Encodable, Value: Encodable {
+    func encodeEntries(into state: ArchiveEncodingState, keys: inout [PropertyListValue], values: inout [PropertyListValue]) throws {
+        keys.reserveCapacity(count)
+        values.reserveCapacity(count)
+        for (key, value) in self {
+            let name: any CodingKey = (key as? String).map { NameKey(stringValue: $0) } ?? NameKey(stringValue: "\(key)")
+            state.keys.append(name)
+            defer { state.keys.removeLast() }
+            keys.append(try state.box(key, inline: false))
+            values.append(try state.box(value, inline: false))
+        }
+    }
+}
+
+/// Sets are archived as NSSet.
+protocol ArchiveSetEncodable {
+    func encodeMembers(into state: ArchiveEncodingState, members: inout [PropertyListValue]) throws
+}
+
+extension Set: ArchiveSetEncodable where Element: Encodable {
+    func encodeMembers(into state: ArchiveEncodingState, members: inout [PropertyListValue]) throws {
+        members.reserveCapacity(count)
+        for (index, member) in enumerated() {
+            state.keys.append(IndexKey(index))
+            defer { state.keys.removeLast() }
+            members.append(try state.box(member, inline: false))
+        }
+    }
+}

@@ -1,0 +1,278 @@
+/// The fields of one keyed value: an archived object's dictionary (looked up by scanning from
+/// where the last lookup matched, since fields are usually read in the order written) or an
+/// NSDictionary's entries by key.
+final class KeyedStorage {
+    let entries: [PropertyListDictionary.Entry]
+    let map: [String: PropertyListValue]?
+    var cursor = 0
+
+    init(entries: [PropertyListDictionary.Entry]) {
+        self.entries = entries
+        self.map = nil
+    }
+
+    init(map: [String: PropertyListValue]) {
+        self.entries = []
+        self.map = map
+    }
+
+    @inline(__always)
+    func value(forKey key: String) -> PropertyListValue? {
+        if let map { return map[key] }
+        let stored = key.utf8.first == UInt8(ascii: "$") ? ArchiveKeys.escape(key) : key
+        let count = entries.count
+        var index = cursor
+        var scanned = 0
+        while scanned < count {
+            if index >= count { index = 0 }
+            if case .string(let name) = entries[index].key, name.value == stored {
+                cursor = index + 1
+                return entries[index].value
+            }
+            index += 1
+            scanned += 1
+        }
+        return nil
+    }
+
+    var keyNames: [String] {
+        if let map { return Array(map.keys) }
+        return entries.compactMap { entry in
+            guard case .string(let name) = entry.key, !ArchiveKeys.isReserved(name.value) else { return nil }
+            return ArchiveKeys.unescape(name.value)
+        }
+    }
+}
+
+struct KeyedArchiveDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let state: ArchiveDecodingState
+    let storage: KeyedStorage
+    let depth: Int
+
+    var codingPath: [any CodingKey] { Array(state.keys.prefix(depth)) }
+    var allKeys: [Key] { storage.keyNames.compactMap { Key(stringValue: $0) } }
+
+    func contains(_ key: Key) -> Bool { storage.value(forKey: key.stringValue) != nil }
+
+    @inline(__always)
+    private func require(_ key: Key) throws -> PropertyListValue {
+        guard let value = storage.value(forKey: key.stringValue) else {
+            throw DecodingError.keyNotFound(
+                key, DecodingError.Context(codingPath: codingPath, debugDescription: "no value for key \"\(key.stringValue)\""))
+        }
+        return value
+    }
+
+    func decodeNil(forKey key: Key) throws -> Bool {
+        guard let value = storage.value(forKey: key.stringValue) else { return true }
+        return value == .uid(0)
+    }
+
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try state.decodeBool(require(key), key: key) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try state.decodeString(require(key), key: key) }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try state.decodeDouble(require(key), key: key) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try state.decodeFloat(require(key), key: key) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try state.decodeInteger(type, require(key), key: key) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try state.decodeInteger(type, require(key), key: key) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try state.decodeInteger(type, require(key), key: key) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try state.decodeInteger(type, require(key), key: key) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try state.decodeInteger(type, require(key), key: key) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try state.decodeInteger(type, require(key), key: key) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try state.decodeInteger(type, require(key), key: key) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try state.decodeInteger(type, require(key), key: key) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try state.decodeInteger(type, require(key), key: key) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try state.decodeInteger(type, require(key), key: key) }
+
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        let value = try require(key)
+        state.keys.append(key)
+        defer { state.keys.removeLast() }
+        return try state.decodeValue(type, from: value, checkCycle: true)
+    }
+
+    /// Missing key and `$null` alike are nil.
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        guard let value = storage.value(forKey: key.stringValue), value != .uid(0) else { return nil }
+        state.keys.append(key)
+        defer { state.keys.removeLast() }
+        return try state.decodeValue(type, from: value, checkCycle: true)
+    }
+
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
+        guard let value = storage.value(forKey: key.stringValue), value != .uid(0) else { return nil }
+        return try state.decodeString(value, key: key)
+    }
+
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
+        guard let value = storage.value(forKey: key.stringValue), value != .uid(0) else { return nil }
+        return try state.decodeInteger(type, value, key: key)
+    }
+
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
+        guard let value = storage.value(forKey: key.stringValue), value != .uid(0) else { return nil }
+        return try state.decodeDouble(value, key: key)
+    }
+
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
+        guard let value = storage.value(forKey: key.stringValue), value != .uid(0) else { return nil }
+        return try state.decodeBool(value, key: key)
+    }
+
+    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+        let value = try require(key)
+        state.keys.append(key)
+        defer { state.keys.removeLast() }
+        return try state.keyedContainer(for: value, expected: nil, keyedBy: type)
+    }
+
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        let value = try require(key)
+        state.keys.append(key)
+        defer { state.keys.removeLast() }
+        return try state.unkeyedContainer(for: value)
+    }
+
+    func superDecoder() throws -> any Decoder {
+        ValueArchiveDecoder(state: state, value: storage.value(forKey: "super") ?? .uid(0), codingPath: codingPath + [NameKey.super])
+    }
+
+    func superDecoder(forKey key: Key) throws -> any Decoder {
+        ValueArchiveDecoder(state: state, value: storage.value(forKey: key.stringValue) ?? .uid(0), codingPath: codingPath + [key])
+    }
+}
+
+struct UnkeyedArchiveDecodingContainer: UnkeyedDecodingContainer {
+    let state: ArchiveDecodingState
+    let elements: [PropertyListValue]
+    let depth: Int
+    private(set) var currentIndex = 0
+
+    init(state: ArchiveDecodingState, elements: [PropertyListValue], depth: Int) {
+        self.state = state
+        self.elements = elements
+        self.depth = depth
+    }
+
+    var codingPath: [any CodingKey] { Array(state.keys.prefix(depth)) }
+    var count: Int? { elements.count }
+    var isAtEnd: Bool { currentIndex >= elements.count }
+
+    private mutating func next<T>(_ type: T.Type) throws -> PropertyListValue {
+        guard currentIndex < elements.count else {
+            throw DecodingError.valueNotFound(
+                type, DecodingError.Context(codingPath: codingPath + [IndexKey(currentIndex)], debugDescription: "unkeyed container is at end"))
+        }
+        defer { currentIndex += 1 }
+        return elements[currentIndex]
+    }
+
+    mutating func decodeNil() throws -> Bool {
+        guard currentIndex < elements.count else {
+            throw DecodingError.valueNotFound(
+                Any?.self, DecodingError.Context(codingPath: codingPath + [IndexKey(currentIndex)], debugDescription: "unkeyed container is at end"))
+        }
+        if elements[currentIndex] == .uid(0) {
+            currentIndex += 1
+            return true
+        }
+        return false
+    }
+
+    mutating func decode(_ type: Bool.Type) throws -> Bool { let i = currentIndex; return try state.decodeBool(next(type), key: IndexKey(i)) }
+    mutating func decode(_ type: String.Type) throws -> String { let i = currentIndex; return try state.decodeString(next(type), key: IndexKey(i)) }
+    mutating func decode(_ type: Double.Type) throws -> Double { let i = currentIndex; return try state.decodeDouble(next(type), key: IndexKey(i)) }
+    mutating func decode(_ type: Float.Type) throws -> Float { let i = currentIndex; return try state.decodeFloat(next(type), key: IndexKey(i)) }
+    mutating func decode(_ type: Int.Type) throws -> Int { let i = currentIndex; return try state.decodeInteger(type, next(type), key: IndexKey(i)) }
+    mutating func decode(_ type: Int8.Type) throws -> Int8 { let i = currentIndex; return try state.decodeInteger(type, next(type), key: IndexKey(i)) }
+    mutating func decode(_ type: Int16.Type) throws -> Int16 { let i = currentIndex; return try state.decodeInteger(type, next(type), key: IndexKey(i)) }
+    mutating func decode(_ type: Int32.Type) throws -> Int32 { let i = currentIndex; return try state.decodeInteger(type, next(type), key: IndexKey(i)) }
+    mutating func decode(_ type: Int64.Type) throws -> Int64 { let i = currentIndex; return try state.decodeInteger(type, next(type), key: IndexKey(i)) }
+    mutating func decode(_ type: UInt.Type) throws -> UInt { let i = currentIndex; return try state.decodeInteger(type, next(type), key: IndexKey(i)) }
+    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { let i = currentIndex; return try state.decodeInteger(type, next(type), key: IndexKey(i)) }
+    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { let i = currentIndex; return try state.decodeInteger(type, next(type), key: IndexKey(i)) }
+    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { let i = currentIndex; return try state.decodeInteger(type, next(type), key: IndexKey(i)) }
+    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { let i = currentIndex; return try state.decodeInteger(type, next(type), key: IndexKey(i)) }
+
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        let index = currentIndex
+        let value = try next(type)
+        state.keys.append(IndexKey(index))
+        defer { state.keys.removeLast() }
+        return try state.decodeValue(type, from: value, checkCycle: true)
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+        let index = currentIndex
+        let value = try next(type)
+        state.keys.append(IndexKey(index))
+        defer { state.keys.removeLast() }
+        return try state.keyedContainer(for: value, expected: nil, keyedBy: type)
+    }
+
+    mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        let index = currentIndex
+        let value = try next([Any].self)
+        state.keys.append(IndexKey(index))
+        defer { state.keys.removeLast() }
+        return try state.unkeyedContainer(for: value)
+    }
+
+    mutating func superDecoder() throws -> any Decoder {
+        let index = currentIndex
+        let value = try next(Any.self)
+        return ValueArchiveDecoder(state: state, value: value, codingPath: codingPath + [IndexKey(index)])
+    }
+}
+
+struct SingleValueArchiveDecodingContainer: SingleValueDecodingContainer {
+    let state: ArchiveDecodingState
+    let value: PropertyListValue
+    let depth: Int
+
+    var codingPath: [any CodingKey] { Array(state.keys.prefix(depth)) }
+
+    func decodeNil() -> Bool { value == .uid(0) }
+    func decode(_ type: Bool.Type) throws -> Bool { try state.decodeBool(value) }
+    func decode(_ type: String.Type) throws -> String { try state.decodeString(value) }
+    func decode(_ type: Double.Type) throws -> Double { try state.decodeDouble(value) }
+    func decode(_ type: Float.Type) throws -> Float { try state.decodeFloat(value) }
+    func decode(_ type: Int.Type) throws -> Int { try state.decodeInteger(type, value) }
+    func decode(_ type: Int8.Type) throws -> Int8 { try state.decodeInteger(type, value) }
+    func decode(_ type: Int16.Type) throws -> Int16 { try state.decodeInteger(type, value) }
+    func decode(_ type: Int32.Type) throws -> Int32 { try state.decodeInteger(type, value) }
+    func decode(_ type: Int64.Type) throws -> Int64 { try state.decodeInteger(type, value) }
+    func decode(_ type: UInt.Type) throws -> UInt { try state.decodeInteger(type, value) }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try state.decodeInteger(type, value) }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try state.decodeInteger(type, value) }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try state.decodeInteger(type, value) }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try state.decodeInteger(type, value) }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        try state.decodeValue(type, from: value, checkCycle: false)
+    }
+}
+
+/// The decoder handed out by `superDecoder()`: reads one stored value.
+final class ValueArchiveDecoder: Decoder {
+    let state: ArchiveDecodingState
+    let value: PropertyListValue
+    let codingPath: [any CodingKey]
+    var userInfo: [CodingUserInfoKey: Any] { state.userInfo }
+
+    init(state: ArchiveDecodingState, value: PropertyListValue, codingPath: [any CodingKey]) {
+        self.state = state
+        self.value = value
+        self.codingPath = codingPath
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        try state.keyedContainer(for: value, expected: nil, keyedBy: type)
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        try state.unkeyedContainer(for: value)
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        SingleValueArchiveDecodingContainer(state: state, value: value, depth: state.keys.count)
+    }
+}

@@ -1,0 +1,245 @@
+/// A keyed container: fields of an archived object (object form, primitives inline) or the
+/// entries of an NSDictionary (nested containers, everything by reference).
+struct KeyedArchiveEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    let state: ArchiveEncodingState
+    let builder: ContainerBuilder
+
+    var codingPath: [any CodingKey] { Array(state.keys.prefix(builder.depth)) }
+
+    @inline(__always)
+    private func set(_ value: PropertyListValue, forKey key: Key) {
+        if builder.kind == .object {
+            builder.entries.append((.string(PropertyListString(ArchiveKeys.escape(key.stringValue))), value))
+        } else {
+            builder.entries.append((.uid(state.table.leafUID(PropertyListValue(key.stringValue))), value))
+        }
+    }
+
+    @inline(__always)
+    private func setPrimitive(_ value: PropertyListValue, forKey key: Key) {
+        set(state.store(value, inline: builder.kind == .object), forKey: key)
+    }
+
+    mutating func encodeNil(forKey key: Key) throws { set(.uid(0), forKey: key) }
+    mutating func encode(_ value: Bool, forKey key: Key) throws { setPrimitive(.bool(value), forKey: key) }
+    mutating func encode(_ value: String, forKey key: Key) throws {
+        set(.uid(state.table.leafUID(.string(PropertyListString(value)))), forKey: key)
+    }
+    mutating func encode(_ value: Double, forKey key: Key) throws { setPrimitive(.real(PropertyListReal(value)), forKey: key) }
+    mutating func encode(_ value: Float, forKey key: Key) throws { setPrimitive(.real(PropertyListReal(value)), forKey: key) }
+    mutating func encode(_ value: Int, forKey key: Key) throws { setPrimitive(.integer(PropertyListInteger(Int64(value))), forKey: key) }
+    mutating func encode(_ value: Int8, forKey key: Key) throws { setPrimitive(.integer(PropertyListInteger(Int64(value))), forKey: key) }
+    mutating func encode(_ value: Int16, forKey key: Key) throws { setPrimitive(.integer(PropertyListInteger(Int64(value))), forKey: key) }
+    mutating func encode(_ value: Int32, forKey key: Key) throws { setPrimitive(.integer(PropertyListInteger(Int64(value))), forKey: key) }
+    mutating func encode(_ value: Int64, forKey key: Key) throws { setPrimitive(.integer(PropertyListInteger(value)), forKey: key) }
+    mutating func encode(_ value: UInt, forKey key: Key) throws { setPrimitive(.integer(PropertyListInteger(UInt64(value))), forKey: key) }
+    mutating func encode(_ value: UInt8, forKey key: Key) throws { setPrimitive(.integer(PropertyListInteger(UInt64(value))), forKey: key) }
+    mutating func encode(_ value: UInt16, forKey key: Key) throws { setPrimitive(.integer(PropertyListInteger(UInt64(value))), forKey: key) }
+    mutating func encode(_ value: UInt32, forKey key: Key) throws { setPrimitive(.integer(PropertyListInteger(UInt64(value))), forKey: key) }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws { setPrimitive(.integer(PropertyListInteger(value)), forKey: key) }
+
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        state.keys.append(key)
+        defer { state.keys.removeLast() }
+        set(try state.box(value, inline: builder.kind == .object), forKey: key)
+    }
+
+    mutating func encodeConditional<T: AnyObject & Encodable>(_ object: T, forKey key: Key) throws {
+        state.keys.append(key)
+        defer { state.keys.removeLast() }
+        if builder.kind == .object {
+            let stored = ArchiveKeys.escape(key.stringValue)
+            if let value = try state.conditionalReference(to: object, from: builder, storedKey: stored, keyUID: nil) {
+                builder.entries.append((.string(PropertyListString(stored)), value))
+            }
+        } else {
+            let keyUID = state.table.leafUID(PropertyListValue(key.stringValue))
+            if let value = try state.conditionalReference(to: object, from: builder, storedKey: "", keyUID: keyUID) {
+                builder.entries.append((.uid(keyUID), value))
+            }
+        }
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+        state.keys.append(key)
+        defer { state.keys.removeLast() }
+        let nested = state.nestedBuilder(.dictionary)
+        set(.uid(nested.uid), forKey: key)
+        return KeyedEncodingContainer(KeyedArchiveEncodingContainer<NestedKey>(state: state, builder: nested))
+    }
+
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+        state.keys.append(key)
+        defer { state.keys.removeLast() }
+        let nested = state.nestedBuilder(.array)
+        set(.uid(nested.uid), forKey: key)
+        return UnkeyedArchiveEncodingContainer(state: state, builder: nested)
+    }
+
+    mutating func superEncoder() -> any Encoder { superEncoder(named: NameKey.super) }
+    mutating func superEncoder(forKey key: Key) -> any Encoder { superEncoder(named: key) }
+
+    private func superEncoder(named key: any CodingKey) -> any Encoder {
+        let path = codingPath + [key]
+        let storedKey = ArchiveKeys.escape(key.stringValue)
+        let builder = self.builder
+        let state = self.state
+        return ReferencingArchiveEncoder(state: state, codingPath: path) { value in
+            if builder.kind == .object {
+                builder.entries.append((.string(PropertyListString(storedKey)), value))
+            } else {
+                builder.entries.append((.uid(state.table.leafUID(PropertyListValue(key.stringValue))), value))
+            }
+        }
+    }
+}
+
+/// An unkeyed container: the elements of an NSArray, each stored by reference.
+struct UnkeyedArchiveEncodingContainer: UnkeyedEncodingContainer {
+    let state: ArchiveEncodingState
+    let builder: ContainerBuilder
+
+    var codingPath: [any CodingKey] { Array(state.keys.prefix(builder.depth)) }
+    var count: Int { builder.elements.count }
+
+    @inline(__always)
+    private func append(_ value: PropertyListValue) { builder.elements.append(.uid(state.table.leafUID(value))) }
+
+    mutating func encodeNil() throws { builder.elements.append(.uid(0)) }
+    mutating func encode(_ value: Bool) throws { append(.bool(value)) }
+    mutating func encode(_ value: String) throws { append(.string(PropertyListString(value))) }
+    mutating func encode(_ value: Double) throws { append(.real(PropertyListReal(value))) }
+    mutating func encode(_ value: Float) throws { append(.real(PropertyListReal(value))) }
+    mutating func encode(_ value: Int) throws { append(.integer(PropertyListInteger(Int64(value)))) }
+    mutating func encode(_ value: Int8) throws { append(.integer(PropertyListInteger(Int64(value)))) }
+    mutating func encode(_ value: Int16) throws { append(.integer(PropertyListInteger(Int64(value)))) }
+    mutating func encode(_ value: Int32) throws { append(.integer(PropertyListInteger(Int64(value)))) }
+    mutating func encode(_ value: Int64) throws { append(.integer(PropertyListInteger(value))) }
+    mutating func encode(_ value: UInt) throws { append(.integer(PropertyListInteger(UInt64(value)))) }
+    mutating func encode(_ value: UInt8) throws { append(.integer(PropertyListInteger(UInt64(value)))) }
+    mutating func encode(_ value: UInt16) throws { append(.integer(PropertyListInteger(UInt64(value)))) }
+    mutating func encode(_ value: UInt32) throws { append(.integer(PropertyListInteger(UInt64(value)))) }
+    mutating func encode(_ value: UInt64) throws { append(.integer(PropertyListInteger(value))) }
+
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        state.keys.append(IndexKey(builder.elements.count))
+        defer { state.keys.removeLast() }
+        builder.elements.append(try state.box(value, inline: false))
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+        state.keys.append(IndexKey(builder.elements.count))
+        defer { state.keys.removeLast() }
+        let nested = state.nestedBuilder(.dictionary)
+        builder.elements.append(.uid(nested.uid))
+        return KeyedEncodingContainer(KeyedArchiveEncodingContainer<NestedKey>(state: state, builder: nested))
+    }
+
+    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
+        state.keys.append(IndexKey(builder.elements.count))
+        defer { state.keys.removeLast() }
+        let nested = state.nestedBuilder(.array)
+        builder.elements.append(.uid(nested.uid))
+        return UnkeyedArchiveEncodingContainer(state: state, builder: nested)
+    }
+
+    mutating func superEncoder() -> any Encoder {
+        let builder = self.builder
+        return ReferencingArchiveEncoder(state: state, codingPath: codingPath + [IndexKey(builder.elements.count)]) { value in
+            builder.elements.append(value)
+        }
+    }
+}
+
+/// The container of a value encoded as one primitive or one nested value.
+struct SingleValueArchiveEncodingContainer: SingleValueEncodingContainer {
+    let state: ArchiveEncodingState
+    var codingPath: [any CodingKey] { state.keys }
+
+    private func set(_ value: PropertyListValue) {
+        if state.level.single != nil || state.level.builder != nil {
+            state.level.misuse = "encoded more than one value in a single-value container"
+        }
+        state.level.single = value
+    }
+
+    mutating func encodeNil() throws { set(.uid(0)) }
+    mutating func encode(_ value: Bool) throws { set(.bool(value)) }
+    mutating func encode(_ value: String) throws { set(.string(PropertyListString(value))) }
+    mutating func encode(_ value: Double) throws { set(.real(PropertyListReal(value))) }
+    mutating func encode(_ value: Float) throws { set(.real(PropertyListReal(value))) }
+    mutating func encode(_ value: Int) throws { set(.integer(PropertyListInteger(Int64(value)))) }
+    mutating func encode(_ value: Int8) throws { set(.integer(PropertyListInteger(Int64(value)))) }
+    mutating func encode(_ value: Int16) throws { set(.integer(PropertyListInteger(Int64(value)))) }
+    mutating func encode(_ value: Int32) throws { set(.integer(PropertyListInteger(Int64(value)))) }
+    mutating func encode(_ value: Int64) throws { set(.integer(PropertyListInteger(value))) }
+    mutating func encode(_ value: UInt) throws { set(.integer(PropertyListInteger(UInt64(value)))) }
+    mutating func encode(_ value: UInt8) throws { set(.integer(PropertyListInteger(UInt64(value)))) }
+    mutating func encode(_ value: UInt16) throws { set(.integer(PropertyListInteger(UInt64(value)))) }
+    mutating func encode(_ value: UInt32) throws { set(.integer(PropertyListInteger(UInt64(value)))) }
+    mutating func encode(_ value: UInt64) throws { set(.integer(PropertyListInteger(value))) }
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        set(try state.box(value, inline: true))
+    }
+}
+
+/// The encoder handed out by `superEncoder()`: whatever is encoded through it is stored in the
+/// parent container (nested keyed containers as NSDictionary, unkeyed as NSArray).
+final class ReferencingArchiveEncoder: Encoder {
+    let state: ArchiveEncodingState
+    let codingPath: [any CodingKey]
+    private let store: (PropertyListValue) -> Void
+    private var builder: ContainerBuilder?
+    var userInfo: [CodingUserInfoKey: Any] { state.userInfo }
+
+    init(state: ArchiveEncodingState, codingPath: [any CodingKey], store: @escaping (PropertyListValue) -> Void) {
+        self.state = state
+        self.codingPath = codingPath
+        self.store = store
+    }
+
+    private func builder(_ kind: ContainerBuilder.Kind) -> ContainerBuilder {
+        if let builder { return builder }
+        let new = state.nestedBuilder(kind)
+        builder = new
+        store(.uid(new.uid))
+        return new
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        KeyedEncodingContainer(KeyedArchiveEncodingContainer<Key>(state: state, builder: builder(.dictionary)))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        UnkeyedArchiveEncodingContainer(state: state, builder: builder(.array))
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        ReferencingSingleValueContainer(encoder: self)
+    }
+
+    fileprivate func storeSingle(_ value: PropertyListValue) { store(state.store(value, inline: false)) }
+
+    private struct ReferencingSingleValueContainer: SingleValueEncodingContainer {
+        let encoder: ReferencingArchiveEncoder
+        var codingPath: [any CodingKey] { encoder.codingPath }
+        mutating func encodeNil() throws { encoder.storeSingle(.uid(0)) }
+        mutating func encode(_ value: Bool) throws { encoder.storeSingle(.bool(value)) }
+        mutating func encode(_ value: String) throws { encoder.storeSingle(.string(PropertyListString(value))) }
+        mutating func encode(_ value: Double) throws { encoder.storeSingle(.real(PropertyListReal(value))) }
+        mutating func encode(_ value: Float) throws { encoder.storeSingle(.real(PropertyListReal(value))) }
+        mutating func encode(_ value: Int) throws { encoder.storeSingle(.integer(PropertyListInteger(Int64(value)))) }
+        mutating func encode(_ value: Int8) throws { encoder.storeSingle(.integer(PropertyListInteger(Int64(value)))) }
+        mutating func encode(_ value: Int16) throws { encoder.storeSingle(.integer(PropertyListInteger(Int64(value)))) }
+        mutating func encode(_ value: Int32) throws { encoder.storeSingle(.integer(PropertyListInteger(Int64(value)))) }
+        mutating func encode(_ value: Int64) throws { encoder.storeSingle(.integer(PropertyListInteger(value))) }
+        mutating func encode(_ value: UInt) throws { encoder.storeSingle(.integer(PropertyListInteger(UInt64(value)))) }
+        mutating func encode(_ value: UInt8) throws { encoder.storeSingle(.integer(PropertyListInteger(UInt64(value)))) }
+        mutating func encode(_ value: UInt16) throws { encoder.storeSingle(.integer(PropertyListInteger(UInt64(value)))) }
+        mutating func encode(_ value: UInt32) throws { encoder.storeSingle(.integer(PropertyListInteger(UInt64(value)))) }
+        mutating func encode(_ value: UInt64) throws { encoder.storeSingle(.integer(PropertyListInteger(value))) }
+        mutating func encode<T: Encodable>(_ value: T) throws {
+            encoder.storeSingle(try encoder.state.box(value, inline: false))
+        }
+    }
+}

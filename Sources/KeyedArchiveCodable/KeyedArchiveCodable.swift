@@ -1,2 +1,0 @@
-// The Codable bridge. See issue 4.
-@_exported import KeyedArchiveGraph

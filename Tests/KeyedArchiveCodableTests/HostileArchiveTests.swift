@@ -1,0 +1,238 @@
+import Foundation
+import KeyedArchive
+import KeyedArchiveSample
+import KeyedArchiveTestSupport
+import XCTest
+
+struct Profile: Codable, Equatable {
+    var name: String
+    var age: Int
+    var score: Float
+    var tags: [String]
+}
+
+struct Tree: Codable {
+    var children: [Tree]
+}
+
+/// Arrays of arrays of ... (any depth).
+struct NestedArrays: Decodable {
+    var count = 0
+    init(from decoder: any Decoder) throws {
+        var container = try decoder.unkeyedContainer()
+        while !container.isAtEnd {
+            count += 1 + (try container.decode(NestedArrays.self)).count
+        }
+    }
+}
+
+final class HostileArchiveTests: XCTestCase {
+    let sample = Profile(name: "Ada", age: 36, score: 0.5, tags: ["x", "y"])
+
+    /// The archive of `sample` as an editable property list: the envelope and the root's UID.
+    private func editable() throws -> (objects: [PropertyListValue], root: Int, envelope: PropertyListDictionary) {
+        let plist = try PropertyList.decode(KeyedArchiver.archivedData(withRootObject: sample))
+        guard case .dictionary(let envelope) = plist, case .array(let objects)? = plist["$objects"],
+            case .uid(let root)? = plist["$top"]?["root"]
+        else { throw XCTSkip("unexpected archive shape") }
+        return (objects, Int(root), envelope)
+    }
+
+    private func archive(_ objects: [PropertyListValue], envelope: PropertyListDictionary) throws -> Data {
+        var envelope = envelope
+        envelope["$objects"] = .array(objects)
+        return try PropertyList.encode(.dictionary(envelope), format: .binary)
+    }
+
+    private func setField(_ key: String, _ value: PropertyListValue?, in objects: inout [PropertyListValue], at index: Int) {
+        guard case .dictionary(var fields) = objects[index] else { return }
+        fields[key] = value
+        objects[index] = .dictionary(fields)
+    }
+
+    private func assertDecodingError<T: Decodable>(_ type: T.Type, _ data: Data, file: StaticString = #filePath, line: UInt = #line,
+                                                    _ check: (DecodingError) -> Void = { _ in }) {
+        XCTAssertThrowsError(try KeyedUnarchiver.unarchivedObject(ofType: type, from: data), file: file, line: line) { error in
+            guard let error = error as? DecodingError else { return XCTFail("not a DecodingError: \(error)", file: file, line: line) }
+            check(error)
+        }
+    }
+
+    func testWrongTypesUnderKeys() throws {
+        let (objects, root, envelope) = try editable()
+        var edited = objects
+        setField("name", .integer(7), in: &edited, at: root)
+        assertDecodingError(Profile.self, try archive(edited, envelope: envelope)) { error in
+            guard case .typeMismatch(_, let context) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(context.codingPath.last?.stringValue, "name")
+        }
+        edited = objects
+        setField("age", .string(PropertyListString("old")), in: &edited, at: root)
+        assertDecodingError(Profile.self, try archive(edited, envelope: envelope))
+        edited = objects
+        setField("age", .integer(PropertyListInteger(UInt64.max)), in: &edited, at: root)
+        assertDecodingError(Profile.self, try archive(edited, envelope: envelope)) { error in
+            guard case .dataCorrupted = error else { return XCTFail("\(error)") }
+        }
+        edited = objects
+        setField("tags", .uid(UInt32(root)), in: &edited, at: root)  // the profile itself where an array belongs
+        assertDecodingError(Profile.self, try archive(edited, envelope: envelope))
+        edited = objects
+        setField("name", .uid(9_999), in: &edited, at: root)  // out of range
+        assertDecodingError(Profile.self, try archive(edited, envelope: envelope))
+        edited = objects
+        setField("$class", .integer(1), in: &edited, at: root)
+        assertDecodingError(Profile.self, try archive(edited, envelope: envelope))
+        // The whole archive as another type.
+        assertDecodingError([Int].self, try KeyedArchiver.archivedData(withRootObject: sample))
+        assertDecodingError(Profile.self, try KeyedArchiver.archivedData(withRootObject: [1, 2]))
+        assertDecodingError(Profile.self, try KeyedArchiver.archivedData(withRootObject: "text"))
+    }
+
+    func testMissingKeysAndNulls() throws {
+        let (objects, root, envelope) = try editable()
+        var edited = objects
+        setField("age", nil, in: &edited, at: root)
+        assertDecodingError(Profile.self, try archive(edited, envelope: envelope)) { error in
+            guard case .keyNotFound(let key, _) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(key.stringValue, "age")
+        }
+        edited = objects
+        setField("name", .uid(0), in: &edited, at: root)
+        assertDecodingError(Profile.self, try archive(edited, envelope: envelope)) { error in
+            guard case .valueNotFound = error else { return XCTFail("\(error)") }
+        }
+        var top = envelope
+        top["$top"] = .dictionary(PropertyListDictionary())
+        assertDecodingError(Profile.self, try archive(objects, envelope: top))
+        assertDecodingError(Profile.self, Data("not an archive".utf8))
+        assertDecodingError(Profile.self, Data())
+    }
+
+    func testCyclesInHostileArchivesAreErrors() throws {
+        // A tree whose child list contains the tree itself.
+        let data = try KeyedArchiver.archivedData(withRootObject: Tree(children: [Tree(children: [])]))
+        let plist = try PropertyList.decode(data)
+        guard case .dictionary(let envelope) = plist, case .array(var objects)? = plist["$objects"],
+            case .uid(let root)? = plist["$top"]?["root"], case .uid(let list)? = objects[Int(root)]["children"]
+        else { return XCTFail("shape") }
+        setField("NS.objects", .array([.uid(root)]), in: &objects, at: Int(list))
+        assertDecodingError(Tree.self, try archive(objects, envelope: envelope)) { error in
+            guard case .dataCorrupted(let context) = error else { return XCTFail("\(error)") }
+            XCTAssertTrue(context.debugDescription.contains("cycle"), context.debugDescription)
+        }
+        // Class instances in a cycle: also an error, never a crash.
+        let person = Person("p")
+        var peopleData = try PropertyList.decode(KeyedArchiver.archivedData(withRootObject: person))
+        guard case .dictionary(var people) = peopleData, case .array(var personObjects)? = people["$objects"],
+            case .uid(let personUID)? = peopleData["$top"]?["root"], case .uid(let friends)? = personObjects[Int(personUID)]["friends"]
+        else { return XCTFail("shape") }
+        setField("NS.objects", .array([.uid(personUID)]), in: &personObjects, at: Int(friends))
+        people["$objects"] = .array(personObjects)
+        peopleData = .dictionary(people)
+        assertDecodingError(Person.self, try PropertyList.encode(peopleData, format: .binary))
+        // A URL whose base is itself.
+        let urlData = try PropertyList.decode(KeyedArchiver.archivedData(withRootObject: URL(string: "https://example.com")!))
+        guard case .dictionary(var urlEnvelope) = urlData, case .array(var urlObjects)? = urlData["$objects"],
+            case .uid(let urlUID)? = urlData["$top"]?["root"]
+        else { return XCTFail("shape") }
+        setField("NS.base", .uid(urlUID), in: &urlObjects, at: Int(urlUID))
+        urlEnvelope["$objects"] = .array(urlObjects)
+        assertDecodingError(URL.self, try PropertyList.encode(.dictionary(urlEnvelope), format: .binary))
+    }
+
+    func testDeepNestingIsBoundedByTheLimits() throws {
+        // 20,000 nested arrays built directly in the object table (our encoder refuses to write them).
+        let table = ArchiveObjectTable()
+        let depth = 20_000
+        let uids = (0..<depth).map { _ in table.reserveUID() }
+        let arrayClass = table.classUID(chain: ["NSArray", "NSObject"])
+        for (index, uid) in uids.enumerated() {
+            let children: [PropertyListValue] = index + 1 < depth ? [.uid(uids[index + 1])] : []
+            table.setObject(.dictionary(PropertyListDictionary([("$class", .uid(arrayClass)), ("NS.objects", .array(children))])), at: uid)
+        }
+        let data = try table.encodedData(top: PropertyListDictionary([("root", .uid(uids[0]))]))
+        let decoder = KeyedArchiveDecoder()
+        XCTAssertThrowsError(try decoder.decode(NestedArrays.self, from: data)) { error in
+            guard case DecodingError.dataCorrupted(let context) = error else { return XCTFail("\(error)") }
+            XCTAssertTrue(context.debugDescription.contains("depth"), context.debugDescription)
+        }
+        // Shared sub-arrays: 2^40 paths through 40 objects; the expansion limit stops it.
+        let bomb = ArchiveObjectTable()
+        let levels = (0..<40).map { _ in bomb.reserveUID() }
+        let bombClass = bomb.classUID(chain: ["NSArray", "NSObject"])
+        for (index, uid) in levels.enumerated() {
+            let children: [PropertyListValue] = index + 1 < levels.count ? [.uid(levels[index + 1]), .uid(levels[index + 1])] : []
+            bomb.setObject(.dictionary(PropertyListDictionary([("$class", .uid(bombClass)), ("NS.objects", .array(children))])), at: uid)
+        }
+        let bombData = try bomb.encodedData(top: PropertyListDictionary([("root", .uid(levels[0]))]))
+        decoder.limits.maximumExpandedNodeCount = 100_000
+        XCTAssertThrowsError(try decoder.decode(NestedArrays.self, from: bombData)) { error in
+            XCTAssertTrue(error is DecodingError)
+        }
+    }
+
+    func testStrictClassNamesAndMapping() throws {
+        let data = try KeyedArchiver.archivedData(withRootObject: sample)  // class "Profile"
+        let strict = KeyedArchiveDecoder()
+        strict.isStrict = true
+        XCTAssertEqual(try strict.decode(Profile.self, from: data), sample)
+
+        // The same fields under an old class name: lenient accepts, strict refuses unless mapped.
+        let encoder = KeyedArchiveEncoder()
+        encoder.setClassName("LegacyProfile", for: Profile.self)
+        let legacy = try encoder.encode(sample)
+        XCTAssertEqual(try KeyedUnarchiver.unarchivedObject(ofType: Profile.self, from: legacy), sample)
+        XCTAssertThrowsError(try strict.decode(Profile.self, from: legacy)) { error in
+            guard case DecodingError.typeMismatch(_, let context) = error else { return XCTFail("\(error)") }
+            XCTAssertTrue(context.debugDescription.contains("LegacyProfile"), context.debugDescription)
+        }
+        strict.setType(Profile.self, forClassName: "LegacyProfile")
+        XCTAssertEqual(try strict.decode(Profile.self, from: legacy), sample)
+
+        // Module-qualified names, as Swift's NSKeyedArchiver writes them.
+        for name in ["MyApp.Profile", "KeyedArchiveCodableTests.Profile"] {
+            encoder.setClassName(name, for: Profile.self)
+            let qualified = try encoder.encode(sample)
+            let decoder = KeyedArchiveDecoder()
+            decoder.isStrict = true
+            XCTAssertEqual(try decoder.decode(Profile.self, from: qualified), sample, name)
+        }
+        for name in ["Other.Module.Profile", "ProfileX", "NSObject"] {
+            encoder.setClassName(name, for: Profile.self)
+            let decoder = KeyedArchiveDecoder()
+            decoder.isStrict = true
+            XCTAssertThrowsError(try decoder.decode(Profile.self, from: encoder.encode(sample)), name)
+        }
+        // The sample's protocol-given name, and an override on the decoder side.
+        let sampleData = try KeyedArchiver.archivedData(withRootObject: KeyedArchiveSample.ArchivingData.defaultProfile)
+        XCTAssertEqual(try Self.className(sampleData), "ArchivingData")
+        XCTAssertEqual(try strict.decode(KeyedArchiveSample.ArchivingData.self, from: sampleData), .defaultProfile)
+        strict.setClassName("Renamed", for: KeyedArchiveSample.ArchivingData.self)
+        XCTAssertThrowsError(try strict.decode(KeyedArchiveSample.ArchivingData.self, from: sampleData))
+    }
+
+    func testRandomByteDamageNeverTraps() throws {
+        var generator = ModelGenerator(seed: 7)
+        let model = generator.model(depth: 1)
+        let data = try KeyedArchiver.archivedData(withRootObject: model)
+        var rng = SeededGenerator(seed: 99)
+        for _ in 0..<300 {
+            var damaged = [UInt8](data)
+            for _ in 0..<Int.random(in: 1...4, using: &rng) {
+                let index = Int.random(in: 0..<damaged.count, using: &rng)
+                damaged[index] = UInt8.random(in: 0...255, using: &rng)
+            }
+            // Any outcome but a trap is acceptable; errors must be DecodingErrors.
+            do {
+                _ = try KeyedUnarchiver.unarchivedObject(ofType: Model.self, from: Data(damaged))
+            } catch {
+                XCTAssertTrue(error is DecodingError, "\(error)")
+            }
+        }
+    }
+
+    static func className(_ data: Data) throws -> String? {
+        try FoundationInteropTests.rootClassName(data)
+    }
+}

@@ -1,0 +1,171 @@
+import Foundation
+import KeyedArchive
+import XCTest
+
+final class Person: Codable {
+    var name: String
+    var friends: [Person]
+    init(_ name: String, friends: [Person] = []) {
+        self.name = name
+        self.friends = friends
+    }
+}
+
+/// Uses encodeConditional for `favorite`, before or after `pet` depending on `conditionalFirst`.
+final class Owner: Codable {
+    var pet: Pet?
+    var favorite: Pet?
+    var conditionalFirst: Bool
+
+    init(pet: Pet?, favorite: Pet?, conditionalFirst: Bool) {
+        self.pet = pet
+        self.favorite = favorite
+        self.conditionalFirst = conditionalFirst
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: NameKeys.self)
+        try container.encode(conditionalFirst, forKey: .c)
+        if conditionalFirst, let favorite { try container.encodeConditional(favorite, forKey: .favorite) }
+        try container.encodeIfPresent(pet, forKey: .pet)
+        if !conditionalFirst, let favorite { try container.encodeConditional(favorite, forKey: .favorite) }
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: NameKeys.self)
+        conditionalFirst = try container.decode(Bool.self, forKey: .c)
+        pet = try container.decodeIfPresent(Pet.self, forKey: .pet)
+        favorite = try container.decodeIfPresent(Pet.self, forKey: .favorite)
+    }
+}
+
+final class Pet: Codable {
+    var name: String
+    init(_ name: String) { self.name = name }
+}
+
+/// A node whose `next` is encoded conditionally (a weak back pointer in a real model).
+final class Link: Codable {
+    var name: String
+    var next: Link?
+    var weakBack: Link?
+    init(_ name: String) { self.name = name }
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: NameKeys.self)
+        try container.encode(name, forKey: .a)
+        try container.encodeIfPresent(next, forKey: .next)
+        if let weakBack { try container.encodeConditional(weakBack, forKey: .b) }
+    }
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: NameKeys.self)
+        name = try container.decode(String.self, forKey: .a)
+        next = try container.decodeIfPresent(Link.self, forKey: .next)
+        weakBack = try container.decodeIfPresent(Link.self, forKey: .b)
+    }
+}
+
+final class IdentityTests: XCTestCase {
+    func testSharedInstancesDecodeAsOneInstance() throws {
+        let shared = Person("shared")
+        let a = Person("a", friends: [shared])
+        let b = Person("b", friends: [shared, a])
+        let data = try KeyedArchiver.archivedData(withRootObject: [a, b, shared])
+        let back = try KeyedUnarchiver.unarchivedObject(ofType: [Person].self, from: data)
+        XCTAssertEqual(back.map(\.name), ["a", "b", "shared"])
+        XCTAssertTrue(back[0].friends[0] === back[2])
+        XCTAssertTrue(back[1].friends[0] === back[2])
+        XCTAssertTrue(back[1].friends[1] === back[0])
+        // The peer duplicates shared instances.
+        let peer = try PropertyListDecoder().decode([Person].self, from: PropertyListEncoder().encode([a, b, shared]))
+        XCTAssertFalse(peer[0].friends[0] === peer[2])
+        // Archived once: one object per person, found by counting objects with Person's class.
+        let plist = try PropertyList.decode(data)
+        let persons = plist["$objects"]?.arrayValue?.filter { $0["name"] != nil }.count
+        XCTAssertEqual(persons, 3)
+    }
+
+    func testCycleMakesEncodingThrowWithThePath() throws {
+        let a = Person("a")
+        let b = Person("b", friends: [a])
+        a.friends = [b]
+        XCTAssertThrowsError(try KeyedArchiver.archivedData(withRootObject: ["root": a])) { error in
+            guard case EncodingError.invalidValue(_, let context) = error else { return XCTFail("\(error)") }
+            XCTAssertTrue(context.debugDescription.contains("cycle"), context.debugDescription)
+            XCTAssertEqual(context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }, ["root", "friends", "0", "friends", "0"])
+        }
+        let selfish = Person("self")
+        selfish.friends = [selfish]
+        XCTAssertThrowsError(try KeyedArchiver.archivedData(withRootObject: selfish)) { error in
+            XCTAssertTrue(error is EncodingError)
+        }
+    }
+
+    func testConditionalObjectsInBothOrders() throws {
+        for conditionalFirst in [true, false] {
+            let pet = Pet("rex")
+            let owner = Owner(pet: pet, favorite: pet, conditionalFirst: conditionalFirst)
+            let back = try KeyedUnarchiver.unarchivedObject(ofType: Owner.self, from: KeyedArchiver.archivedData(withRootObject: owner))
+            XCTAssertEqual(back.pet?.name, "rex")
+            XCTAssertTrue(back.favorite === back.pet, "conditionalFirst \(conditionalFirst)")
+        }
+        // Never encoded unconditionally: nil.
+        let lonely = Owner(pet: nil, favorite: Pet("ghost"), conditionalFirst: true)
+        let back = try KeyedUnarchiver.unarchivedObject(ofType: Owner.self, from: KeyedArchiver.archivedData(withRootObject: lonely))
+        XCTAssertNil(back.favorite)
+        // Encoded later, in another object (back-patched at the end).
+        let pet = Pet("later")
+        let first = Owner(pet: nil, favorite: pet, conditionalFirst: true)
+        let second = Owner(pet: pet, favorite: nil, conditionalFirst: true)
+        let pair = try KeyedUnarchiver.unarchivedObject(ofType: [Owner].self, from: KeyedArchiver.archivedData(withRootObject: [first, second]))
+        XCTAssertTrue(pair[0].favorite === pair[1].pet)
+        XCTAssertEqual(pair[0].favorite?.name, "later")
+    }
+
+    func testConditionalReferenceThatClosesACycleIsAnEncodingError() throws {
+        // Back pointer to an ancestor: a cycle through a conditional reference.
+        let parent = Link("parent")
+        let child = Link("child")
+        parent.next = child
+        child.weakBack = parent
+        XCTAssertThrowsError(try KeyedArchiver.archivedData(withRootObject: parent)) { error in
+            XCTAssertTrue(error is EncodingError, "\(error)")
+        }
+        // Forward conditional reference whose target, encoded later, leads back: also refused.
+        let a = Link("a")
+        let b = Link("b")
+        a.weakBack = b
+        b.next = a
+        XCTAssertThrowsError(try KeyedArchiver.archivedData(withRootObject: [a, b])) { error in
+            guard case EncodingError.invalidValue(_, let context) = error else { return XCTFail("\(error)") }
+            XCTAssertTrue(context.debugDescription.contains("cycle"), context.debugDescription)
+        }
+    }
+
+    func testLongChainsAreDepthBoundedNotCrashing() throws {
+        var head = Link("0")
+        for index in 1..<2_000 {
+            let link = Link(String(index))
+            link.next = head
+            head = link
+        }
+        XCTAssertThrowsError(try KeyedArchiver.archivedData(withRootObject: head)) { error in
+            guard case EncodingError.invalidValue(_, let context) = error else { return XCTFail("\(error)") }
+            XCTAssertTrue(context.debugDescription.contains("depth"))
+        }
+        let encoder = KeyedArchiveEncoder()
+        encoder.maximumDepth = 3_000
+        let data = try encoder.encode(head)
+        XCTAssertThrowsError(try KeyedUnarchiver.unarchivedObject(ofType: Link.self, from: data)) { error in
+            XCTAssertTrue(error is DecodingError)
+        }
+        let decoder = KeyedArchiveDecoder()
+        decoder.limits.maximumDepth = 3_000
+        var node: Link? = try decoder.decode(Link.self, from: data)
+        var count = 0
+        while let current = node {
+            count += 1
+            node = current.next
+        }
+        XCTAssertEqual(count, 2_000)
+    }
+}

@@ -1,4 +1,0 @@
-import XCTest
-final class KeyedArchiveCodableTestsPlaceholder: XCTestCase {
-    func testBuilds() { XCTAssertTrue(true) }
-}
