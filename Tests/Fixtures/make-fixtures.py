@@ -36,3 +36,18 @@ xml = ('<?xml version="1.0" encoding="UTF-8"?>\n<plist version="1.0"><dict><key>
        '<key>$version</key><integer>100000</integer><key>$top</key><dict><key>root</key>' + uid(1) + '</dict>'
        '<key>$objects</key><array>' + ''.join(objects) + '</array></dict></plist>\n')
 open("unarchiver/expansion-bytes-bomb.xml", "w").write(xml)
+
+# For the Codable decoder ([[String]]): a root NSArray of 256 references to an NSArray of 256
+# references to one 20,000-character string: 1.3 GB of strings once expanded, from 22 KB.
+import plistlib
+arrays = {"$classname": "NSArray", "$classes": ["NSArray", "NSObject"]}
+archive = {
+    "$archiver": "NSKeyedArchiver", "$version": 100000, "$top": {"root": plistlib.UID(1)},
+    "$objects": ["$null",
+                 {"$class": plistlib.UID(4), "NS.objects": [plistlib.UID(2)] * 256},
+                 {"$class": plistlib.UID(4), "NS.objects": [plistlib.UID(3)] * 256},
+                 "q" * 20000, arrays],
+}
+import os
+os.makedirs("codable", exist_ok=True)
+open("codable/shared-strings-bomb.bplist", "wb").write(plistlib.dumps(archive, fmt=plistlib.FMT_BINARY, sort_keys=False))

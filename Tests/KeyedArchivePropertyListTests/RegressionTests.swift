@@ -6,7 +6,7 @@ import XCTest
 /// Replays every input in Tests/Fixtures: inputs the fuzzers found (crashes, hangs, out of
 /// memory) and hand-built ones for limits, each with the outcome `expectations.tsv` records.
 /// The folder names the reader: binary/, xml/, openstep/, unarchiver/ (the generic keyed
-/// unarchiver and the tool's resolver), codable/.
+/// unarchiver and the tool's resolver), codable/ (the Codable decoder, as `[[String]]`).
 final class RegressionTests: XCTestCase {
     struct Fixture {
         var path: String
@@ -53,6 +53,9 @@ final class RegressionTests: XCTestCase {
                 _ = try? KeyedUnarchiver.unarchivedObject(
                     ofClasses: KeyedArchiveClass.foundationClasses + [.archivedObject], from: fixture.bytes)
                 outcome = Result { _ = try ArchiveResolver.resolve(fixture.bytes) }
+            case "codable":
+                // The Codable decoder, as a nested array of strings (what the fixtures describe).
+                outcome = Result { _ = try KeyedUnarchiver.unarchivedObject(ofType: [[String]].self, from: fixture.bytes) }
             default:
                 XCTFail("\(fixture.path): no reader for folder \(fixture.folder)")
                 continue
@@ -64,8 +67,20 @@ final class RegressionTests: XCTestCase {
             case (_, .success): XCTFail("\(fixture.path) must be rejected (\(fixture.expect))")
             case (let expect, .failure(let error)):
                 let code = (error as? PropertyListError)?.code.rawValue ?? (error as? KeyedArchiveError)?.code.rawValue
+                    ?? (error as? DecodingError).map(Self.caseName)
                 XCTAssertEqual("reject:" + (code ?? "\(type(of: error))"), expect, "\(fixture.path): \(error)")
             }
+        }
+    }
+
+    /// `dataCorrupted`, `typeMismatch`, `valueNotFound` or `keyNotFound`.
+    static func caseName(_ error: DecodingError) -> String {
+        switch error {
+        case .dataCorrupted: "dataCorrupted"
+        case .typeMismatch: "typeMismatch"
+        case .valueNotFound: "valueNotFound"
+        case .keyNotFound: "keyNotFound"
+        @unknown default: "DecodingError"
         }
     }
 
