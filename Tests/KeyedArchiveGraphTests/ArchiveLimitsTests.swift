@@ -60,12 +60,17 @@ final class ArchiveLimitsTests: XCTestCase {
             return Double(DispatchTime.now().uptimeNanoseconds - start)
         }
         try read(small)
-        var bestSmall = Double.infinity, bestLarge = Double.infinity
-        for _ in 0..<9 {
-            bestSmall = min(bestSmall, try time(small))
-            bestLarge = min(bestLarge, try time(large))
+        // A passing load can still skew one measurement: measure again (up to three times)
+        // before concluding; a quadratic reader stays near 64 however often it is measured.
+        var ratio = Double.infinity
+        for _ in 0..<3 where ratio >= 30 {
+            var bestSmall = Double.infinity, bestLarge = Double.infinity
+            for _ in 0..<9 {
+                bestSmall = min(bestSmall, try time(small))
+                bestLarge = min(bestLarge, try time(large))
+            }
+            ratio = min(ratio, bestLarge / max(bestSmall, 1))
         }
-        let ratio = bestLarge / max(bestSmall, 1)
         print("linear-time check \(name): 8n/n time ratio \(String(format: "%.1f", ratio))")
         XCTAssertLessThan(ratio, 30, "\(name): 8n takes \(ratio) times as long as n")
     }
