@@ -17,6 +17,25 @@ private final class ChainLink: KeyedArchiving {
     func decodeReferences(with coder: KeyedUnarchiver) throws { next = try coder.decodeObject(of: ChainLink.self, forKey: "next") }
 }
 
+/// A node that fails its phase 2 when its label says so, and counts how often phase 2 ran.
+private final class FailingNode: KeyedArchiving {
+    static var archivedClassName: String { "FailingNode" }
+    var label: String
+    var next: FailingNode?
+    var phase2Runs = 0
+    init(label: String) { self.label = label }
+    func encode(with coder: KeyedArchiver) throws {
+        try coder.encode(label, forKey: "label")
+        try coder.encode(next, forKey: "next")
+    }
+    init(coder: KeyedUnarchiver) throws { label = try coder.decodeObject(of: String.self, forKey: "label") ?? "" }
+    func decodeReferences(with coder: KeyedUnarchiver) throws {
+        phase2Runs += 1
+        next = try coder.decodeObject(of: FailingNode.self, forKey: "next")
+        if label == "fail" { throw KeyedArchiveError(.invalidObject, "refused by the test", path: "") }
+    }
+}
+
 /// The archive layers' limits: the resolver counts string and data bytes at every use, and
 /// decoding time stays linear on long chains and key-heavy dictionaries.
 final class ArchiveLimitsTests: XCTestCase {
@@ -48,6 +67,27 @@ final class ArchiveLimitsTests: XCTestCase {
         // property-list layer counts (each string once here): a small limit is enough.
         let decoded = try KeyedUnarchiver.unarchivedObject(ofClasses: [.array, .string], from: data, limits: DecodingLimits(maximumExpandedByteCount: 2_000))
         XCTAssertEqual((decoded as? [Any])?.count, 16)
+    }
+
+    /// A failed top-level decode leaves nothing half-built behind: a later decode of the same
+    /// objects runs their phase 2 again instead of returning objects whose phase 2 never ran.
+    /// (It also empties the fields of the ArchivedObjects it made, so cycles among them do not
+    /// leak; the unarchiver fuzz target checks that under LeakSanitizer.)
+    func testFailedDecodeLeavesNoHalfBuiltObjects() throws {
+        let shared = FailingNode(label: "shared"), failing = FailingNode(label: "fail")
+        shared.next = failing
+        failing.next = shared
+        let archiver = KeyedArchiver()
+        try archiver.encode(failing, forKey: "bad")
+        try archiver.encode(shared, forKey: "good")
+        let unarchiver = try KeyedUnarchiver(data: try archiver.finishEncoding())
+        XCTAssertThrowsError(try unarchiver.decodeTopLevelObject(of: [.type(FailingNode.self)], forKey: "bad"))
+        // `shared` was built during the failed call and its phase 2 never ran (the failure
+        // cleared the queue). Returning it from the cache would hand out `next == nil`; decoded
+        // afresh, its phase 2 reaches the failing node again and fails the same way.
+        XCTAssertThrowsError(try unarchiver.decodeTopLevelObject(of: [.type(FailingNode.self)], forKey: "good")) { error in
+            XCTAssertTrue("\(error)".contains("refused by the test"), "\(error)")
+        }
     }
 
     /// Reading the input built for `8n` takes less than 30 times as long as for `n` (fastest
