@@ -140,10 +140,10 @@ final class ArchiveLimitsTests: XCTestCase {
             for index in 0..<n { keyed[prefix + String(index)] = index }
             return try KeyedArchiver.archivedData(withRootObject: keyed, format: .binary)
         }
-        try assertLinear("unarchiver, NSDictionary keys with a long shared prefix", n: 200, dictionary) { data in
+        try assertLinear("unarchiver, NSDictionary keys with a long shared prefix", n: 400, dictionary) { data in
             _ = try KeyedUnarchiver.unarchivedObject(ofClasses: [.dictionary, .string, .number], from: data)
         }
-        try assertLinear("resolver, NSDictionary keys with a long shared prefix", n: 200, dictionary) { data in
+        try assertLinear("resolver, NSDictionary keys with a long shared prefix", n: 400, dictionary) { data in
             _ = try ArchiveResolver.resolve(data)
         }
     }
