@@ -55,6 +55,7 @@ echo "coverage:    cov ${cov:-?}, ft ${ft:-?}, $corpus"
 echo "exit status: $status"
 printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%Y-%m-%dT%H:%MZ)" "$target" "$sanitizers" "$seconds" \
     "${executions:-?}" "${cov:-?}" "${ft:-?}" "$status" >>"$work/history.tsv"
+awk -F'\t' '$5 ~ /^[0-9]+$/ { runs++; execs += $5 } END { printf "all runs:    %d runs, %d executions (history.tsv)\n", runs, execs }' "$work/history.tsv"
 if grep -qE '^==[0-9]+==ERROR|^SUMMARY|FUZZ INVARIANT|Fatal error|deadly signal|ERROR: libFuzzer' "$work/last.log"; then
     echo "FINDING:"
     grep -E -A30 '^==[0-9]+==ERROR|FUZZ INVARIANT|Fatal error|ERROR: libFuzzer' "$work/last.log" | head -60
