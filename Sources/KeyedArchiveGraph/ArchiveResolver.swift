@@ -256,11 +256,21 @@ private final class ResolverState {
             if case .uid = value { return try inline(value, document: document, depth: depth, path: here + " NS.data") }
             throw invalid("NS.data is a \(value.typeName), expected data")
         case .date?:
+            // The result is a property-list date, so it must be one the readers could produce
+            // and the writers accept (years 0...9999, not NaN); otherwise `karchive unarchive`
+            // would resolve a value it cannot write.
+            func date(_ seconds: Double) throws -> Resolved {
+                guard BinaryPropertyListReader.validDateRange.contains(seconds) else {
+                    throw invalid("NS.time \(seconds) is not a date in years 0...9999")
+                }
+                return try leaf(.date(Date(timeIntervalSinceReferenceDate: seconds)))
+            }
             switch field(Names.timeKey) {
-            case .real(let real)?: return try leaf(.date(Date(timeIntervalSinceReferenceDate: real.value)))
+            case .real(let real)?: return try date(real.value)
             case .integer(let integer)?:
-                return try leaf(.date(Date(timeIntervalSinceReferenceDate: Double(integer.int64Value ?? 0))))
-            case .date(let date)?: return try leaf(.date(date))
+                guard let seconds = integer.int64Value else { throw invalid("NS.time \(integer) is not a date in years 0...9999") }
+                return try date(Double(seconds))
+            case .date(let value)?: return try date(value.timeIntervalSinceReferenceDate)
             default: throw invalid("date object has no real NS.time")
             }
         case .null?:
