@@ -17,6 +17,7 @@ final class ArchiveDecodingState: Decoder {
     var keys: [any CodingKey] = []
     private var depth = 0
     private var expanded = 0
+    private var expandedBytes = 0
     /// Objects whose decoding is running (a reference back to one is a cycle).
     private var active: [Bool]
     private var instances: [InstanceKey: AnyObject] = [:]
@@ -206,7 +207,9 @@ final class ArchiveDecodingState: Decoder {
             let storage = KeyedStorage(entries: fields.entries)
             return KeyedDecodingContainer(KeyedArchiveDecodingContainer<Key>(state: self, storage: storage, depth: keys.count))
         case .dictionary:
-            let storage = KeyedStorage(map: try dictionaryEntries(fields))
+            let entries = try dictionaryEntries(fields)
+            try countExpansion(entries.count)
+            let storage = KeyedStorage(map: entries)
             return KeyedDecodingContainer(KeyedArchiveDecodingContainer<Key>(state: self, storage: storage, depth: keys.count))
         default:
             throw mismatch(expected ?? [String: Any].self, "expected a keyed object, found \(info.name)")
@@ -268,6 +271,9 @@ final class ArchiveDecodingState: Decoder {
         default:
             throw mismatch([Any].self, "expected an array, found \(info.name)")
         }
+        // Elements decoded as primitives do not pass through decodeValue: count them here, so an
+        // array shared by many containers counts its elements at every use.
+        try countExpansion(elements.count)
         return UnkeyedArchiveDecodingContainer(state: self, elements: elements, depth: keys.count)
     }
 
@@ -305,10 +311,7 @@ final class ArchiveDecodingState: Decoder {
         guard depth <= limits.maximumDepth else {
             throw corrupted("nesting deeper than the maximum depth \(limits.maximumDepth)")
         }
-        expanded += 1
-        guard expanded <= limits.maximumExpandedNodeCount else {
-            throw corrupted("more than \(limits.maximumExpandedNodeCount) values once shared references are expanded")
-        }
+        try countExpansion(1)
         var marked: UInt32 = 0
         if case .uid(let uid) = value, uid != 0 {
             let index = Int(uid)
@@ -407,6 +410,7 @@ final class ArchiveDecodingState: Decoder {
 
     func decodeString(_ value: PropertyListValue, key: (any CodingKey)? = nil) throws -> String {
         if case .uid(let uid) = value, uid != 0, Int(uid) < objects.count, case .string(let string) = objects[Int(uid)] {
+            try countBytes(string.value.utf8.count, key: key)
             return string.value  // the common case
         }
         if case .uid(0) = value { throw notFound(String.self, key: key) }
@@ -414,7 +418,28 @@ final class ArchiveDecodingState: Decoder {
         guard case .string(let string) = leaf else {
             throw mismatch(String.self, "expected a string, found \(describe(value))", key: key)
         }
+        try countBytes(string.value.utf8.count, key: key)
         return string.value
+    }
+
+    /// Counts values toward ``DecodingLimits/maximumExpandedNodeCount``.
+    func countExpansion(_ count: Int) throws {
+        let (sum, overflow) = expanded.addingReportingOverflow(count)
+        guard !overflow, sum <= limits.maximumExpandedNodeCount else {
+            throw corrupted("more than \(limits.maximumExpandedNodeCount) values once shared references are expanded")
+        }
+        expanded = sum
+    }
+
+    /// Counts string and data bytes toward ``DecodingLimits/maximumExpandedByteCount``: values
+    /// share storage, but whatever walks the decoded result sees every use.
+    func countBytes(_ count: Int, key: (any CodingKey)? = nil) throws {
+        let (sum, overflow) = expandedBytes.addingReportingOverflow(count)
+        guard !overflow, sum <= limits.maximumExpandedByteCount else {
+            throw corrupted(
+                "more than \(limits.maximumExpandedByteCount) bytes of strings and data once shared references are expanded", key: key)
+        }
+        expandedBytes = sum
     }
 
     func decodeInteger<I: FixedWidthInteger>(_ type: I.Type, _ value: PropertyListValue, key: (any CodingKey)? = nil) throws -> I {
@@ -481,6 +506,7 @@ final class ArchiveDecodingState: Decoder {
         if case .uid(0) = value { throw notFound(Data.self) }
         let leaf = try resolveLeaf(value)
         guard case .data(let data) = leaf else { throw mismatch(Data.self, "expected data, found \(describe(value))") }
+        try countBytes(data.count)
         return data
     }
 

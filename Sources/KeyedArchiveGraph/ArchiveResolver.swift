@@ -15,7 +15,8 @@
 /// - dictionary keys that are not strings (Instruments archives key by integers) become their
 ///   textual form, so the result can be written as XML or JSON.
 /// - shared acyclic references are expanded at each use; the total number of values produced
-///   is bounded by ``DecodingLimits/maximumExpandedNodeCount`` (a reference bomb stops with
+///   is bounded by ``DecodingLimits/maximumExpandedNodeCount`` and their string and data bytes
+///   by ``DecodingLimits/maximumExpandedByteCount`` (a reference bomb stops with
 ///   ``KeyedArchiveError/Code/objectLimitExceeded``), nesting by
 ///   ``DecodingLimits/maximumDepth``. Each object is resolved once and reused, so time stays
 ///   proportional to the archive plus the output.
@@ -74,14 +75,34 @@ private struct Resolved {
     var value: PropertyListValue
     var nodes: Int
     var hasBackReference: Bool
+    /// String and data bytes in `value`, shared values counted at every use.
+    var bytes = 0
 }
 
 private final class ResolverState {
     var emitting: Set<UInt32> = []
     var memo: [UInt32: Resolved] = [:]
     var expanded = 0
+    var expandedBytes = 0
 
-    func count(_ nodes: Int, document: ArchiveDocument, path: @autoclosure () -> String) throws {
+    /// The string or data bytes of a leaf.
+    static func bytes(of value: PropertyListValue) -> Int {
+        switch value {
+        case .string(let string): string.value.utf8.count
+        case .data(let data): data.count
+        default: 0
+        }
+    }
+
+    func count(_ nodes: Int, bytes: Int = 0, document: ArchiveDocument, path: @autoclosure () -> String) throws {
+        let (byteSum, byteOverflow) = expandedBytes.addingReportingOverflow(bytes)
+        guard !byteOverflow, byteSum <= document.limits.maximumExpandedByteCount else {
+            throw KeyedArchiveError(
+                .objectLimitExceeded,
+                "expanding shared references would produce more than \(document.limits.maximumExpandedByteCount) bytes of strings and data",
+                path: path())
+        }
+        expandedBytes = byteSum
         let (sum, overflow) = expanded.addingReportingOverflow(nodes)
         guard !overflow, sum <= document.limits.maximumExpandedNodeCount else {
             throw KeyedArchiveError(
@@ -109,19 +130,22 @@ private final class ResolverState {
             var result: [PropertyListValue] = []
             result.reserveCapacity(items.count)
             var nodes = 1
+            var bytes = 0
             var back = false
             try count(1, document: document, path: path)
             for (index, item) in items.enumerated() {
                 let resolved = try inline(item, document: document, depth: depth + 1, path: path + "[\(index)]")
                 result.append(resolved.value)
                 nodes += resolved.nodes
+                bytes += resolved.bytes
                 back = back || resolved.hasBackReference
             }
-            return Resolved(value: .array(result), nodes: nodes, hasBackReference: back)
+            return Resolved(value: .array(result), nodes: nodes, hasBackReference: back, bytes: bytes)
         case .dictionary(let dictionary):
             var result = PropertyListDictionary()
             result.entries.reserveCapacity(dictionary.count)
             var nodes = 1
+            var bytes = 0
             var back = false
             try count(1, document: document, path: path)
             for entry in dictionary.entries {
@@ -129,12 +153,14 @@ private final class ResolverState {
                 let resolved = try inline(entry.value, document: document, depth: depth + 1, path: path + " " + key)
                 result.entries.append((PropertyListValue(key), resolved.value))
                 nodes += resolved.nodes
+                bytes += resolved.bytes
                 back = back || resolved.hasBackReference
             }
-            return Resolved(value: .dictionary(result), nodes: nodes, hasBackReference: back)
+            return Resolved(value: .dictionary(result), nodes: nodes, hasBackReference: back, bytes: bytes)
         default:
-            try count(1, document: document, path: path)
-            return Resolved(value: value, nodes: 1, hasBackReference: false)
+            let bytes = Self.bytes(of: value)
+            try count(1, bytes: bytes, document: document, path: path)
+            return Resolved(value: value, nodes: 1, hasBackReference: false, bytes: bytes)
         }
     }
 
@@ -149,7 +175,7 @@ private final class ResolverState {
             return Resolved(value: ["$ref": PropertyListValue(Int(uid))], nodes: 2, hasBackReference: true)
         }
         if let memoized = memo[uid] {
-            try count(memoized.nodes, document: document, path: path)
+            try count(memoized.nodes, bytes: memoized.bytes, document: document, path: path)
             return memoized
         }
         emitting.insert(uid)
@@ -157,8 +183,9 @@ private final class ResolverState {
         let result: Resolved
         switch try document.entry(uid, path: path) {
         case .leaf(let leaf):
-            try count(1, document: document, path: path)
-            result = Resolved(value: leaf, nodes: 1, hasBackReference: false)
+            let bytes = Self.bytes(of: leaf)
+            try count(1, bytes: bytes, document: document, path: path)
+            result = Resolved(value: leaf, nodes: 1, hasBackReference: false, bytes: bytes)
         case .object(let fields, let description, _):
             result = try classObject(uid, fields: fields, description: description, document: document, depth: depth)
         }
@@ -181,8 +208,9 @@ private final class ResolverState {
             }
         }
         func leaf(_ value: PropertyListValue) throws -> Resolved {
-            try count(1, document: document, path: here)
-            return Resolved(value: value, nodes: 1, hasBackReference: false)
+            let bytes = ResolverState.bytes(of: value)
+            try count(1, bytes: bytes, document: document, path: here)
+            return Resolved(value: value, nodes: 1, hasBackReference: false, bytes: bytes)
         }
         func field(_ key: String) -> PropertyListValue? { fields[key] }
         func invalid(_ message: String) -> KeyedArchiveError {
@@ -199,6 +227,7 @@ private final class ResolverState {
             var result = PropertyListDictionary()
             result.entries.reserveCapacity(keys.count)
             var nodes = 1
+            var bytes = 0
             var back = false
             try count(1, document: document, path: here)
             for index in keys.indices {
@@ -206,9 +235,10 @@ private final class ResolverState {
                 let value = try inline(objects[index], document: document, depth: depth + 1, path: here + " NS.objects[\(index)]")
                 result.entries.append((PropertyListValue(Self.keyString(key.value)), value.value))
                 nodes += value.nodes
+                bytes += value.bytes
                 back = back || value.hasBackReference || key.hasBackReference
             }
-            return Resolved(value: .dictionary(result), nodes: nodes, hasBackReference: back)
+            return Resolved(value: .dictionary(result), nodes: nodes, hasBackReference: back, bytes: bytes)
         case .string?:
             if let value = field(Names.stringKey) {
                 if case .string = value { return try leaf(value) }
@@ -226,11 +256,21 @@ private final class ResolverState {
             if case .uid = value { return try inline(value, document: document, depth: depth, path: here + " NS.data") }
             throw invalid("NS.data is a \(value.typeName), expected data")
         case .date?:
+            // The result is a property-list date, so it must be one the readers could produce
+            // and the writers accept (years 0...9999, not NaN); otherwise `karchive unarchive`
+            // would resolve a value it cannot write.
+            func date(_ seconds: Double) throws -> Resolved {
+                guard BinaryPropertyListReader.validDateRange.contains(seconds) else {
+                    throw invalid("NS.time \(seconds) is not a date in years 0...9999")
+                }
+                return try leaf(.date(Date(timeIntervalSinceReferenceDate: seconds)))
+            }
             switch field(Names.timeKey) {
-            case .real(let real)?: return try leaf(.date(Date(timeIntervalSinceReferenceDate: real.value)))
+            case .real(let real)?: return try date(real.value)
             case .integer(let integer)?:
-                return try leaf(.date(Date(timeIntervalSinceReferenceDate: Double(integer.int64Value ?? 0))))
-            case .date(let date)?: return try leaf(.date(date))
+                guard let seconds = integer.int64Value else { throw invalid("NS.time \(integer) is not a date in years 0...9999") }
+                return try date(Double(seconds))
+            case .date(let value)?: return try date(value.timeIntervalSinceReferenceDate)
             default: throw invalid("date object has no real NS.time")
             }
         case .null?:
@@ -257,6 +297,7 @@ private final class ResolverState {
             var result = PropertyListDictionary()
             result.entries.reserveCapacity(fields.count)
             var nodes = 2
+            var bytes = 0
             var back = false
             try count(2, document: document, path: here)
             for entry in fields.entries {
@@ -265,10 +306,11 @@ private final class ResolverState {
                 let value = try inline(entry.value, document: document, depth: depth + 1, path: here + " " + key)
                 result.entries.append((PropertyListValue(ArchiveKeys.unescape(key)), value.value))
                 nodes += value.nodes
+                bytes += value.bytes
                 back = back || value.hasBackReference
             }
             result.entries.append((PropertyListValue(ArchiveKeys.classReference), PropertyListValue(description.name)))
-            return Resolved(value: .dictionary(result), nodes: nodes, hasBackReference: back)
+            return Resolved(value: .dictionary(result), nodes: nodes, hasBackReference: back, bytes: bytes)
         }
     }
 

@@ -29,6 +29,10 @@ public final class KeyedUnarchiver {
     private var values: [CacheKey: Any] = [:]
     private var valuesInProgress: Set<UInt32> = []
     private var pending: [PendingPhase2] = []
+    /// What the current top-level decode added to `instances` and `values`, so that a failed
+    /// decode can take it back (see ``rollBack()``).
+    private var addedInstances: [UInt32] = []
+    private var addedValues: [CacheKey] = []
     private var pendingIndex = 0
     private var depth = 0
     private var allowedSets: [Set<KeyedArchiveClass>: Allowed] = [:]
@@ -367,12 +371,36 @@ public final class KeyedUnarchiver {
 
     private func decodeStored(_ value: PropertyListValue, classes: [KeyedArchiveClass], segment: PathSegment) throws -> Any? {
         let isTopLevel = contexts.isEmpty
-        if isTopLevel { path = [] }
+        if isTopLevel {
+            path = []
+            addedInstances.removeAll()
+            addedValues.removeAll()
+        }
         path.append(segment)
         defer { path.removeLast() }
-        let result = try decodeReference(value, allowed: allowed(classes))
-        if isTopLevel { try drainPhase2() }
-        return result
+        do {
+            let result = try decodeReference(value, allowed: allowed(classes))
+            if isTopLevel { try drainPhase2() }
+            return result
+        } catch {
+            if isTopLevel { rollBack() }
+            throw error
+        }
+    }
+
+    /// After a failed top-level decode: forgets the objects and values it made, so a later call
+    /// never returns an object whose phase 2 did not run, and empties the fields of the
+    /// ArchivedObjects it made, whose references may form cycles that ARC would never free
+    /// (the caller never receives them and cannot break them). User objects linked into a cycle
+    /// by their own `decodeReferences(with:)` before the failure are theirs to break.
+    private func rollBack() {
+        for uid in addedInstances {
+            if case .ready(let object as ArchivedObject, _)? = instances[uid] { object.fields = [] }
+            instances[uid] = nil
+        }
+        for key in addedValues { values[key] = nil }
+        addedInstances.removeAll()
+        addedValues.removeAll()
     }
 
     private func decodeReference(_ value: PropertyListValue, allowed: Allowed) throws -> Any? {
@@ -440,11 +468,13 @@ public final class KeyedUnarchiver {
                     throw error
                 }
                 instances[uid] = .ready(object, resolved)
+                addedInstances.append(uid)
                 pending.append(.user(uid, object, fields, description.name))
                 return object
             case .generic:
                 let object = ArchivedObject(classDescription: description)
                 instances[uid] = .ready(object, resolved)
+                addedInstances.append(uid)
                 pending.append(.generic(uid, object, fields, allowed))
                 return object
             case .builtin(let kind):
@@ -452,6 +482,7 @@ public final class KeyedUnarchiver {
                 defer { valuesInProgress.remove(uid) }
                 let value = try decodeBuiltin(kind, fields: fields, uid: uid, allowed: allowed)
                 values[cacheKey] = value
+                addedValues.append(cacheKey)
                 return value
             }
         }

@@ -34,7 +34,7 @@ public struct KeyedArchiveError: Error, Sendable, Hashable, CustomStringConverti
         /// Nesting deeper than ``DecodingLimits/maximumDepth``.
         case depthLimitExceeded
         /// More objects than ``DecodingLimits/maximumObjectCount``, or an expansion past
-        /// ``DecodingLimits/maximumExpandedNodeCount``.
+        /// ``DecodingLimits/maximumExpandedNodeCount`` or ``DecodingLimits/maximumExpandedByteCount``.
         case objectLimitExceeded
         /// Encoding: a value of a type this archiver cannot represent.
         case unsupportedValue

@@ -49,6 +49,9 @@ struct BinaryPropertyListDecoder {
     /// Per object: 0 not yet decoded, -1 being decoded (on the container stack), otherwise the
     /// object's expanded size (1 + the expanded sizes of its members).
     private var state: [Int]
+    /// Per decoded string, data or container: the string and data bytes it holds with shared
+    /// members counted at every use (``DecodingLimits/maximumExpandedByteCount``).
+    private var expandedBytes: [Int]
 
     /// A container being decoded. Members are appended straight into the container's own
     /// storage, which then becomes the value without copying.
@@ -64,6 +67,7 @@ struct BinaryPropertyListDecoder {
         var total: Int
         var next: Int = 0
         var expanded: Int = 1
+        var bytes: Int = 0
         var items: [PropertyListValue] = []
         /// Dictionary entries; the keys are read first, with `null` values filled in later.
         var entries: [PropertyListDictionary.Entry] = []
@@ -91,6 +95,7 @@ struct BinaryPropertyListDecoder {
         // The table fits in the input, so these allocations are bounded by the input's size.
         cache = Array(repeating: .null, count: trailer.objectCount)
         state = Array(repeating: 0, count: trailer.objectCount)
+        expandedBytes = Array(repeating: 0, count: trailer.objectCount)
     }
 
     /// The byte offset of object `index` (validated in `init`).
@@ -121,8 +126,8 @@ struct BinaryPropertyListDecoder {
                     let child = Int(reference)
                     let isDictionary = frames[last].kind == 0xD0
                     if isDictionary, next < frames[last].count { try checkKey(child, container: frames[last].object) }
-                    if let (value, expanded) = try enter(child, frames: &frames) {
-                        try add(expanded, to: &frames[last])
+                    if let (value, expanded, bytes) = try enter(child, frames: &frames) {
+                        try add(expanded, bytes: bytes, to: &frames[last])
                         if !isDictionary {
                             frames[last].items.append(value)
                         } else if next < frames[last].count {
@@ -141,8 +146,9 @@ struct BinaryPropertyListDecoder {
                     }
                     cache[frame.object] = value
                     state[frame.object] = frame.expanded
+                    expandedBytes[frame.object] = frame.bytes
                     guard let parent = frames.indices.last else { return value }
-                    try add(frame.expanded, to: &frames[parent])
+                    try add(frame.expanded, bytes: frame.bytes, to: &frames[parent])
                     let member = frames[parent].next - 1
                     if frames[parent].kind != 0xD0 {
                         frames[parent].items.append(value)
@@ -162,9 +168,20 @@ struct BinaryPropertyListDecoder {
         }
     }
 
-    /// Adds a member's expanded size to its container's, enforcing the expansion limit.
+    /// Adds a member's expanded size (values and string/data bytes) to its container's,
+    /// enforcing the expansion limits.
     @inline(__always)
-    private func add(_ expanded: Int, to frame: inout Frame) throws {
+    private func add(_ expanded: Int, bytes: Int, to frame: inout Frame) throws {
+        if bytes > 0 {
+            let (byteSum, byteOverflow) = frame.bytes.addingReportingOverflow(bytes)
+            guard !byteOverflow, byteSum <= limits.maximumExpandedByteCount else {
+                throw PropertyListError(
+                    .objectLimitExceeded,
+                    "shared references expand past the limit of \(limits.maximumExpandedByteCount) bytes of strings and data",
+                    byteOffset: frame.objectOffset, objectIndex: frame.object)
+            }
+            frame.bytes = byteSum
+        }
         let (sum, overflow) = frame.expanded.addingReportingOverflow(expanded)
         guard !overflow, sum <= limits.maximumExpandedNodeCount else {
             throw PropertyListError(
@@ -175,11 +192,12 @@ struct BinaryPropertyListDecoder {
         frame.expanded = sum
     }
 
-    /// Returns the value of object `index` and its expanded size when it is a scalar or
-    /// already decoded; otherwise starts decoding the container (pushes a frame) and returns `nil`.
-    private mutating func enter(_ index: Int, frames: inout [Frame]) throws -> (value: PropertyListValue, expanded: Int)? {
+    /// Returns the value of object `index`, its expanded size and its expanded string/data
+    /// bytes when it is a scalar or already decoded; otherwise starts decoding the container
+    /// (pushes a frame) and returns `nil`.
+    private mutating func enter(_ index: Int, frames: inout [Frame]) throws -> (value: PropertyListValue, expanded: Int, bytes: Int)? {
         let status = state[index]
-        if status > 0 { return (cache[index], status) }
+        if status > 0 { return (cache[index], status, expandedBytes[index]) }
         let offset = offset(of: index)
         if status < 0 {
             throw PropertyListError(.referenceCycle, "a container contains itself", byteOffset: offset, objectIndex: index)
@@ -212,10 +230,17 @@ struct BinaryPropertyListDecoder {
             let value = try decodeScalar(marker: marker, at: offset, object: index)
             cache[index] = value
             state[index] = 1
-            return (value, 1)
+            let bytes: Int
+            switch value {
+            case .string(let string): bytes = string.value.utf8.count
+            case .data(let data): bytes = data.count
+            default: bytes = 0
+            }
+            expandedBytes[index] = bytes
+            return (value, 1, bytes)
         default:
             // Numbers, dates, booleans, null and UIDs are cheaper to decode again than to cache.
-            return (try decodeScalar(marker: marker, at: offset, object: index), 1)
+            return (try decodeScalar(marker: marker, at: offset, object: index), 1, 0)
         }
     }
 

@@ -23,7 +23,8 @@ struct BinaryPropertyListTrailer: Sendable, Equatable {
     /// `bplist0` plus any byte; both sizes are at least 1 (we also require at most 8, which is all
     /// a 64-bit reader can use); at least one object; the top object exists; the offset table
     /// starts at byte 9 or later; `8 + objects + table + 32` equals the length exactly; the
-    /// reference size can address every object and the offset size can reach the table.
+    /// reference size can address every object and the offset size can reach the table. One
+    /// rule is ours: there are no more objects than bytes in the object area.
     init(validating bytes: UnsafeRawBufferPointer, limits: DecodingLimits) throws {
         let length = bytes.count
         // Header, one object byte, one offset-table byte, trailer.
@@ -64,6 +65,13 @@ struct BinaryPropertyListTrailer: Sendable, Equatable {
         }
         if offsetIntSize < 8, (UInt64(1) << (8 * UInt64(offsetIntSize))) <= tableOffset {
             throw fail("\(offsetIntSize)-byte offsets cannot reach the offset table at \(tableOffset)", at: start + 6)
+        }
+        // Every object takes at least one byte, so more objects than object bytes means table
+        // entries share offsets. CoreFoundation does not check this, but no writer produces it,
+        // and refusing it bounds the per-object tables the reader allocates by the file size
+        // (a 8 MB table of 1-byte entries all pointing at one byte would otherwise cost 32x that).
+        guard objectCount <= tableOffset - 8 else {
+            throw fail("\(objectCount) objects cannot fit in an object area of \(tableOffset - 8) bytes", at: start + 8)
         }
         guard objectCount <= UInt64(max(limits.maximumObjectCount, 0)) else {
             throw PropertyListError(

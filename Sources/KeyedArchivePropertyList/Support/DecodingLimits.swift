@@ -17,6 +17,13 @@ public struct DecodingLimits: Sendable, Hashable {
     public var maximumStringLength: Int
     /// The longest data value accepted, in bytes.
     public var maximumDataLength: Int
+    /// The most bytes of strings and data a decoded tree may hold once shared references are
+    /// counted at each place they are used: what a writer, a converter or a resolver would
+    /// produce. A 1.5 KB binary plist whose arrays share one 1,000-byte data value 262,144
+    /// times stays under ``maximumExpandedNodeCount`` yet describes 262 MB; a 1 MB one, 262 GB.
+    /// Counted in UTF-8 bytes for strings. At least ``maximumDataLength`` so that one value of
+    /// the largest accepted size still reads.
+    public var maximumExpandedByteCount: Int
 
     /// Creates limits; every argument defaults to the value in ``default``.
     public init(
@@ -24,15 +31,18 @@ public struct DecodingLimits: Sendable, Hashable {
         maximumObjectCount: Int = 1 << 24,
         maximumExpandedNodeCount: Int = 1 << 25,
         maximumStringLength: Int = 1 << 28,
-        maximumDataLength: Int = 1 << 30
+        maximumDataLength: Int = 1 << 30,
+        maximumExpandedByteCount: Int = 1 << 30
     ) {
         self.maximumDepth = maximumDepth
         self.maximumObjectCount = maximumObjectCount
         self.maximumExpandedNodeCount = maximumExpandedNodeCount
         self.maximumStringLength = maximumStringLength
         self.maximumDataLength = maximumDataLength
+        self.maximumExpandedByteCount = maximumExpandedByteCount
     }
 
-    /// Depth 512, 16,777,216 objects, 33,554,432 expanded values, 256 MiB strings, 1 GiB data.
+    /// Depth 512, 16,777,216 objects, 33,554,432 expanded values, 256 MiB strings, 1 GiB data,
+    /// 1 GiB of expanded string and data bytes.
     public static let `default` = DecodingLimits()
 }

@@ -27,7 +27,8 @@ public struct PropertyListError: Error, Sendable, Hashable, CustomStringConverti
         /// Nesting is deeper than ``DecodingLimits/maximumDepth``.
         case depthLimitExceeded
         /// More objects than ``DecodingLimits/maximumObjectCount``, or shared references that
-        /// would expand past ``DecodingLimits/maximumExpandedNodeCount``.
+        /// would expand past ``DecodingLimits/maximumExpandedNodeCount`` values or
+        /// ``DecodingLimits/maximumExpandedByteCount`` bytes.
         case objectLimitExceeded
         /// A string or data value longer than the limits allow.
         case lengthLimitExceeded

@@ -188,6 +188,8 @@ struct OpenStepParser {
                 guard let key = try parseString() else {
                     throw error(.syntax, "expected a dictionary key (a string), found \(describe(bytes[position]))")
                 }
+                // Keys count toward maximumObjectCount as in the binary and XML readers.
+                try countObject()
                 guard try skipWhitespaceAndComments() else { throw error(.truncated, "expected '=' or ';' after the key") }
                 switch bytes[position] {
                 case UInt8(ascii: ";"):

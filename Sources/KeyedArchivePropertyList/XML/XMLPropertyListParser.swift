@@ -215,14 +215,17 @@ struct XMLPropertyListParser {
         try readClosingTag(top.isDictionary ? .dict : .array)
         frames.removeLast()
         guard top.isDictionary else { return .array(top.elements) }
-        // CF reads a one-entry dictionary {CF$UID: integer} as a keyed-archiver UID.
-        if top.entries.count == 1, case .string(let key) = top.entries[0].key, key.value == "CF$UID",
-            case .integer(let integer) = top.entries[0].value,
+        // CF reads a one-entry dictionary {CF$UID: integer} as a keyed-archiver UID. It checks
+        // after merging repeated keys, so {CF$UID: 3, CF$UID: 11} is UID 11 (and the writer's
+        // output for it reads back the same).
+        let entries = Self.lastValueWins(top.entries)
+        if entries.count == 1, case .string(let key) = entries[0].key, key.value == "CF$UID",
+            case .integer(let integer) = entries[0].value,
             let uid = integer.uint64Value.flatMap({ UInt32(exactly: $0) })
         {
             return .uid(uid)
         }
-        return .dictionary(PropertyListDictionary(Self.lastValueWins(top.entries)))
+        return .dictionary(PropertyListDictionary(entries))
     }
 
     /// A key that appears twice keeps its first position and takes its last value, which is what

@@ -1,0 +1,66 @@
+import KeyedArchive
+
+/// A recursive Codable model: nested structs, optionals, dictionaries, enums with payloads and
+/// a class (identity is kept by the decoder).
+struct FuzzTree: Codable, Equatable {
+    enum Kind: Codable, Equatable {
+        case leaf(Int)
+        case named(String, tags: [String])
+        case empty
+    }
+    var name: String
+    var kind: Kind
+    var weights: [String: Double]
+    var blob: Data?
+    var children: [FuzzTree]
+    var shared: FuzzBox?
+}
+
+final class FuzzBox: Codable, Equatable {
+    var label: String
+    var numbers: [Int64]
+    init(label: String, numbers: [Int64]) {
+        self.label = label
+        self.numbers = numbers
+    }
+    static func == (lhs: FuzzBox, rhs: FuzzBox) -> Bool { lhs.label == rhs.label && lhs.numbers == rhs.numbers }
+}
+
+/// The Codable decoder on a recursive model: throw or return, never trap, hang or
+/// over-allocate; what it decodes must survive an encode and a second decode unchanged.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzCodableRecursive(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    let input = Data(FuzzSupport.buffer(data, size))
+    guard let tree = try? KeyedUnarchiver.unarchivedObject(ofType: FuzzTree.self, from: input, limits: FuzzSupport.limits) else { return 0 }
+    let again: FuzzTree
+    do {
+        again = try KeyedUnarchiver.unarchivedObject(ofType: FuzzTree.self, from: try KeyedArchiveEncoder().encode(tree), limits: FuzzSupport.limits)
+    } catch {
+        FuzzSupport.fail("re-encoding a decoded FuzzTree failed: \(error)")
+    }
+    // NaN weights are not equal to themselves: compare the encodings instead when present.
+    if again != tree, (try? KeyedArchiveEncoder().encode(again)) != (try? KeyedArchiveEncoder().encode(tree)) {
+        FuzzSupport.fail("FuzzTree round trip changed the value:\n\(tree)\n->\n\(again)")
+    }
+    return 0
+}
+
+@_cdecl("LLVMFuzzerInitialize")
+public func fuzzCodableRecursiveInitialize(_ argc: UnsafeMutablePointer<CInt>?, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>?) -> CInt {
+    var made: UInt64 = 0
+    FuzzSupport.generateSeedsIfAsked({ _ in
+        made += 1
+        var random = SeededGenerator(seed: made)
+        let box = FuzzBox(label: "box\(made)", numbers: (0..<Int.random(in: 0...4, using: &random)).map { _ in Int64.random(in: -1000...1000, using: &random) })
+        func tree(_ depth: Int) -> FuzzTree {
+            let kinds: [FuzzTree.Kind] = [.leaf(Int.random(in: -5...5, using: &random)), .named("n", tags: ["a", "b"]), .empty]
+            return FuzzTree(
+                name: "t\(depth)", kind: kinds.randomElement(using: &random) ?? .empty,
+                weights: random.chance(0.5) ? ["w": 0.5, "v": -1] : [:], blob: random.chance(0.3) ? Data([1, 2, 3]) : nil,
+                children: depth < 3 ? (0..<Int.random(in: 0...3, using: &random)).map { _ in tree(depth + 1) } : [],
+                shared: random.chance(0.5) ? box : nil)
+        }
+        return [UInt8](try KeyedArchiveEncoder().encode(tree(0)))
+    })
+    return 0
+}

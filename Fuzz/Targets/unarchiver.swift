@@ -1,0 +1,87 @@
+import KeyedArchive
+
+/// A user class with every kind of reference: a scalar field, an array of children decoded in
+/// `init(coder:)`, and a `next` link decoded in phase 2 (so it may form cycles).
+final class FuzzNode: KeyedArchiving, FuzzGraphNode {
+    static var archivedClassName: String { "FuzzNode" }
+    var name: String
+    var value: Int
+    var children: [FuzzNode]
+    var next: FuzzNode?
+
+    init(name: String, value: Int, children: [FuzzNode] = []) {
+        self.name = name
+        self.value = value
+        self.children = children
+    }
+
+    var references: [Any] { children + (next.map { [$0] } ?? []) }
+    func clearReferences() {
+        children = []
+        next = nil
+    }
+
+    func encode(with coder: KeyedArchiver) throws {
+        try coder.encode(name, forKey: "name")
+        coder.encode(value, forKey: "value")
+        try coder.encode(children, forKey: "children")
+        try coder.encode(next, forKey: "next")
+    }
+
+    init(coder: KeyedUnarchiver) throws {
+        name = try coder.decodeObject(of: String.self, forKey: "name") ?? ""
+        value = try coder.decodeInt(forKey: "value")
+        children = try coder.decodeArrayOfObjects(ofClass: FuzzNode.self, forKey: "children") ?? []
+    }
+
+    func decodeReferences(with coder: KeyedUnarchiver) throws {
+        next = try coder.decodeObject(of: FuzzNode.self, forKey: "next")
+    }
+}
+
+/// Keyed archives: the generic unarchiver (every Foundation class plus inert ArchivedObject),
+/// a user class graph, and the tool's resolver must throw or return, never trap, hang or
+/// over-allocate.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzUnarchiver(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    let input = Data(FuzzSupport.buffer(data, size))
+    let limits = FuzzSupport.limits
+    // Parse once; the three consumers below share the parsed property list.
+    guard let plist = try? PropertyList.decode(input, limits: limits) else { return 0 }
+    if let unarchiver = try? KeyedUnarchiver(propertyList: plist, limits: limits) {
+        CycleBreaker.breakCycles(try? unarchiver.decodeTopLevelObject(of: KeyedArchiveClass.foundationClasses + [.archivedObject]))
+    }
+    if let unarchiver = try? KeyedUnarchiver(propertyList: plist, limits: limits) {
+        unarchiver.setClass(FuzzNode.self, forClassName: "NSObject")
+        CycleBreaker.breakCycles(try? unarchiver.decodeTopLevelObject(of: FuzzNode.self))
+    }
+    if let resolved = try? ArchiveResolver(propertyList: plist, limits: limits).resolveTopLevel() {
+        // What `karchive unarchive` does next: the resolved tree must be writable.
+        do { _ = try BinaryPropertyListWriter.write(resolved) } catch {
+            FuzzSupport.fail("the resolver produced a value the binary writer refuses: \(error)")
+        }
+    }
+    return 0
+}
+
+@_cdecl("LLVMFuzzerInitialize")
+public func fuzzUnarchiverInitialize(_ argc: UnsafeMutablePointer<CInt>?, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>?) -> CInt {
+    var options = RandomPropertyList.Options()
+    options.uid = false
+    options.set = true
+    options.null = true
+    var made = 0
+    FuzzSupport.generateSeedsIfAsked({ value in
+        made += 1
+        // Random plists as Foundation graphs, plus a small user graph with sharing and a cycle.
+        let root = FuzzNode(name: "root", value: 1)
+        let shared = FuzzNode(name: "shared", value: 2)
+        root.children = [shared, FuzzNode(name: "leaf", value: 3, children: [shared])]
+        shared.next = root
+        let withGraph = made % 2 == 0
+        let object: Any = withGraph ? [value, root] as [Any] : value
+        defer { CycleBreaker.breakCycles(root) }
+        return [UInt8](try KeyedArchiver.archivedData(withRootObject: object, format: .binary))
+    }, options: options)
+    return 0
+}
