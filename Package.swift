@@ -35,7 +35,12 @@ let package = Package(
         .testTarget(name: "KeyedArchiveGraphTests", dependencies: ["KeyedArchiveTestSupport"]),
         .testTarget(name: "KeyedArchiveCodableTests", dependencies: ["KeyedArchiveTestSupport", "KeyedArchiveSample"]),
         .testTarget(name: "KeyedArchivePreferencesTests", dependencies: ["KeyedArchiveTestSupport"]),
-        .testTarget(name: "KarchiveTests", dependencies: ["KeyedArchiveTestSupport", "karchive"]),
+        .testTarget(name: "KarchiveTests", dependencies: ["KeyedArchiveTestSupport", "karchive", "KeyedArchiveBenchmarkKit"]),
+
+        // The benchmark harness's timing core and workloads (Benchmarks/ is its own package, built
+        // in release; see README). Compiled here too, test-only and never a product, so that the
+        // smoke test in KarchiveTests runs the same code in-process without a release build.
+        .target(name: "KeyedArchiveBenchmarkKit", dependencies: ["KeyedArchive"], path: "Benchmarks/Sources/BenchmarkKit"),
     ],
     swiftLanguageModes: [.v6]
 )

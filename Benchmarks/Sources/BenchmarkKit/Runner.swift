@@ -1,0 +1,232 @@
+import Foundation
+
+/// One way of doing an operation: ours or a peer's.
+public struct Implementation {
+    /// Short name shown in the table ("KeyedArchive", "PropertyListSerialization", ...).
+    public var name: String
+    /// True for this package's code; ratios are reported as "peer time / this time".
+    public var isOurs: Bool
+    /// Objects (records, elements) processed by one run; ratios compare time per unit, so a peer
+    /// may run a smaller instance of the same workload and still be compared fairly.
+    public var units: Int
+    /// Input bytes of one run, when MB/s is meaningful.
+    public var bytes: Int?
+    /// Shown in the table, e.g. "peer at N=2,000".
+    public var note: String?
+    /// When set, the implementation is not run and the table shows this reason.
+    public var skipReason: String?
+    /// Untimed set-up run once before the warm-up (e.g. a decoder's input made by the encoder
+    /// operation, when that operation did not run in this process).
+    public var prepare: (() throws -> Void)?
+    /// Untimed check after the warm-up; returns a warning (e.g. "output differs from the input")
+    /// that the table shows beside the timing.
+    public var validate: (() throws -> String?)?
+    /// Does the work once and returns a check value: output bytes for encoders, a count of
+    /// decoded objects for decoders. Every run must return the same value.
+    public var run: () throws -> Int
+
+    /// An implementation.
+    public init(
+        _ name: String, ours: Bool = false, units: Int, bytes: Int? = nil, note: String? = nil,
+        skip: String? = nil, prepare: (() throws -> Void)? = nil, validate: (() throws -> String?)? = nil,
+        run: @escaping () throws -> Int
+    ) {
+        self.prepare = prepare
+        self.validate = validate
+        self.name = name
+        self.isOurs = ours
+        self.units = units
+        self.bytes = bytes
+        self.note = note
+        self.skipReason = skip
+        self.run = run
+    }
+}
+
+/// What a check value counts.
+public enum CheckValueKind: String, Codable, Sendable {
+    /// Bytes written.
+    case bytes
+    /// Objects decoded.
+    case objects
+}
+
+/// One row group of the table: the same operation done by ours and the peers.
+public struct BenchmarkOperation {
+    /// Workload id, "W1" ... "W5" or "scaling".
+    public var workload: String
+    /// What is done, e.g. "read binary".
+    public var name: String
+    /// What the check values count.
+    public var checkKind: CheckValueKind
+    /// The implementations, run interleaved.
+    public var implementations: [Implementation]
+
+    /// An operation.
+    public init(_ workload: String, _ name: String, check: CheckValueKind, _ implementations: [Implementation]) {
+        self.workload = workload
+        self.name = name
+        self.checkKind = check
+        self.implementations = implementations
+    }
+}
+
+/// The measured outcome of one implementation of one operation.
+public struct ImplementationResult: Codable, Sendable {
+    /// How the run ended.
+    public enum Status: String, Codable, Sendable {
+        /// Measured.
+        case ok
+        /// Our API is still a placeholder or missing.
+        case notImplemented = "not-implemented"
+        /// Not run, for the reason in `message` (e.g. the peer crashes on this input).
+        case skipped
+        /// Threw an unexpected error.
+        case error
+    }
+
+    public var workload: String
+    public var operation: String
+    public var implementation: String
+    public var isOurs: Bool
+    public var status: Status
+    /// The reason for a skip, the error, or a warning about the output.
+    public var message: String?
+    public var note: String?
+    public var units: Int
+    public var bytes: Int?
+    public var checkKind: CheckValueKind
+    /// Output bytes (encoders) or decoded objects (decoders) of the first run.
+    public var checkValue: Int?
+    /// False when some run returned a different check value than the first.
+    public var checkValueStable: Bool
+    public var stats: TimingStats?
+    public var secondsPerUnit: Double?
+    public var unitsPerSecond: Double?
+    public var megabytesPerSecond: Double?
+    /// For each other measured implementation P of the same operation: P's median time per unit
+    /// divided by this one's (above 1: this one is faster).
+    public var ratios: [String: Double]
+}
+
+/// Runs operations with warm-up, interleaved repetitions and time boxes.
+public enum Runner {
+    /// Measures every implementation of `operation` under `policy`. `log` receives progress lines.
+    public static func run(
+        _ operation: BenchmarkOperation, policy: RunPolicy, log: (String) -> Void = { _ in }
+    ) -> [ImplementationResult] {
+        var results = operation.implementations.map { implementation in
+            ImplementationResult(
+                workload: operation.workload, operation: operation.name, implementation: implementation.name,
+                isOurs: implementation.isOurs, status: .ok, message: implementation.skipReason,
+                note: implementation.note, units: implementation.units, bytes: implementation.bytes,
+                checkKind: operation.checkKind, checkValue: nil, checkValueStable: true, stats: nil,
+                secondsPerUnit: nil, unitsPerSecond: nil, megabytesPerSecond: nil, ratios: [:])
+        }
+        var samples = [[Double]](repeating: [], count: results.count)
+        var spent = [Double](repeating: 0, count: results.count)
+        var active = [Bool](repeating: true, count: results.count)
+
+        // Warm-up (and validation): a run that throws takes the implementation out.
+        for (index, implementation) in operation.implementations.enumerated() {
+            if let reason = implementation.skipReason {
+                results[index].status = .skipped
+                results[index].message = reason
+                active[index] = false
+                continue
+            }
+            for _ in 0..<Swift.max(1, policy.warmups) {
+                do {
+                    try implementation.prepare?()
+                    let (seconds, value) = try Stopwatch.time(implementation.run)
+                    spent[index] += seconds
+                    results[index].checkValue = value
+                    if seconds >= policy.timeBoxSeconds {
+                        // Too slow to repeat: the warm-up is the only sample.
+                        samples[index] = [seconds]
+                        results[index].note = join(results[index].note, "1 run (time box)")
+                        active[index] = false
+                        break
+                    }
+                } catch {
+                    (results[index].status, results[index].message) = classify(error)
+                    active[index] = false
+                    break
+                }
+            }
+            if results[index].status == .ok, let validate = implementation.validate {
+                do {
+                    if let warning = try validate() { results[index].message = join(results[index].message, "WARNING: \(warning)") }
+                } catch {
+                    results[index].message = join(results[index].message, "WARNING: validation threw \(error)")
+                }
+            }
+            log("  \(operation.workload) \(operation.name) · \(implementation.name): \(describeWarmup(results[index], spent[index]))")
+        }
+
+        // Measured rounds, interleaved A B A B so that drift affects every implementation alike.
+        for _ in 0..<policy.repetitions {
+            for (index, implementation) in operation.implementations.enumerated() where active[index] {
+                if spent[index] >= policy.timeBoxSeconds && !samples[index].isEmpty {
+                    active[index] = false
+                    continue
+                }
+                do {
+                    let (seconds, value) = try Stopwatch.time(implementation.run)
+                    samples[index].append(seconds)
+                    spent[index] += seconds
+                    if value != results[index].checkValue { results[index].checkValueStable = false }
+                } catch {
+                    results[index].status = .error
+                    results[index].message = "error on a repeated run: \(error)"
+                    active[index] = false
+                }
+            }
+        }
+
+        for index in results.indices where results[index].status == .ok {
+            guard !samples[index].isEmpty else { continue }
+            let stats = TimingStats(samples: samples[index])
+            results[index].stats = stats
+            let units = Double(Swift.max(1, results[index].units))
+            results[index].secondsPerUnit = stats.median / units
+            results[index].unitsPerSecond = stats.median > 0 ? units / stats.median : nil
+            if let bytes = results[index].bytes, stats.median > 0 {
+                results[index].megabytesPerSecond = Double(bytes) / 1_000_000 / stats.median
+            }
+            if !results[index].checkValueStable {
+                results[index].message = join(results[index].message, "check value changed between runs")
+            }
+        }
+        for index in results.indices {
+            guard let mine = results[index].secondsPerUnit, mine > 0 else { continue }
+            for other in results.indices where other != index {
+                if let theirs = results[other].secondsPerUnit, theirs > 0 {
+                    results[index].ratios[results[other].implementation] = theirs / mine
+                }
+            }
+        }
+        return results
+    }
+
+    /// A placeholder or missing API is "not implemented yet"; anything else is an error.
+    public static func classify(_ error: Error) -> (ImplementationResult.Status, String) {
+        let text = String(describing: error)
+        if error is NotImplementedYet || text.contains("not implemented yet") {
+            return (.notImplemented, "n/a (not implemented yet)")
+        }
+        return (.error, "error: \(text)")
+    }
+
+    private static func describeWarmup(_ result: ImplementationResult, _ seconds: Double) -> String {
+        switch result.status {
+        case .ok: return "warm-up \(Format.seconds(seconds))"
+        default: return result.message ?? result.status.rawValue
+        }
+    }
+
+    static func join(_ first: String?, _ second: String) -> String {
+        guard let first, !first.isEmpty else { return second }
+        return first + "; " + second
+    }
+}

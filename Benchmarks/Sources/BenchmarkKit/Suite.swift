@@ -1,0 +1,103 @@
+import Foundation
+
+/// A named workload that builds its inputs and operations for a context.
+public struct Workload: Sendable {
+    /// "W1" ... "W5", "scaling".
+    public var id: String
+    /// Short title.
+    public var title: String
+    /// What it stresses (for the docs and the table header).
+    public var stresses: String
+    /// Builds inputs (untimed) and returns the operations to measure.
+    public var make: @Sendable (Context) throws -> [BenchmarkOperation]
+
+    /// A workload.
+    public init(id: String, title: String, stresses: String, make: @escaping @Sendable (Context) throws -> [BenchmarkOperation]) {
+        self.id = id
+        self.title = title
+        self.stresses = stresses
+        self.make = make
+    }
+
+    /// Every workload, in table order.
+    public static let all: [Workload] = [.w1, .w2, .w3, .w4, .w5, .scaling]
+}
+
+/// Runs workloads and collects a report.
+public enum Suite {
+    /// Runs the workloads whose ids are in `only` (all when `nil`) and returns their results.
+    /// A workload whose set-up throws is reported as one error row, and the others still run.
+    public static func run(_ context: Context, only: Set<String>? = nil) -> [ImplementationResult] {
+        var results: [ImplementationResult] = []
+        for workload in Workload.all where only.map({ $0.contains(workload.id) }) ?? true {
+            context.log("\(workload.id) \(workload.title): building inputs")
+            let operations: [BenchmarkOperation]
+            do {
+                operations = try workload.make(context)
+            } catch {
+                let (status, message) = Runner.classify(error)
+                results.append(ImplementationResult(
+                    workload: workload.id, operation: "set-up", implementation: "-", isOurs: false, status: status,
+                    message: message, note: nil, units: 0, bytes: nil, checkKind: .objects, checkValue: nil,
+                    checkValueStable: true, stats: nil, secondsPerUnit: nil, unitsPerSecond: nil,
+                    megabytesPerSecond: nil, ratios: [:]))
+                continue
+            }
+            for operation in operations {
+                results += Runner.run(operation, policy: context.scale.policy, log: context.log)
+            }
+        }
+        return results
+    }
+
+    /// Every (workload, operation, implementation) triple, for child-process memory runs.
+    public static func memoryTargets(_ context: Context, only: Set<String>?) -> [(workload: String, operation: String, implementation: String)] {
+        // Names only: build tiny instances so listing is cheap.
+        var tiny = context
+        tiny.scale = .smoke
+        tiny.cacheDirectory = nil
+        var targets: [(String, String, String)] = []
+        for workload in Workload.all where workload.id != "scaling" && (only.map { $0.contains(workload.id) } ?? true) {
+            guard let operations = try? workload.make(tiny) else { continue }
+            for operation in operations {
+                for implementation in operation.implementations where implementation.skipReason == nil {
+                    // Names that embed sizes (W4's depth) are the same at every scale.
+                    targets.append((workload.id, operation.name, implementation.name))
+                }
+            }
+        }
+        return targets
+    }
+
+    /// In a child process: builds `workload`'s inputs, runs one implementation of one operation
+    /// once, and reports the peak resident memory it added above the process's baseline.
+    public static func childMemoryRun(_ context: Context, workload id: String, operation name: String, implementation: String) -> MemoryResult {
+        var result = MemoryResult(
+            workload: id, operation: name, implementation: implementation, baselineBytes: nil,
+            peakAboveBaselineBytes: nil, inputBytes: nil, method: "", message: nil)
+        guard let workload = Workload.all.first(where: { $0.id == id }) else {
+            result.message = "no workload \(id)"
+            return result
+        }
+        do {
+            let operations = try workload.make(context)
+            guard let operation = operations.first(where: { $0.name == name }),
+                let target = operation.implementations.first(where: { $0.name == implementation })
+            else {
+                result.message = "no operation \(name) / \(implementation)"
+                return result
+            }
+            result.inputBytes = target.bytes
+            try target.prepare?()
+            let baseline = PeakMemory.begin()
+            result.baselineBytes = baseline.rssBytes
+            _ = try target.run()
+            let peak = PeakMemory.end(baseline)
+            result.peakAboveBaselineBytes = peak.aboveBaseline
+            result.method = peak.method
+        } catch {
+            result.message = Runner.classify(error).1
+        }
+        return result
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+
+/// The ArchivingData sample's fields as a Codable struct, with the sample's coding keys.
+///
+/// `KeyedArchiveSample.ArchivingData` (issue 4) has the same fields and keys; this copy keeps the
+/// harness building before it lands. Switch `W1` to it then if you like: the bytes archived are
+/// the same shape.
+public struct SampleProfile: Codable, Equatable, Sendable {
+    public var image: Data
+    public var name: String
+    public var gender: String
+    public var vocation: String
+    public var page: String
+    public var theSlider: Float
+    public var isSwitchOn: Bool
+
+    enum CodingKeys: String, CodingKey {
+        case image = "ImageKey", name = "NameKey", gender = "GenderKey", vocation = "VocationKey"
+        case page = "PageKey", theSlider = "TheSliderKey", isSwitchOn = "IsSwitchOnKey"
+    }
+
+    /// The deterministic sample with an image of `imageBytes` random bytes.
+    public static func make(seed: UInt64, imageBytes: Int) -> SampleProfile {
+        var random = BenchRandom(seed: seed, stream: 1)
+        return SampleProfile(
+            image: random.bytes(imageBytes), name: "Ada Lovelace", gender: "Female", vocation: "Analyst",
+            page: "https://example.org/ada", theSlider: 0.75, isSwitchOn: true)
+    }
+}
+
+/// The peer's NSCoding class for the sample: what an Objective-C app's model class does.
+public final class PeerSampleProfile: NSObject, NSCoding {
+    let image: NSData
+    let name: NSString
+    let gender: NSString
+    let vocation: NSString
+    let page: NSString
+    let theSlider: Float
+    let isSwitchOn: Bool
+
+    init(_ profile: SampleProfile) {
+        image = NSData(data: profile.image)
+        name = NSString(string: profile.name)
+        gender = NSString(string: profile.gender)
+        vocation = NSString(string: profile.vocation)
+        page = NSString(string: profile.page)
+        theSlider = profile.theSlider
+        isSwitchOn = profile.isSwitchOn
+    }
+
+    public func encode(with coder: NSCoder) {
+        coder.encode(image, forKey: "ImageKey")
+        coder.encode(name, forKey: "NameKey")
+        coder.encode(gender, forKey: "GenderKey")
+        coder.encode(vocation, forKey: "VocationKey")
+        coder.encode(page, forKey: "PageKey")
+        coder.encode(theSlider, forKey: "TheSliderKey")
+        coder.encode(isSwitchOn, forKey: "IsSwitchOnKey")
+    }
+
+    public init?(coder: NSCoder) {
+        guard let image = coder.decodeObject(forKey: "ImageKey") as? NSData,
+            let name = coder.decodeObject(forKey: "NameKey") as? NSString,
+            let gender = coder.decodeObject(forKey: "GenderKey") as? NSString,
+            let vocation = coder.decodeObject(forKey: "VocationKey") as? NSString,
+            let page = coder.decodeObject(forKey: "PageKey") as? NSString
+        else { return nil }
+        self.image = image
+        self.name = name
+        self.gender = gender
+        self.vocation = vocation
+        self.page = page
+        theSlider = coder.decodeFloat(forKey: "TheSliderKey")
+        isSwitchOn = coder.decodeBool(forKey: "IsSwitchOnKey")
+    }
+}
+
+extension Workload {
+    /// W1: one ArchivingData-like sample with a 256 KiB image, archived and unarchived.
+    public static let w1 = Workload(
+        id: "W1", title: "ArchivingData sample",
+        stresses: "per-archive fixed costs and copying one large data blob (256 KiB image) plus six small fields"
+    ) { context in
+        let profile = SampleProfile.make(seed: context.seed, imageBytes: context.scale.w1ImageBytes)
+        let peerProfile = PeerSampleProfile(profile)
+        let ours = Box<Data>(), keyed = Box<Data>(), plist = Box<Data>()
+        let archive = BenchmarkOperation("W1", "archive", check: .bytes, [
+            Implementation("KeyedArchive", ours: true, units: 1) {
+                let data = try OurSide.archive(profile)
+                ours.value = data
+                return data.count
+            },
+            Implementation("NSKeyedArchiver", units: 1) {
+                let data = Peer.keyedArchive(peerProfile)
+                keyed.value = data
+                return data.count
+            },
+            Implementation("PropertyListEncoder", units: 1) {
+                let data = try Peer.plistEncoder().encode(profile)
+                plist.value = data
+                return data.count
+            },
+        ])
+        let unarchive = BenchmarkOperation("W1", "unarchive", check: .objects, [
+            Implementation("KeyedArchive", ours: true, units: 1, prepare: { if ours.value == nil { ours.value = try OurSide.archive(profile) } }) {
+                let back = try OurSide.unarchive(SampleProfile.self, from: ours.value ?? Data())
+                return back == profile ? 1 : 0
+            },
+            Implementation("NSKeyedUnarchiver", units: 1, prepare: { if keyed.value == nil { keyed.value = Peer.keyedArchive(peerProfile) } }) {
+                let back = try Peer.keyedUnarchive(keyed.value ?? Data(), classes: [PeerSampleProfile.self]) as? PeerSampleProfile
+                return back?.image.length == profile.image.count ? 1 : 0
+            },
+            Implementation("PropertyListDecoder", units: 1, prepare: { if plist.value == nil { plist.value = try Peer.plistEncoder().encode(profile) } }) {
+                let back = try PropertyListDecoder().decode(SampleProfile.self, from: plist.value ?? Data())
+                return back == profile ? 1 : 0
+            },
+        ])
+        return [archive, unarchive]
+    }
+}

@@ -1,0 +1,171 @@
+import Foundation
+
+/// The shape of a W2 graph: who is whose friend, independent of any class.
+public struct GraphSpec: Sendable {
+    public var count: Int
+    public var cyclic: Bool
+    public var names: [String]
+    public var ages: [Int]
+    public var scores: [Double]
+    /// Three friend indices per person. Acyclic graphs only point to earlier people; cyclic
+    /// graphs point anywhere (self-references included), so almost every person is on a cycle.
+    public var friends: [[Int]]
+
+    /// The deterministic graph of `count` people.
+    public static func make(seed: UInt64, count: Int, cyclic: Bool) -> GraphSpec {
+        var random = BenchRandom(seed: seed, stream: cyclic ? 3 : 2)
+        var spec = GraphSpec(count: count, cyclic: cyclic, names: [], ages: [], scores: [], friends: [])
+        spec.names.reserveCapacity(count)
+        for index in 0..<count {
+            spec.names.append("Person \(index) " + random.word(6))
+            spec.ages.append(18 + random.below(70))
+            spec.scores.append(Double(random.below(1_000_000)) / 1000)
+            if cyclic {
+                spec.friends.append((0..<3).map { _ in random.below(count) })
+            } else {
+                spec.friends.append(index == 0 ? [] : (0..<3).map { _ in random.below(index) })
+            }
+        }
+        return spec
+    }
+}
+
+/// The peer's Person: an NSCoding class with three friend references under separate keys.
+///
+/// Separate keys, not an NSArray of friends: NSKeyedArchiver merges objects by equality and an
+/// NSArray hashes by its count, so arrays of three would make the peer quadratic (peers-on-linux.md).
+public final class PeerPerson: NSObject, NSCoding {
+    var name: NSString
+    var age: Int
+    var score: Double
+    var friends: [PeerPerson] = []
+
+    init(name: String, age: Int, score: Double) {
+        self.name = NSString(string: name)
+        self.age = age
+        self.score = score
+    }
+
+    public func encode(with coder: NSCoder) {
+        coder.encode(name, forKey: "name")
+        coder.encode(age, forKey: "age")
+        coder.encode(score, forKey: "score")
+        for (index, friend) in friends.enumerated() { coder.encode(friend, forKey: "friend\(index)") }
+    }
+
+    public init?(coder: NSCoder) {
+        guard let name = coder.decodeObject(forKey: "name") as? NSString else { return nil }
+        self.name = name
+        age = coder.decodeInteger(forKey: "age")
+        score = coder.decodeDouble(forKey: "score")
+        // Swift's corelibs NSKeyedUnarchiver aborts on a missing key: ask first.
+        for index in 0..<3 where coder.containsValue(forKey: "friend\(index)") {
+            if let friend = coder.decodeObject(forKey: "friend\(index)") as? PeerPerson { friends.append(friend) }
+        }
+    }
+
+    /// The people of `spec`, linked.
+    static func graph(_ spec: GraphSpec) -> NSArray {
+        let people = (0..<spec.count).map { PeerPerson(name: spec.names[$0], age: spec.ages[$0], score: spec.scores[$0]) }
+        for (index, person) in people.enumerated() { person.friends = spec.friends[index].map { people[$0] } }
+        return NSArray(array: people)
+    }
+}
+
+/// Our Codable Person for the Codable-bridge side of W2 (acyclic only: Codable cannot express
+/// a cycle on decode, and the bridge rejects one on encode by design).
+public final class CodablePerson: Codable {
+    public let name: String
+    public let age: Int
+    public let score: Double
+    public let friends: [CodablePerson]
+
+    init(name: String, age: Int, score: Double, friends: [CodablePerson]) {
+        self.name = name
+        self.age = age
+        self.score = score
+        self.friends = friends
+    }
+
+    /// The people of an acyclic `spec`, friends built before the people who name them.
+    static func graph(_ spec: GraphSpec) -> [CodablePerson] {
+        var people: [CodablePerson] = []
+        people.reserveCapacity(spec.count)
+        for index in 0..<spec.count {
+            people.append(CodablePerson(
+                name: spec.names[index], age: spec.ages[index], score: spec.scores[index],
+                friends: spec.friends[index].map { people[$0] }))
+        }
+        return people
+    }
+}
+
+extension Workload {
+    /// W2: a graph of Person objects with three shared friends each, acyclic and cyclic.
+    public static let w2 = Workload(
+        id: "W2", title: "object graph",
+        stresses: "object identity (shared references via UIDs), per-object class lookup and key dictionaries, cycles"
+    ) { context in
+        graphOperations(context: context, ours: context.scale.w2Objects, peer: context.scale.w2PeerObjects, workload: "W2")
+    }
+
+    /// Archive and unarchive operations for acyclic and cyclic graphs of the given sizes.
+    static func graphOperations(context: Context, ours: Int, peer: Int, workload: String, peerSkip: String? = nil) -> [BenchmarkOperation] {
+        var operations: [BenchmarkOperation] = []
+        for cyclic in [false, true] {
+            let kind = cyclic ? "cyclic" : "acyclic"
+            let spec = GraphSpec.make(seed: context.seed, count: ours, cyclic: cyclic)
+            let peerSpec = peer == ours || peerSkip != nil ? spec : GraphSpec.make(seed: context.seed, count: peer, cyclic: cyclic)
+            let peerNote = peer == ours ? nil : "peer at N=\(Format.count(peer))"
+            let coder = Result { try OurSide.graphCoder(for: spec) }
+            let peerRoot = cyclic || peerSkip != nil ? nil : PeerPerson.graph(peerSpec)
+            let codableRoot = cyclic ? [] : CodablePerson.graph(spec)
+            let cyclicSkip = cyclic
+                ? "skipped: NSKeyedArchiver crashes on a 100,000-object cyclic graph and NSKeyedUnarchiver overflows the stack on any cycle (peers-on-linux.md)"
+                : peerSkip
+            let codableSkip = cyclic ? "skipped: Codable cannot express cycles (the bridge rejects them by design)" : nil
+            let oursBox = Box<Data>(), codableBox = Box<Data>(), peerBox = Box<Data>()
+
+            operations.append(BenchmarkOperation(workload, "\(kind) archive", check: .bytes, [
+                Implementation("KeyedArchive NSCoding-style", ours: true, units: ours) {
+                    let data = try coder.get().archive()
+                    oursBox.value = data
+                    return data.count
+                },
+                Implementation("KeyedArchive Codable", ours: true, units: ours, skip: codableSkip) {
+                    let data = try OurSide.archive(codableRoot)
+                    codableBox.value = data
+                    return data.count
+                },
+                Implementation("NSKeyedArchiver", units: peer, note: peerNote, skip: cyclicSkip) {
+                    let data = Peer.keyedArchive(peerRoot ?? NSArray())
+                    peerBox.value = data
+                    return data.count
+                },
+                Implementation(
+                    "PropertyListEncoder", units: ours,
+                    skip: "not run: it copies every shared instance at each reference, so a graph with shared friends expands exponentially"
+                ) { 0 },
+            ]))
+            operations.append(BenchmarkOperation(workload, "\(kind) unarchive", check: .objects, [
+                Implementation("KeyedArchive NSCoding-style", ours: true, units: ours, prepare: {
+                    if oursBox.value == nil { oursBox.value = try coder.get().archive() }
+                }) {
+                    try coder.get().unarchive(oursBox.value ?? Data())
+                },
+                Implementation("KeyedArchive Codable", ours: true, units: ours, skip: codableSkip, prepare: {
+                    if codableBox.value == nil { codableBox.value = try OurSide.archive(codableRoot) }
+                }) {
+                    try OurSide.unarchive([CodablePerson].self, from: codableBox.value ?? Data()).count
+                },
+                Implementation("NSKeyedUnarchiver", units: peer, note: peerNote, skip: cyclicSkip, prepare: {
+                    if peerBox.value == nil { peerBox.value = Peer.keyedArchive(peerRoot ?? NSArray()) }
+                }) {
+                    let root = try Peer.keyedUnarchive(peerBox.value ?? Data(), classes: [PeerPerson.self]) as? NSArray
+                    return root?.count ?? 0
+                },
+            ]))
+        }
+        return operations
+    }
+}

@@ -1,0 +1,117 @@
+import BenchmarkKit
+import Foundation
+
+/// Whole-process timings of other tools on the W3 files: libplist's plistutil, Python's
+/// plistlib and our karchive, each started fresh per run (start-up included, as a user sees it).
+enum External {
+    struct Tool {
+        var task: String
+        var tool: String
+        var executable: String?
+        var arguments: [String]
+        var input: URL
+        var output: URL?
+        var expectedMagic: String?
+        var missing: String
+    }
+
+    static func which(_ name: String) -> String? {
+        let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+        return paths.map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    static func run(context: Context, benchDir: URL, karchive: String?) -> [ExternalResult] {
+        let files: (binary: URL, xml: URL, objects: Int)
+        do {
+            files = try W3Files.make(context: context)
+        } catch {
+            return [ExternalResult(task: "W3", tool: "-", command: "", status: .error, message: "could not build the W3 files: \(error)", inputBytes: 0, stats: nil, outputBytes: nil)]
+        }
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("karchive-bench-out-\(getpid())")
+        try? FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: out) }
+
+        let plistutil = which("plistutil"), python = which("python3")
+        let karchivePath = karchive ?? benchDir.deletingLastPathComponent().appendingPathComponent(".build/release/karchive").path
+        let karchiveFound = FileManager.default.isExecutableFile(atPath: karchivePath) ? karchivePath : nil
+        let script = """
+            import plistlib, sys
+            with open(sys.argv[1], 'rb') as f: value = plistlib.load(f)
+            if len(sys.argv) > 2:
+                with open(sys.argv[2], 'wb') as f: plistlib.dump(value, f, fmt=plistlib.FMT_XML if sys.argv[3] == 'xml' else plistlib.FMT_BINARY)
+            """
+        let noPlistutil = "skipped: plistutil not installed (apt-get install libplist-utils)"
+        let noPython = "skipped: python3 not found"
+        let noKarchive = "skipped: no karchive at \(karchivePath) (swift build -c release --product karchive, or --karchive PATH)"
+        let tools = [
+            Tool(task: "W3 read binary", tool: "python3 plistlib", executable: python, arguments: ["-c", script, files.binary.path],
+                 input: files.binary, output: nil, expectedMagic: nil, missing: noPython),
+            Tool(task: "W3 read binary", tool: "karchive lint", executable: karchiveFound, arguments: ["lint", files.binary.path],
+                 input: files.binary, output: nil, expectedMagic: nil, missing: noKarchive),
+            Tool(task: "W3 binary->XML", tool: "plistutil", executable: plistutil,
+                 arguments: ["-i", files.binary.path, "-f", "xml", "-o", out.appendingPathComponent("pu.xml").path],
+                 input: files.binary, output: out.appendingPathComponent("pu.xml"), expectedMagic: "<?xml", missing: noPlistutil),
+            Tool(task: "W3 binary->XML", tool: "python3 plistlib", executable: python,
+                 arguments: ["-c", script, files.binary.path, out.appendingPathComponent("py.xml").path, "xml"],
+                 input: files.binary, output: out.appendingPathComponent("py.xml"), expectedMagic: "<?xml", missing: noPython),
+            Tool(task: "W3 binary->XML", tool: "karchive convert", executable: karchiveFound,
+                 arguments: ["convert", "--format", "xml", files.binary.path, "-o", out.appendingPathComponent("ka.xml").path],
+                 input: files.binary, output: out.appendingPathComponent("ka.xml"), expectedMagic: "<?xml", missing: noKarchive),
+            Tool(task: "W3 XML->binary", tool: "plistutil", executable: plistutil,
+                 arguments: ["-i", files.xml.path, "-f", "bin", "-o", out.appendingPathComponent("pu.bplist").path],
+                 input: files.xml, output: out.appendingPathComponent("pu.bplist"), expectedMagic: "bplist00", missing: noPlistutil),
+            Tool(task: "W3 XML->binary", tool: "python3 plistlib", executable: python,
+                 arguments: ["-c", script, files.xml.path, out.appendingPathComponent("py.bplist").path, "binary"],
+                 input: files.xml, output: out.appendingPathComponent("py.bplist"), expectedMagic: "bplist00", missing: noPython),
+            Tool(task: "W3 XML->binary", tool: "karchive convert", executable: karchiveFound,
+                 arguments: ["convert", "--format", "binary", files.xml.path, "-o", out.appendingPathComponent("ka.bplist").path],
+                 input: files.xml, output: out.appendingPathComponent("ka.bplist"), expectedMagic: "bplist00", missing: noKarchive),
+        ]
+        let repetitions = max(2, min(3, context.scale.policy.repetitions))
+        // plistutil's XML reader is quadratic: cap any one run.
+        let timeout: Double = context.scale.name == "full" ? 120 : 60
+        var results: [ExternalResult] = []
+        for tool in tools {
+            let inputBytes = (try? FileManager.default.attributesOfItem(atPath: tool.input.path)[.size] as? Int) ?? 0
+            let command = ([tool.executable ?? tool.tool] + tool.arguments.map { $0.contains("\n") ? "<script>" : $0 }).joined(separator: " ")
+            guard let executable = tool.executable else {
+                results.append(ExternalResult(task: tool.task, tool: tool.tool, command: command, status: .skipped, message: tool.missing, inputBytes: inputBytes, stats: nil, outputBytes: nil))
+                context.log("  \(tool.task) · \(tool.tool): \(tool.missing)")
+                continue
+            }
+            var samples: [Double] = []
+            var failure: (ImplementationResult.Status, String)?
+            var outputBytes: Int?
+            for _ in 0..<repetitions {
+                if let output = tool.output { try? FileManager.default.removeItem(at: output) }
+                let outcome = ChildProcess.run(executable: executable, arguments: tool.arguments, timeout: timeout)
+                let stderr = String(decoding: outcome.stderr, as: UTF8.self)
+                if outcome.timedOut || outcome.signalled || outcome.status != 0 || outcome.launchError != nil {
+                    failure = stderr.contains("not implemented yet") ? (.notImplemented, "n/a (not implemented yet)") : (.error, outcome.describeFailure())
+                    break
+                }
+                if let output = tool.output {
+                    // plistutil exits 0 even when it fails: check the output itself.
+                    guard let data = try? Data(contentsOf: output), !data.isEmpty,
+                        tool.expectedMagic.map({ data.prefix(64).starts(with: Array($0.utf8)) || String(decoding: data.prefix(64), as: UTF8.self).contains($0) }) ?? true
+                    else {
+                        failure = (.error, "exit 0 but no valid output (\(stderr.prefix(200)))")
+                        break
+                    }
+                    outputBytes = data.count
+                }
+                samples.append(outcome.seconds)
+                if outcome.seconds > 30 { break }
+            }
+            let result: ExternalResult
+            if let failure {
+                result = ExternalResult(task: tool.task, tool: tool.tool, command: command, status: failure.0, message: failure.1, inputBytes: inputBytes, stats: nil, outputBytes: nil)
+            } else {
+                result = ExternalResult(task: tool.task, tool: tool.tool, command: command, status: .ok, message: nil, inputBytes: inputBytes, stats: TimingStats(samples: samples), outputBytes: outputBytes)
+            }
+            context.log("  \(tool.task) · \(tool.tool): \(result.stats.map { Format.seconds($0.median) } ?? result.message ?? "")")
+            results.append(result)
+        }
+        return results
+    }
+}

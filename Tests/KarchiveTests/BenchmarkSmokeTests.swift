@@ -1,0 +1,178 @@
+import Foundation
+import KeyedArchiveBenchmarkKit
+import XCTest
+
+/// Runs the benchmark harness's workloads in-process at tiny sizes and checks that its numbers
+/// are sane. Never a speed threshold: timings are only checked to be positive, finite and
+/// ordered, and ratios to be consistent with each other.
+///
+/// Why in-process and not `swift run -c release --package-path Benchmarks ... --quick`: that
+/// builds the whole library a second time in release (a separate package and build directory),
+/// which costs CI minutes on every run for no extra coverage; the harness code is the same
+/// target (`Benchmarks/Sources/BenchmarkKit`, compiled here as KeyedArchiveBenchmarkKit).
+final class BenchmarkSmokeTests: XCTestCase {
+    /// One shared run: the suite takes several seconds in a debug build.
+    private static let results: [ImplementationResult] = {
+        let context = Context(scale: .smoke)
+        return Suite.run(context)
+    }()
+
+    func testEveryWorkloadProducesRows() {
+        let workloads = Set(Self.results.map { $0.workload.split(separator: " ").first.map(String.init) ?? "" })
+        for id in ["W1", "W2", "W3", "W4", "W5", "S-W2", "S-W3", "S-W5"] {
+            XCTAssertTrue(workloads.contains(id), "no rows for \(id): \(workloads.sorted())")
+        }
+        XCTAssertFalse(Self.results.contains { $0.operation == "set-up" }, "a workload failed to build its inputs")
+    }
+
+    func testPeersRunAndTheirNumbersAreSane() {
+        let peers = Self.results.filter { !$0.isOurs }
+        XCTAssertGreaterThan(peers.filter { $0.status == .ok }.count, 20)
+        for result in peers {
+            let row = "\(result.workload) \(result.operation) \(result.implementation)"
+            XCTAssertTrue(result.status == .ok || result.status == .skipped, "\(row): \(result.status) \(result.message ?? "")")
+            if result.status == .skipped { XCTAssertFalse((result.message ?? "").isEmpty, "\(row): a skip needs a reason") }
+            guard result.status == .ok else { continue }
+            checkTimings(result, row)
+        }
+    }
+
+    func testOurRowsAreMeasuredOrMarkedNotImplemented() {
+        let ours = Self.results.filter(\.isOurs)
+        XCTAssertFalse(ours.isEmpty)
+        for result in ours {
+            let row = "\(result.workload) \(result.operation) \(result.implementation)"
+            switch result.status {
+            case .ok:
+                checkTimings(result, row)
+                XCTAssertFalse(result.message?.contains("WARNING") ?? false, "\(row): \(result.message ?? "")")
+            case .notImplemented:
+                XCTAssertEqual(result.message, "n/a (not implemented yet)", row)
+                XCTAssertNil(result.stats, row)
+            case .skipped:
+                XCTAssertFalse((result.message ?? "").isEmpty, row)
+            case .error:
+                XCTFail("\(row): \(result.message ?? "error")")
+            }
+        }
+    }
+
+    func testDecoderCountsMatchTheGeneratedInputs() {
+        let scale = Scale.smoke
+        let expectations: [(String, String, Int)] = [
+            ("W2", "acyclic unarchive", scale.w2Objects),
+            ("W5", "decode", scale.w5Records),
+            ("W3", "read binary", scale.w3Records),
+            ("W4", "wide read binary", scale.w4WideCount),
+            ("W4", "deep d=\(scale.w4Depth + 1) read binary", scale.w4Chains),
+            ("W1", "unarchive", 1),
+        ]
+        for (workload, operation, expected) in expectations {
+            let rows = Self.results.filter { $0.workload == workload && $0.operation == operation && $0.status == .ok }
+            XCTAssertFalse(rows.isEmpty, "\(workload) \(operation): nothing measured")
+            for row in rows {
+                XCTAssertEqual(row.checkValue, expected, "\(workload) \(operation) \(row.implementation)")
+            }
+        }
+    }
+
+    func testRatiosAreFiniteAndConsistent() {
+        let groups = Dictionary(grouping: Self.results.filter { $0.status == .ok }) { "\($0.workload)|\($0.operation)" }
+        var pairs = 0
+        for (_, rows) in groups {
+            for a in rows {
+                for (name, ratio) in a.ratios {
+                    XCTAssertTrue(ratio.isFinite && ratio > 0, "\(a.operation): ratio to \(name) is \(ratio)")
+                    guard let b = rows.first(where: { $0.implementation == name }), let back = b.ratios[a.implementation] else {
+                        XCTFail("\(a.operation): \(name) has no ratio back to \(a.implementation)")
+                        continue
+                    }
+                    // a/b and b/a are computed from the same medians: their product is 1.
+                    XCTAssertEqual(ratio * back, 1, accuracy: 1e-9)
+                    pairs += 1
+                }
+            }
+        }
+        XCTAssertGreaterThan(pairs, 0)
+    }
+
+    func testReportIsWellFormedJSONAndTheTableHasEveryRow() throws {
+        var report = BenchmarkReport(mode: "smoke", seed: 1, policy: Scale.smoke.policy)
+        report.results = Self.results
+        let json = try report.json()
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: json) as? [String: Any])
+        XCTAssertEqual((object["results"] as? [Any])?.count, Self.results.count)
+        XCTAssertNotNil(object["host"] as? [String: Any])
+        let back = try JSONDecoder().decode(BenchmarkReport.self, from: json)
+        XCTAssertEqual(back.results.count, Self.results.count)
+        XCTAssertEqual(back.results.first?.stats, Self.results.first?.stats)
+
+        let table = Table.render(Self.results)
+        // A header, a rule, then one line per result.
+        XCTAssertEqual(table.split(separator: "\n").count, Self.results.count + 2)
+    }
+
+    func testStatisticsOfKnownSamples() {
+        let stats = TimingStats(samples: [5, 1, 4, 2, 3])
+        XCTAssertEqual(stats.median, 3)
+        XCTAssertEqual(stats.min, 1)
+        XCTAssertEqual(stats.max, 5)
+        XCTAssertEqual(stats.q1, 2)
+        XCTAssertEqual(stats.q3, 4)
+        XCTAssertEqual(TimingStats(samples: [1, 2]).median, 1.5)
+    }
+
+    func testTimeBoxStopsRepeatsAndPlaceholdersAreNotErrors() {
+        var calls = 0
+        let operation = BenchmarkOperation("T", "box", check: .bytes, [
+            Implementation("slow", units: 1) {
+                calls += 1
+                Thread.sleep(forTimeInterval: 0.05)
+                return 7
+            },
+            Implementation("missing", ours: true, units: 1) { throw NotImplementedYet("thing") },
+            Implementation("broken", units: 1) { throw CocoaError(.fileNoSuchFile) },
+        ])
+        let results = Runner.run(operation, policy: RunPolicy(warmups: 1, repetitions: 50, timeBoxSeconds: 0.12))
+        XCTAssertEqual(results[0].status, .ok)
+        XCTAssertLessThan(calls, 10, "the time box did not stop the repetitions")
+        XCTAssertEqual(results[0].checkValue, 7)
+        XCTAssertGreaterThanOrEqual(results[0].stats?.min ?? 0, 0.05)
+        XCTAssertEqual(results[1].status, .notImplemented)
+        XCTAssertEqual(results[2].status, .error)
+    }
+
+    func testPeakMemoryInAChildStyleRun() throws {
+        #if os(Linux)
+        let rss = try XCTUnwrap(PeakMemory.status("VmRSS"))
+        XCTAssertGreaterThan(rss, 1_000_000)
+        let baseline = PeakMemory.begin()
+        // Touch 64 MB so the peak must rise above the baseline.
+        var buffer = [UInt8](repeating: 1, count: 64 << 20)
+        buffer[buffer.count - 1] = 2
+        let peak = PeakMemory.end(baseline)
+        XCTAssertEqual(buffer.last, 2)
+        let above = try XCTUnwrap(peak.aboveBaseline)
+        XCTAssertGreaterThanOrEqual(above, 60 << 20, peak.method)
+        #else
+        throw XCTSkip("VmRSS/VmHWM are Linux-only")
+        #endif
+    }
+}
+
+private func checkTimings(_ result: ImplementationResult, _ row: String) {
+    guard let stats = result.stats else {
+        XCTFail("\(row): measured but no statistics")
+        return
+    }
+    XCTAssertFalse(stats.samples.isEmpty, row)
+    XCTAssertTrue(stats.samples.allSatisfy { $0 > 0 && $0.isFinite }, "\(row): \(stats.samples)")
+    XCTAssertLessThanOrEqual(stats.min, stats.median, row)
+    XCTAssertLessThanOrEqual(stats.median, stats.max, row)
+    XCTAssertLessThanOrEqual(stats.q1, stats.q3, row)
+    XCTAssertTrue(result.checkValueStable, "\(row): output changed between runs")
+    XCTAssertGreaterThan(result.checkValue ?? 0, 0, "\(row): empty output")
+    XCTAssertTrue((result.secondsPerUnit ?? -1) > 0, row)
+    XCTAssertTrue(result.unitsPerSecond.map { $0.isFinite && $0 > 0 } ?? false, row)
+    if result.bytes != nil { XCTAssertTrue(result.megabytesPerSecond.map { $0.isFinite && $0 > 0 } ?? false, row) }
+}
