@@ -5,6 +5,20 @@
 
 extension PropertyListValue: Hashable {
     public static func == (lhs: PropertyListValue, rhs: PropertyListValue) -> Bool {
+        // Scalars (the common case, e.g. as dictionary keys) compare without a work list.
+        switch (lhs, rhs) {
+        case (.string(let a), .string(let b)): return a == b
+        case (.integer(let a), .integer(let b)): return a == b
+        case (.real(let a), .real(let b)): return a == b
+        case (.uid(let a), .uid(let b)): return a == b
+        case (.bool(let a), .bool(let b)): return a == b
+        case (.data(let a), .data(let b)): return a == b
+        case (.null, .null): return true
+        case (.date(let a), .date(let b)):
+            return a.timeIntervalSinceReferenceDate.bitPattern == b.timeIntervalSinceReferenceDate.bitPattern
+        case (.array, .array), (.set, .set), (.dictionary, .dictionary): break
+        default: return false
+        }
         var pending: [(PropertyListValue, PropertyListValue)] = [(lhs, rhs)]
         while let (left, right) = pending.popLast() {
             switch (left, right) {
@@ -90,8 +104,10 @@ private func unorderedEqual<T: Hashable>(_ a: [T], _ b: [T]) -> Bool {
     counts.reserveCapacity(a.count)
     for element in a { counts[element, default: 0] += 1 }
     for element in b {
-        guard let count = counts[element], count > 0 else { return false }
-        counts[element] = count - 1
+        // One lookup per element: each lookup may compare nested values in full, so a second
+        // one per level would make comparing nested dictionaries exponential in their depth.
+        guard let index = counts.index(forKey: element), counts.values[index] > 0 else { return false }
+        counts.values[index] -= 1
     }
     return true
 }
