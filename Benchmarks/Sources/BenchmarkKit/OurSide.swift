@@ -23,14 +23,12 @@ public enum OurSide {
 
     /// Archives an `Encodable` value as an NSKeyedArchiver-format archive.
     public static func archive<T: Encodable>(_ value: T) throws -> Data {
-        // ENABLE (issue 4): return try KeyedArchiver.archivedData(withRootObject: value)
-        throw NotImplementedYet("KeyedArchiver.archivedData(withRootObject:) (Codable bridge, issue 4)")
+        try KeyedArchiver.archivedData(withRootObject: value)
     }
 
     /// Unarchives a `Decodable` value.
     public static func unarchive<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
-        // ENABLE (issue 4): return try KeyedUnarchiver.unarchivedObject(ofType: type, from: data)
-        throw NotImplementedYet("KeyedUnarchiver.unarchivedObject(ofType:from:) (Codable bridge, issue 4)")
+        try KeyedUnarchiver.unarchivedObject(ofType: type, from: data)
     }
 
     // MARK: NSCoding-style object graphs (issue 3)
@@ -43,8 +41,54 @@ public enum OurSide {
     /// (cycles included when `spec.cyclic`), and return closures that archive the root array
     /// with the keyed archiver and unarchive it (returning the number of people decoded).
     public static func graphCoder(for spec: GraphSpec) throws -> GraphCoder {
-        throw NotImplementedYet("keyed archiver NSCoding-style API (issue 3)")
+        let people = (0..<spec.count).map { ArchivedPerson(name: spec.names[$0], age: spec.ages[$0], score: spec.scores[$0]) }
+        for (index, person) in people.enumerated() { person.friends = spec.friends[index].map { people[$0] } }
+        return GraphCoder(
+            archive: { try KeyedArchiver.archivedData(withRootObject: people, format: .binary) },
+            unarchive: { data in
+                let unarchiver = try KeyedUnarchiver(data: data)
+                unarchiver.setClass(ArchivedPerson.self, forClassName: ArchivedPerson.archivedClassName)
+                let decoded = try unarchiver.decodeArrayOfObjects(ofClass: ArchivedPerson.self, forKey: "root")
+                return decoded?.count ?? 0
+            })
     }
+}
+
+/// Our side's W2 Person: the same fields and keys as `PeerPerson`, through ``KeyedArchiving``.
+/// Friends are decoded in phase 2 so that cyclic graphs come back too.
+final class ArchivedPerson: KeyedArchiving {
+    static var archivedClassName: String { "Person" }
+    var name: String
+    var age: Int
+    var score: Double
+    var friends: [ArchivedPerson] = []
+
+    init(name: String, age: Int, score: Double) {
+        self.name = name
+        self.age = age
+        self.score = score
+    }
+
+    func encode(with coder: KeyedArchiver) throws {
+        try coder.encode(name, forKey: "name")
+        coder.encode(age, forKey: "age")
+        coder.encode(score, forKey: "score")
+        for (index, friend) in friends.enumerated() { try coder.encode(friend, forKey: Self.friendKeys[index]) }
+    }
+
+    init(coder: KeyedUnarchiver) throws {
+        name = try coder.decodeObject(of: String.self, forKey: "name") ?? ""
+        age = try coder.decodeInt(forKey: "age")
+        score = try coder.decodeDouble(forKey: "score")
+    }
+
+    func decodeReferences(with coder: KeyedUnarchiver) throws {
+        for key in Self.friendKeys {
+            if let friend = try coder.decodeObject(of: ArchivedPerson.self, forKey: key) { friends.append(friend) }
+        }
+    }
+
+    private static let friendKeys = ["friend0", "friend1", "friend2"]
 }
 
 /// Timed steps of our NSCoding-style graph workload.
