@@ -52,18 +52,6 @@ public final class KeyedArchiveEncoder {
         state.finishDeferredConditionals()
         try state.checkConditionalCycles()
         do {
-            if outputFormat == .binary {
-                // The one-pass layout for binary archives; the generic writer for XML (or shapes it skips).
-                guard case .dictionary(let envelope) = state.table.finish(top: top, archiverName: archiverName),
-                    case .array(let objects)? = envelope[ArchiveKeys.objects], case .dictionary(let patchedTop)? = envelope[ArchiveKeys.top]
-                else {
-                    return try state.table.encodedData(top: top, format: outputFormat, archiverName: archiverName)
-                }
-                if let data = try ArchiveBinaryLayout.write(objects: objects, top: patchedTop, archiverName: archiverName) {
-                    return data
-                }
-                return try PropertyList.encode(.dictionary(envelope), format: .binary)
-            }
             return try state.table.encodedData(top: top, format: outputFormat, archiverName: archiverName)
         } catch {
             throw EncodingError.invalidValue(

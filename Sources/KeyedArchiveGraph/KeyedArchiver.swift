@@ -103,6 +103,24 @@ public final class KeyedArchiver {
         setField(.uid(uid), forKey: key)
     }
 
+    /// Encodes a string by reference (an NSString in `$objects`); the same as the
+    /// `Any?` overload without its dynamic type tests.
+    public func encode(_ string: String, forKey key: String) throws {
+        try ensureOpen()
+        setField(.uid(table.leafUID(.string(PropertyListString(string)))), forKey: key)
+    }
+
+    /// Encodes an object of a ``KeyedArchiving`` class by reference (`nil`: UID 0); the same as the
+    /// `Any?` overload without its dynamic type tests.
+    public func encode<T: KeyedArchiving>(_ object: T?, forKey key: String) throws {
+        try ensureOpen()
+        guard let object else { return setField(.uid(0), forKey: key) }
+        if let uid = table.uid(for: object) { return setField(.uid(uid), forKey: key) }
+        let uid = table.reserveUID(for: object)
+        queue.append(.object(uid, object))
+        setField(.uid(uid), forKey: key)
+    }
+
     /// Encodes a value without a key, under the next of `$0, $1, ...` of the current object.
     public func encode(_ object: Any?) throws {
         try ensureOpen()
@@ -431,6 +449,8 @@ extension Optional: OptionalProtocol {
 
 package func flattenOptional(_ value: Any?) -> Any? {
     guard let value else { return nil }
+    // Class instances are never optionals: skip the protocol conformance test for them.
+    if type(of: value) is AnyObject.Type { return value }
     // A metatype check first: cheaper than an existential cast, and never bridges.
     guard type(of: value) is any OptionalProtocol.Type, let optional = value as? any OptionalProtocol else { return value }
     return optional.flattened

@@ -33,29 +33,35 @@ public enum OurSide {
 
     // MARK: NSCoding-style object graphs (issue 3)
 
-    /// Builds (untimed) our object graph for `spec` and returns the timed archive/unarchive steps:
-    /// ``OurPerson`` objects archived the NSCoding way, exactly as `PeerPerson` does.
+    /// Builds (untimed) our object graph for `spec` and returns the timed archive/unarchive steps.
+    ///
+    /// ENABLE (issue 3): define a `Person` class adopting the graph layer's coding protocol
+    /// (name, age, score as inline primitives; friends under "friend0"..."friend2", exactly as
+    /// `PeerPerson.encode(with:)` does), build `spec.count` instances, link `spec.friends`
+    /// (cycles included when `spec.cyclic`), and return closures that archive the root array
+    /// with the keyed archiver and unarchive it (returning the number of people decoded).
     public static func graphCoder(for spec: GraphSpec) throws -> GraphCoder {
-        let people = OurPerson.graph(spec)
+        let people = (0..<spec.count).map { ArchivedPerson(name: spec.names[$0], age: spec.ages[$0], score: spec.scores[$0]) }
+        for (index, person) in people.enumerated() { person.friends = spec.friends[index].map { people[$0] } }
         return GraphCoder(
             archive: { try KeyedArchiver.archivedData(withRootObject: people, format: .binary) },
             unarchive: { data in
-                let root = try KeyedUnarchiver.unarchivedObject(ofClasses: [.array, .type(OurPerson.self)], from: data)
-                return (root as? [Any])?.count ?? 0
+                let unarchiver = try KeyedUnarchiver(data: data)
+                unarchiver.setClass(ArchivedPerson.self, forClassName: ArchivedPerson.archivedClassName)
+                let decoded = try unarchiver.decodeArrayOfObjects(ofClass: ArchivedPerson.self, forKey: "root")
+                return decoded?.count ?? 0
             })
     }
 }
 
-/// Our Person for W2: the graph layer's NSCoding-style protocol, the same keys as `PeerPerson`
-/// (name, age and score inline; friends under "friend0"..."friend2", decoded in the second
-/// phase so cycles work).
-public final class OurPerson: KeyedArchiving {
-    public static var archivedClassName: String { "Person" }
-
+/// Our side's W2 Person: the same fields and keys as `PeerPerson`, through ``KeyedArchiving``.
+/// Friends are decoded in phase 2 so that cyclic graphs come back too.
+final class ArchivedPerson: KeyedArchiving {
+    static var archivedClassName: String { "Person" }
     var name: String
     var age: Int
     var score: Double
-    var friends: [OurPerson] = []
+    var friends: [ArchivedPerson] = []
 
     init(name: String, age: Int, score: Double) {
         self.name = name
@@ -63,34 +69,27 @@ public final class OurPerson: KeyedArchiving {
         self.score = score
     }
 
-    public func encode(with coder: KeyedArchiver) throws {
+    func encode(with coder: KeyedArchiver) throws {
         try coder.encode(name, forKey: "name")
         coder.encode(age, forKey: "age")
         coder.encode(score, forKey: "score")
-        for (index, friend) in friends.enumerated() { try coder.encode(friend, forKey: friendKeys[index]) }
+        for (index, friend) in friends.enumerated() { try coder.encode(friend, forKey: Self.friendKeys[index]) }
     }
 
-    public init(coder: KeyedUnarchiver) throws {
+    init(coder: KeyedUnarchiver) throws {
         name = try coder.decodeObject(of: String.self, forKey: "name") ?? ""
         age = try coder.decodeInt(forKey: "age")
         score = try coder.decodeDouble(forKey: "score")
     }
 
-    public func decodeReferences(with coder: KeyedUnarchiver) throws {
-        for key in friendKeys {
-            if let friend = try coder.decodeObject(of: OurPerson.self, forKey: key) { friends.append(friend) }
+    func decodeReferences(with coder: KeyedUnarchiver) throws {
+        for key in Self.friendKeys {
+            if let friend = try coder.decodeObject(of: ArchivedPerson.self, forKey: key) { friends.append(friend) }
         }
     }
 
-    /// The people of `spec`, linked.
-    static func graph(_ spec: GraphSpec) -> [OurPerson] {
-        let people = (0..<spec.count).map { OurPerson(name: spec.names[$0], age: spec.ages[$0], score: spec.scores[$0]) }
-        for (index, person) in people.enumerated() { person.friends = spec.friends[index].map { people[$0] } }
-        return people
-    }
+    private static let friendKeys = ["friend0", "friend1", "friend2"]
 }
-
-private let friendKeys = ["friend0", "friend1", "friend2"]
 
 /// Timed steps of our NSCoding-style graph workload.
 public struct GraphCoder {

@@ -123,6 +123,18 @@ package final class ArchiveObjectTable {
     /// Patches conditional references and returns the archive envelope:
     /// `{$archiver, $version: 100000, $top, $objects}`. `top` holds stored keys and values.
     package func finish(top: PropertyListDictionary, archiverName: String = ArchiveKeys.defaultArchiverName) -> PropertyListValue {
+        let top = patchConditionals(top)
+        var envelope = PropertyListDictionary()
+        envelope.entries.reserveCapacity(4)
+        envelope.entries.append((PropertyListValue(ArchiveKeys.archiver), PropertyListValue(archiverName)))
+        envelope.entries.append((PropertyListValue(ArchiveKeys.version), PropertyListValue(ArchiveKeys.formatVersion)))
+        envelope.entries.append((PropertyListValue(ArchiveKeys.top), .dictionary(top)))
+        envelope.entries.append((PropertyListValue(ArchiveKeys.objects), .array(objects)))
+        return .dictionary(envelope)
+    }
+
+    /// Patches the conditional references recorded so far (in `$objects` and in `top`).
+    private func patchConditionals(_ top: PropertyListDictionary) -> PropertyListDictionary {
         var top = top
         for (identifier, slots) in conditionalSlots {
             guard let target = identities[identifier] else { continue }
@@ -140,13 +152,7 @@ package final class ArchiveObjectTable {
             }
         }
         conditionalSlots = [:]
-        var envelope = PropertyListDictionary()
-        envelope.entries.reserveCapacity(4)
-        envelope.entries.append((PropertyListValue(ArchiveKeys.archiver), PropertyListValue(archiverName)))
-        envelope.entries.append((PropertyListValue(ArchiveKeys.version), PropertyListValue(ArchiveKeys.formatVersion)))
-        envelope.entries.append((PropertyListValue(ArchiveKeys.top), .dictionary(top)))
-        envelope.entries.append((PropertyListValue(ArchiveKeys.objects), .array(objects)))
-        return .dictionary(envelope)
+        return top
     }
 
     /// ``finish(top:archiverName:)`` written in a property-list format (binary by default).
@@ -154,24 +160,98 @@ package final class ArchiveObjectTable {
         top: PropertyListDictionary, format: PropertyListFormat = .binary,
         archiverName: String = ArchiveKeys.defaultArchiverName
     ) throws(KeyedArchiveError) -> Data {
-        let envelope = finish(top: top, archiverName: archiverName)
         do {
-            return try PropertyList.encode(envelope, format: format)
+            if format == .binary {
+                return Data(try binaryObjects(top: patchConditionals(top), archiverName: archiverName).serialize())
+            }
+            return try PropertyList.encode(finish(top: top, archiverName: archiverName), format: format)
         } catch let error as PropertyListError {
             throw KeyedArchiveError(.propertyList, "cannot write the archive: \(error)", underlying: error)
         } catch {
             throw KeyedArchiveError(.propertyList, "cannot write the archive: \(error)")
         }
     }
+
+    /// The archive as the binary writer's flat object list, laid out from the table without
+    /// re-uniquing it (the entries are unique already):
+    ///
+    /// - 0 the envelope, 1-4 its keys, 5 the archiver name, 6 `$objects`, 7 `$top`, 8 the version;
+    /// - `9 + uid`: the `$objects` entry at `uid`;
+    /// - `9 + count + uid`: the UID object `uid`, so a reference costs arithmetic, not a lookup;
+    /// - after that, the keys and inline values inside entries, uniqued by the flattener.
+    ///
+    /// The result is a valid `bplist00` for CoreFoundation, plistlib and our reader (its object
+    /// order differs from Apple's, which readers do not depend on).
+    package func binaryObjects(top: PropertyListDictionary, archiverName: String) throws -> BinaryPropertyListObjects {
+        let count = objects.count
+        var list = BinaryPropertyListObjects()
+        let entriesBase = 9
+        let uidBase = entriesBase + count
+        _ = list.reserve(9 + 2 * count)
+        list.uidMapping = (uidBase, count)
+        // The envelope.
+        list.setContainer(kind: 0xD0, references: [1, 2, 3, 4, 5, 6, 7, 8], at: 0)
+        for (offset, key) in [ArchiveKeys.archiver, ArchiveKeys.objects, ArchiveKeys.top, ArchiveKeys.version].enumerated() {
+            try list.setLeaf(.string(PropertyListString(key)), at: 1 + offset)
+        }
+        try list.setLeaf(.string(PropertyListString(archiverName)), at: 5)
+        list.setContainer(kind: 0xA0, references: Array(entriesBase..<uidBase), at: 6)
+        var references: [Int] = []
+        try appendDictionaryReferences(top, to: &references, list: &list)
+        list.setContainer(kind: 0xD0, references: references, at: 7)
+        try list.setLeaf(PropertyListValue(ArchiveKeys.formatVersion), at: 8)
+        for (uid, object) in objects.enumerated() {
+            switch object {
+            case .dictionary(let fields):
+                references.removeAll(keepingCapacity: true)
+                try appendDictionaryReferences(fields, to: &references, list: &list)
+                list.setContainer(kind: 0xD0, references: references, at: entriesBase + uid)
+            case .array(let items), .set(let items):
+                references.removeAll(keepingCapacity: true)
+                for item in items { references.append(try list.add(item)) }
+                let kind: UInt8
+                if case .array = object { kind = 0xA0 } else { kind = 0xC0 }
+                list.setContainer(kind: kind, references: references, at: entriesBase + uid)
+            default:
+                try list.setLeaf(object, at: entriesBase + uid)
+            }
+            try list.setLeaf(.uid(UInt32(truncatingIfNeeded: uid)), at: uidBase + uid)
+        }
+        return list
+    }
+
+    private func appendDictionaryReferences(
+        _ fields: PropertyListDictionary, to references: inout [Int], list: inout BinaryPropertyListObjects
+    ) throws {
+        for entry in fields.entries {
+            try BinaryPropertyListObjects.checkKey(entry.key)
+            references.append(try list.add(entry.key))
+        }
+        for entry in fields.entries { references.append(try list.add(entry.value)) }
+    }
 }
 
 /// A leaf value as a uniquing key: equal only when type, width and value are all equal.
-private struct LeafKey: Hashable {
-    var value: PropertyListValue
-    var singlePrecision: Bool
+/// Numbers compare by bit pattern, strings literally (UTF-8 bytes).
+private enum LeafKey: Hashable {
+    case string(PropertyListString)
+    case integer(UInt64, aboveInt64Max: Bool)
+    case real(UInt64, single: Bool)
+    case bool(Bool)
+    case date(UInt64)
+    case data(Data)
+    case other(PropertyListValue)
+
     init(_ value: PropertyListValue) {
-        self.value = value
-        if case .real(let real) = value { singlePrecision = real.isSinglePrecision } else { singlePrecision = false }
+        switch value {
+        case .string(let string): self = .string(string)
+        case .integer(let integer): self = .integer(integer.bitPattern, aboveInt64Max: integer.isAboveInt64Max)
+        case .real(let real): self = .real(real.value.bitPattern, single: real.isSinglePrecision)
+        case .bool(let bool): self = .bool(bool)
+        case .date(let date): self = .date(date.timeIntervalSinceReferenceDate.bitPattern)
+        case .data(let data): self = .data(data)
+        default: self = .other(value)
+        }
     }
 }
 
@@ -225,7 +305,7 @@ package struct ArchiveObjectFields {
     private func position(of key: String) -> Int? {
         if !index.isEmpty { return index[key] }
         return dictionary.entries.firstIndex { entry in
-            if case .string(let name) = entry.key { return name.value.utf8.elementsEqual(key.utf8) }
+            if case .string(let name) = entry.key { return PropertyListString.literallyEqual(name.value, key) }
             return false
         }
     }

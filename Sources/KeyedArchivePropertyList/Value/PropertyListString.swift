@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A property-list string and the encoding it is stored in.
 ///
 /// Equality and hashing are literal (by Unicode scalars), as CoreFoundation compares strings:
@@ -45,14 +53,35 @@ public struct PropertyListString: Sendable {
 
 extension PropertyListString: Hashable {
     public static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.value.utf8.elementsEqual(rhs.value.utf8)
+        literallyEqual(lhs.value, rhs.value)
     }
     public func hash(into hasher: inout Hasher) {
         // Hash the UTF-8 bytes, not the String: String hashing normalises, equality here does not.
-        let count = value.utf8.count
-        hasher.combine(count)
-        var value = value
-        value.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        let done: Void? = value.utf8.withContiguousStorageIfAvailable { bytes in
+            hasher.combine(bytes.count)
+            hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
+        }
+        if done == nil {
+            var value = value
+            value.withUTF8 { bytes in
+                hasher.combine(bytes.count)
+                hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
+            }
+        }
+    }
+
+    /// Byte-wise UTF-8 equality (no Unicode normalisation), comparing contiguous storage with
+    /// `memcmp` when both strings have it.
+    package static func literallyEqual(_ lhs: String, _ rhs: String) -> Bool {
+        let fast = lhs.utf8.withContiguousStorageIfAvailable { left in
+            rhs.utf8.withContiguousStorageIfAvailable { right -> Bool in
+                guard left.count == right.count else { return false }
+                guard let a = left.baseAddress, let b = right.baseAddress else { return true }
+                return a == b || memcmp(a, b, left.count) == 0
+            }
+        }
+        if let fast, let result = fast { return result }
+        return lhs.utf8.elementsEqual(rhs.utf8)
     }
 }
 

@@ -5,6 +5,20 @@
 
 extension PropertyListValue: Hashable {
     public static func == (lhs: PropertyListValue, rhs: PropertyListValue) -> Bool {
+        // Scalars (the common case, e.g. as dictionary keys) compare without a work list.
+        switch (lhs, rhs) {
+        case (.string(let a), .string(let b)): return a == b
+        case (.integer(let a), .integer(let b)): return a == b
+        case (.real(let a), .real(let b)): return a == b
+        case (.uid(let a), .uid(let b)): return a == b
+        case (.bool(let a), .bool(let b)): return a == b
+        case (.data(let a), .data(let b)): return a == b
+        case (.null, .null): return true
+        case (.date(let a), .date(let b)):
+            return a.timeIntervalSinceReferenceDate.bitPattern == b.timeIntervalSinceReferenceDate.bitPattern
+        case (.array, .array), (.set, .set), (.dictionary, .dictionary): break
+        default: return false
+        }
         var pending: [(PropertyListValue, PropertyListValue)] = [(lhs, rhs)]
         while let (left, right) = pending.popLast() {
             switch (left, right) {
@@ -48,9 +62,9 @@ extension PropertyListValue: Hashable {
     }
 
     public func hash(into hasher: inout Hasher) {
-        // Containers contribute their shape and an order-independent digest of their members for
-        // sets and dictionaries; arrays hash only their count and first few elements to keep
-        // hashing cheap and shallow (equality decides the rest).
+        // Shallow on purpose: containers contribute their kind and count (dictionaries also an
+        // order-independent digest of their scalar keys), so hashing never walks deep values;
+        // equality decides the rest.
         switch self {
         case .null: hasher.combine(0)
         case .bool(let value): hasher.combine(1); hasher.combine(value)
@@ -89,8 +103,10 @@ private func unorderedEqual<T: Hashable>(_ a: [T], _ b: [T]) -> Bool {
     counts.reserveCapacity(a.count)
     for element in a { counts[element, default: 0] += 1 }
     for element in b {
-        guard let count = counts[element], count > 0 else { return false }
-        counts[element] = count - 1
+        // One lookup per element: each lookup may compare nested values in full, so a second
+        // one per level would make comparing nested dictionaries exponential in their depth.
+        guard let index = counts.index(forKey: element), counts.values[index] > 0 else { return false }
+        counts.values[index] -= 1
     }
     return true
 }

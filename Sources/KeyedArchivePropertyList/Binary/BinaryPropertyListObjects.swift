@@ -1,0 +1,503 @@
+/// A binary property list as a flat object list: the one `bplist00` serializer of this package.
+///
+/// Objects are numbered in the order they are added; containers refer to their members by
+/// object index. ``add(_:)`` is the flattening front end of ``BinaryPropertyListWriter``: it
+/// appends a value tree in CoreFoundation's order (pre-order; a dictionary's keys, then its
+/// values) with CoreFoundation's uniquing (equal strings, numbers, dates and data once;
+/// containers never; booleans and null: every reference to the first one). Layers that already
+/// have a flat, uniqued table (the keyed archiver's `$objects`) reserve fixed indices with
+/// ``reserve(_:)``, fill them with ``setLeaf(_:at:)`` / ``setContainer(kind:references:at:)``,
+/// and use ``add(_:)`` only for the small values inside their entries.
+///
+/// ``serialize()`` writes the list: object 0 is the top object, references and offsets use the
+/// fewest of 1, 2, 4 or 8 bytes, markers as CoreFoundation writes them.
+package struct BinaryPropertyListObjects {
+    /// One object of the list.
+    package enum Object {
+        /// A scalar (null, boolean, integer, real, date, data, UID), written from its value.
+        case scalar(PropertyListValue)
+        /// A string and whether it is stored as ASCII (else UTF-16).
+        case string(String, ascii: Bool)
+        /// A container: its marker's high nibble (0xA0 array, 0xC0 set, 0xD0 dictionary),
+        /// member count, and where its references start in ``references`` (dictionaries have
+        /// `2 * count`: keys, then values).
+        case container(kind: UInt8, count: Int, refsStart: Int)
+    }
+
+    /// The objects, by index.
+    package private(set) var objects: [Object] = []
+    /// The member references of all containers, back to back.
+    package private(set) var references: [Int] = []
+    /// When set, ``add(_:)`` maps `.uid(n)` for `n < uidCount` to object `uidBase + n` instead of
+    /// adding a UID object (the archiver lays out one UID object per `$objects` entry).
+    package var uidMapping: (base: Int, count: Int)?
+
+    private var numbers = WordPairTable()
+    private var strings: [StringKey: Int] = [:]
+    /// Strings by their raw 16-byte representation: equal bits mean equal text (same storage,
+    /// or the same small string), so repeated keys skip hashing their bytes. Every string whose
+    /// bits are cached is kept alive in `pinnedStrings`, so its storage cannot be reused.
+    private var stringBits = WordPairTable()
+    private var pinnedStrings: [String] = []
+    private var datas: [Data: Int] = [:]
+    private var firstTrue: Int?
+    private var firstFalse: Int?
+    private var firstNull: Int?
+    private var firstUID: [UInt32: Int] = [:]
+    /// A rough size of the output, to reserve the buffer once.
+    private var estimatedSize = 40
+
+    /// An empty list.
+    package init() {}
+
+    /// The number of objects.
+    package var count: Int { objects.count }
+
+    // MARK: - Fixed layouts
+
+    /// Appends `count` placeholder objects (to be set before serializing) and returns their indices.
+    package mutating func reserve(_ count: Int) -> Range<Int> {
+        let start = objects.count
+        objects.reserveCapacity(start + count)
+        objects.append(contentsOf: repeatElement(.scalar(.null), count: count))
+        return start..<objects.count
+    }
+
+    /// Sets a reserved object to a scalar or string, without uniquing (the caller has uniqued).
+    package mutating func setLeaf(_ value: PropertyListValue, at index: Int) throws {
+        switch value {
+        case .string(let string):
+            let ascii = string.storage != .utf16 && Self.isASCII(string.value)
+            objects[index] = .string(string.value, ascii: ascii)
+            estimatedSize += 10 + (ascii ? 1 : 2) * string.value.utf8.count
+        case .date(let date):
+            try Self.checkDate(date)
+            objects[index] = .scalar(value)
+            estimatedSize += 9
+        case .data(let data):
+            objects[index] = .scalar(value)
+            estimatedSize += 10 + data.count
+        case .array, .set, .dictionary:
+            throw PropertyListError(.unrepresentableValue, "a container is not a leaf")
+        default:
+            objects[index] = .scalar(value)
+            estimatedSize += 17
+        }
+    }
+
+    /// Sets a reserved object to a container whose members are the given object indices
+    /// (dictionaries: all keys, then all values).
+    package mutating func setContainer(kind: UInt8, references members: [Int], at index: Int) {
+        let count = kind == 0xD0 ? members.count / 2 : members.count
+        objects[index] = .container(kind: kind, count: count, refsStart: references.count)
+        references.append(contentsOf: members)
+        estimatedSize += 10 + members.count * 4
+    }
+
+    /// Adds a container whose members are the given object indices and returns its index.
+    package mutating func addContainer(kind: UInt8, references members: [Int]) -> Int {
+        let index = objects.count
+        objects.append(.scalar(.null))
+        setContainer(kind: kind, references: members, at: index)
+        return index
+    }
+
+    // MARK: - Flattening (the generic writer's front end)
+
+    /// Adds a value tree (or finds its uniqued twin) and returns the index of its top object.
+    /// Iterative, so deep values cannot overflow the stack. Throws for dictionary keys that are
+    /// not strings, numbers, dates or data, and for dates the reader would refuse.
+    package mutating func add(_ root: PropertyListValue) throws -> Int {
+        var frames: [FlattenFrame] = []
+        let (rootIndex, rootFrame) = try visit(root)
+        if let rootFrame { frames.append(rootFrame) }
+        while !frames.isEmpty {
+            let last = frames.count - 1
+            let index = frames[last].next
+            guard index < frames[last].total else {
+                frames.removeLast()
+                continue
+            }
+            frames[last].next = index + 1
+            let member = frames[last].member(index)
+            if case .dictionary = frames[last].members, index < frames[last].count {
+                try Self.checkKey(member)
+            }
+            let slot = frames[last].refsStart + index
+            let (reference, frame) = try visit(member)
+            references[slot] = reference
+            if let frame { frames.append(frame) }
+        }
+        return rootIndex
+    }
+
+    /// Throws unless `key` can be a binary property list dictionary key (string, number, date, data).
+    package static func checkKey(_ key: PropertyListValue) throws {
+        switch key {
+        case .string, .integer, .real, .date, .data: return
+        default:
+            throw PropertyListError(
+                .unrepresentableValue, "a binary property list dictionary key must be a string, number, date or data, not a \(key.typeName)")
+        }
+    }
+
+    private static func checkDate(_ date: Date) throws {
+        let seconds = date.timeIntervalSinceReferenceDate
+        guard BinaryPropertyListReader.validDateRange.contains(seconds) else {
+            throw PropertyListError(.unrepresentableValue, "date \(seconds) is not finite or outside years 0...9999")
+        }
+    }
+
+    /// Adds `value` (or finds its uniqued twin) and returns its reference, and a frame when
+    /// `value` is a container whose members must be visited next.
+    private mutating func visit(_ value: PropertyListValue) throws -> (Int, FlattenFrame?) {
+        let index = objects.count
+        var reference = index
+        var frame: FlattenFrame?
+        switch value {
+        case .array(let list), .set(let list):
+            let kind: UInt8
+            if case .array = value { kind = 0xA0 } else { kind = 0xC0 }
+            frame = FlattenFrame(members: .list(list), count: list.count, total: list.count, refsStart: references.count)
+            objects.append(.container(kind: kind, count: list.count, refsStart: references.count))
+            references.append(contentsOf: repeatElement(0, count: list.count))
+            estimatedSize += 10 + list.count * 4
+        case .dictionary(let dictionary):
+            let count = dictionary.count
+            frame = FlattenFrame(members: .dictionary(dictionary.entries), count: count, total: 2 * count, refsStart: references.count)
+            objects.append(.container(kind: 0xD0, count: count, refsStart: references.count))
+            references.append(contentsOf: repeatElement(0, count: 2 * count))
+            estimatedSize += 10 + count * 8
+        case .bool(let bool):
+            objects.append(.scalar(value))
+            if bool {
+                if let first = firstTrue { reference = first } else { firstTrue = index }
+            } else {
+                if let first = firstFalse { reference = first } else { firstFalse = index }
+            }
+            estimatedSize += 5
+        case .null:
+            objects.append(.scalar(value))
+            if let first = firstNull { reference = first } else { firstNull = index }
+            estimatedSize += 5
+        case .uid(let uid):
+            if let mapping = uidMapping, Int(uid) < mapping.count { return (mapping.base + Int(uid), nil) }
+            objects.append(.scalar(value))
+            if let first = firstUID[uid] { reference = first } else { firstUID[uid] = index }
+            estimatedSize += 9
+        case .integer(let integer):
+            let tag = integer.widthForWriting | (integer.isAboveInt64Max ? 0x80 : 0)
+            reference = addNumber(NumberKey(bits: integer.bitPattern, tag: tag), value, size: 17)
+        case .real(let real):
+            reference = addNumber(NumberKey(bits: real.value.bitPattern, tag: real.isSinglePrecision ? 0x40 : 0x41), value, size: 9)
+        case .date(let date):
+            try Self.checkDate(date)
+            reference = addNumber(NumberKey(bits: date.timeIntervalSinceReferenceDate.bitPattern, tag: 0x50), value, size: 9)
+        case .data(let data):
+            if let existing = findOrInsert(&datas[data, default: -1], index) {
+                reference = existing
+            } else {
+                objects.append(.scalar(value))
+                estimatedSize += 10 + data.count
+            }
+        case .string(let string):
+            let bits = string.storage != .utf16 ? Self.rawBits(string.value) : nil
+            if let bits, let existing = stringBits.find(bits.0, bits.1) { return (existing, nil) }
+            // The storage rule of PropertyListString.storageForWriting, with a faster ASCII check.
+            let ascii = string.storage != .utf16 && Self.isASCII(string.value)
+            if let existing = findOrInsert(&strings[StringKey(string: string.value, ascii: ascii), default: -1], index) {
+                reference = existing
+                if let bits {
+                    stringBits.insert(bits.0, bits.1, existing)
+                    pinnedStrings.append(string.value)
+                }
+            } else {
+                if let bits {
+                    stringBits.insert(bits.0, bits.1, index)
+                    pinnedStrings.append(string.value)
+                }
+                objects.append(.string(string.value, ascii: ascii))
+                estimatedSize += 10 + (ascii ? 1 : 2) * string.value.utf8.count
+            }
+        }
+        return (reference, frame)
+    }
+
+    private mutating func addNumber(_ key: NumberKey, _ value: PropertyListValue, size: Int) -> Int {
+        let index = objects.count
+        if let existing = numbers.find(key.bits, UInt64(key.tag)) { return existing }
+        numbers.insert(key.bits, UInt64(key.tag), index)
+        objects.append(.scalar(value))
+        estimatedSize += size
+        return index
+    }
+
+    /// The two machine words of a `String` value (nil where a String is not two words).
+    @inline(__always)
+    private static func rawBits(_ string: String) -> (UInt64, UInt64)? {
+        guard MemoryLayout<String>.size == 16 else { return nil }
+        return unsafeBitCast(string, to: (UInt64, UInt64).self)
+    }
+
+    /// True when every byte of the string's UTF-8 is below 0x80, checked eight bytes at a time.
+    package static func isASCII(_ string: String) -> Bool {
+        let fast = string.utf8.withContiguousStorageIfAvailable { buffer -> Bool in
+            let raw = UnsafeRawBufferPointer(buffer)
+            var index = 0
+            while index + 8 <= raw.count {
+                if raw.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+                index += 8
+            }
+            while index < raw.count {
+                if raw[index] >= 0x80 { return false }
+                index += 1
+            }
+            return true
+        }
+        return fast ?? string.utf8.allSatisfy { $0 < 0x80 }
+    }
+
+    // MARK: - Serialization
+
+    /// The `bplist00` bytes of the list, object 0 at the top.
+    package func serialize() -> [UInt8] {
+        let refSize = Self.byteCount(UInt64(objects.count))
+        var out: [UInt8] = []
+        out.reserveCapacity(estimatedSize + objects.count * (refSize + 8))
+        out.append(contentsOf: [0x62, 0x70, 0x6C, 0x69, 0x73, 0x74, 0x30, 0x30])  // bplist00
+        var offsets: [Int] = []
+        offsets.reserveCapacity(objects.count)
+        for object in objects {
+            offsets.append(out.count)
+            switch object {
+            case .container(let kind, let count, let refsStart):
+                Self.appendMarker(kind, count: count, to: &out)
+                let total = kind == 0xD0 ? 2 * count : count
+                for slot in refsStart..<(refsStart + total) {
+                    Self.appendBigEndian(UInt64(references[slot]), width: refSize, to: &out)
+                }
+            case .scalar(let value):
+                Self.appendScalar(value, to: &out)
+            case .string(let string, let ascii):
+                Self.appendString(string, ascii: ascii, to: &out)
+            }
+        }
+        let tableOffset = out.count
+        let offsetSize = Self.byteCount(UInt64(tableOffset))
+        out.reserveCapacity(out.count + offsets.count * offsetSize + 32)
+        for offset in offsets { Self.appendBigEndian(UInt64(offset), width: offsetSize, to: &out) }
+        out.append(contentsOf: repeatElement(0, count: 6))
+        out.append(UInt8(offsetSize))
+        out.append(UInt8(refSize))
+        Self.appendBigEndian(UInt64(objects.count), width: 8, to: &out)
+        Self.appendBigEndian(0, width: 8, to: &out)  // top object
+        Self.appendBigEndian(UInt64(tableOffset), width: 8, to: &out)
+        return out
+    }
+
+    /// CoreFoundation's `_byteCount`: the fewest of 1, 2, 4 or 8 bytes whose range holds `value`.
+    private static func byteCount(_ value: UInt64) -> Int {
+        if value <= 0xFF { return 1 }
+        if value <= 0xFFFF { return 2 }
+        if value <= 0xFFFF_FFFF { return 4 }
+        return 8
+    }
+
+    private static func appendScalar(_ value: PropertyListValue, to out: inout [UInt8]) {
+        switch value {
+        case .null: out.append(0x00)
+        case .bool(let bool): out.append(bool ? 0x09 : 0x08)
+        case .integer(let integer):
+            let width = integer.widthForWriting
+            switch width {
+            case 1: out.append(0x10)
+            case 2: out.append(0x11)
+            case 4: out.append(0x12)
+            case 8: out.append(0x13)
+            default:
+                out.append(0x14)
+                appendBigEndian(integer.isNegative ? UInt64.max : 0, width: 8, to: &out)
+            }
+            appendBigEndian(integer.bitPattern, width: min(Int(width), 8), to: &out)
+        case .real(let real):
+            if real.isSinglePrecision {
+                out.append(0x22)
+                appendBigEndian(UInt64(Float(real.value).bitPattern), width: 4, to: &out)
+            } else {
+                out.append(0x23)
+                appendBigEndian(real.value.bitPattern, width: 8, to: &out)
+            }
+        case .date(let date):
+            out.append(0x33)
+            appendBigEndian(date.timeIntervalSinceReferenceDate.bitPattern, width: 8, to: &out)
+        case .data(let data):
+            appendMarker(0x40, count: data.count, to: &out)
+            data.withUnsafeBytes { out.append(contentsOf: $0) }
+        case .string(let string):
+            appendString(string.value, ascii: string.storageForWriting == .ascii, to: &out)
+        case .uid(let uid):
+            let width = uid <= 0xFF ? 1 : uid <= 0xFFFF ? 2 : 4
+            out.append(0x80 | UInt8(width - 1))
+            appendBigEndian(UInt64(uid), width: width, to: &out)
+        case .array, .set, .dictionary:
+            break  // containers are Object.container
+        }
+    }
+
+    private static func appendString(_ string: String, ascii: Bool, to out: inout [UInt8]) {
+        if ascii {
+            var string = string
+            string.withUTF8 { bytes in
+                appendMarker(0x50, count: bytes.count, to: &out)
+                out.append(contentsOf: UnsafeRawBufferPointer(bytes))
+            }
+        } else {
+            appendMarker(0x60, count: string.utf16.count, to: &out)
+            for unit in string.utf16 {
+                out.append(UInt8(truncatingIfNeeded: unit >> 8))
+                out.append(UInt8(truncatingIfNeeded: unit))
+            }
+        }
+    }
+
+    /// A marker with the count in its low nibble, or 0xF and an integer object for counts >= 15.
+    private static func appendMarker(_ kind: UInt8, count: Int, to out: inout [UInt8]) {
+        if count < 15 {
+            out.append(kind | UInt8(count))
+        } else {
+            out.append(kind | 0x0F)
+            let width = byteCount(UInt64(count))
+            out.append(0x10 | (width == 1 ? 0 : width == 2 ? 1 : width == 4 ? 2 : 3))
+            appendBigEndian(UInt64(count), width: width, to: &out)
+        }
+    }
+
+    @inline(__always)
+    private static func appendBigEndian(_ value: UInt64, width: Int, to out: inout [UInt8]) {
+        switch width {
+        case 1: out.append(UInt8(truncatingIfNeeded: value))
+        case 2:
+            out.append(UInt8(truncatingIfNeeded: value >> 8))
+            out.append(UInt8(truncatingIfNeeded: value))
+        default:
+            var shift = (width - 1) * 8
+            while shift >= 0 {
+                out.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
+                shift -= 8
+            }
+        }
+    }
+}
+
+/// An open-addressing map from two 64-bit words to an object index, with a cheap
+/// multiplicative hash: the flattener's lookups of numbers and repeated keys, which SipHash
+/// through `Dictionary` made a large share of writing an archive.
+private struct WordPairTable {
+    private var first: [UInt64] = []
+    private var second: [UInt64] = []
+    /// Object index + 1; 0 marks an empty slot.
+    private var values: [Int] = []
+    private var count = 0
+    private var mask = -1
+
+    @inline(__always)
+    private func slot(_ a: UInt64, _ b: UInt64) -> Int {
+        let mixed = (a &* 0x9E37_79B9_7F4A_7C15) ^ (b &* 0xC2B2_AE3D_27D4_EB4F) ^ (a >> 29)
+        return Int(truncatingIfNeeded: (mixed ^ (mixed >> 32)) & UInt64(truncatingIfNeeded: mask))
+    }
+
+    func find(_ a: UInt64, _ b: UInt64) -> Int? {
+        guard count > 0 else { return nil }
+        var index = slot(a, b)
+        while true {
+            let value = values[index]
+            if value == 0 { return nil }
+            if first[index] == a && second[index] == b { return value - 1 }
+            index = (index + 1) & mask
+        }
+    }
+
+    /// Inserts a key known to be absent.
+    mutating func insert(_ a: UInt64, _ b: UInt64, _ value: Int) {
+        if (count + 1) * 2 > values.count { grow() }
+        var index = slot(a, b)
+        while values[index] != 0 { index = (index + 1) & mask }
+        first[index] = a
+        second[index] = b
+        values[index] = value + 1
+        count += 1
+    }
+
+    private mutating func grow() {
+        let capacity = Swift.max(64, values.count * 2)
+        let oldFirst = first, oldSecond = second, oldValues = values
+        first = Array(repeating: 0, count: capacity)
+        second = Array(repeating: 0, count: capacity)
+        values = Array(repeating: 0, count: capacity)
+        mask = capacity - 1
+        count = 0
+        for index in oldValues.indices where oldValues[index] != 0 {
+            insert(oldFirst[index], oldSecond[index], oldValues[index] - 1)
+        }
+    }
+}
+
+/// A uniqued number or date: its bit pattern and a tag for its kind and stored width, so that
+/// the same value stored differently stays a different object.
+private struct NumberKey: Hashable {
+    var bits: UInt64
+    var tag: UInt8
+}
+
+/// A uniqued string: compared literally (by UTF-8 bytes, not by canonical equivalence) and
+/// kept apart by storage.
+private struct StringKey: Hashable {
+    var string: String
+    var ascii: Bool
+
+    static func == (lhs: StringKey, rhs: StringKey) -> Bool {
+        guard lhs.ascii == rhs.ascii, lhs.string.utf8.count == rhs.string.utf8.count else { return false }
+        let fast = lhs.string.utf8.withContiguousStorageIfAvailable { left in
+            rhs.string.utf8.withContiguousStorageIfAvailable { right in
+                left.elementsEqual(right)
+            }
+        }
+        if let fast, let result = fast { return result }
+        return lhs.string.utf8.elementsEqual(rhs.string.utf8)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(ascii)
+        let done: Void? = string.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        if done == nil { for byte in string.utf8 { hasher.combine(byte) } }
+    }
+}
+
+/// Stores `index` in an empty dictionary slot (one hash lookup for find-or-insert) and returns
+/// the index already there, or `nil` when the slot was empty.
+@inline(__always)
+private func findOrInsert(_ slot: inout Int, _ index: Int) -> Int? {
+    if slot >= 0 { return slot }
+    slot = index
+    return nil
+}
+
+/// A container whose members are being flattened.
+private struct FlattenFrame {
+    enum Members {
+        case list([PropertyListValue])
+        case dictionary([PropertyListDictionary.Entry])
+    }
+    var members: Members
+    var count: Int
+    var total: Int
+    var next = 0
+    var refsStart: Int
+
+    func member(_ index: Int) -> PropertyListValue {
+        switch members {
+        case .list(let list): return list[index]
+        case .dictionary(let entries): return index < count ? entries[index].key : entries[index - count].value
+        }
+    }
+}
