@@ -22,7 +22,7 @@ public enum Python {
             try? FileManager.default.removeItem(at: errorURL)
         }
         try input.write(to: inputURL)
-        FileManager.default.createFile(atPath: errorURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = ["-c", script] + arguments

@@ -34,8 +34,8 @@ public enum ToolRunner {
         let errorURL = directory.appendingPathComponent("ka-err-\(token)")
         defer { for url in [inputURL, outputURL, errorURL] { try? FileManager.default.removeItem(at: url) } }
         try input.write(to: inputURL)
-        FileManager.default.createFile(atPath: outputURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errorURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
