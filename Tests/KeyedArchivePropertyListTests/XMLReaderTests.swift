@@ -29,8 +29,8 @@ final class XMLReaderTests: XCTestCase {
             "<real>-0.0</real>", "<real> 1.5</real>", "<real>.5</real>", "<real>5.</real>", "<real>1E5</real>", "<real>+1.5</real>",
             "<real>INF</real>", "<real>Infinity</real>", "<real>-infinity</real>", "<real>+inf</real>", "<real>NaN</real>",
             "<real>1e400</real>", "<real>1e-400</real>", "<real>&#49;</real>", "<real><![CDATA[2.5]]></real>", "<real>0.10000000000000001</real>",
-            "<date>2011-11-28T09:21:30Z</date>", "<date>-002-04-10T12:26:40Z</date>", "<date>0000-01-01T00:00:00Z</date>",
-            "<date>12345-01-01T00:00:00Z</date>", "<date>1600-02-29T23:59:59Z</date>",
+            "<date>2011-11-28T09:21:30Z</date>", "<date>0000-01-01T00:00:00Z</date>", "<date>9999-12-31T23:59:59Z</date>",
+            "<date>1600-02-29T23:59:59Z</date>",
             "<data>AQID</data>", "<data>\n\tAQ\n ID\r\n</data>", "<data></data>", "<data>AQ==</data>", "<data>AQI=</data>",
             "<string>a &lt; b &gt; c &amp; &quot;d&quot; &apos;e&apos;</string>", "<string>&#x1F600;&#233;&#0;&#8;</string>",
             "<string><![CDATA[<not> &markup;]]>tail</string>", "<string>line\r\nbreaks\rkept</string>", "<string/>", "<string></string>",
@@ -44,6 +44,16 @@ final class XMLReaderTests: XCTestCase {
             let ours = try read(bytes)
             let theirs = try XCTUnwrap(XMLTestFoundation.value(try XMLTestFoundation.read(bytes)), body)
             XCTAssertEqual(XMLTestFoundation.opaqueUIDs(XMLTestFoundation.avoidingLeadingBOMForComparison(ours)), theirs, body)
+        }
+    }
+
+    /// Years outside 0...9999 are refused, as the binary reader refuses them (CF's XML reader
+    /// would take any 32-bit year), so every date read can be written in every format.
+    func testDatesOutsideYearsZeroToNineThousandNineHundredNinetyNineAreRefused() throws {
+        for body in ["<date>-002-04-10T12:26:40Z</date>", "<date>12345-01-01T00:00:00Z</date>", "<date>-0001-12-31T23:59:59Z</date>"] {
+            XCTAssertThrowsError(try read(document(body)), body) { error in
+                XCTAssertNotNil(error as? PropertyListError, body)
+            }
         }
     }
 

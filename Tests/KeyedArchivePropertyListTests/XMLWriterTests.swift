@@ -56,7 +56,7 @@ final class XMLWriterTests: XCTestCase {
     }
 
     /// Layout edge cases against Foundation: base64 line lengths at every indentation (capped at
-    /// 8), empty data, reals, dates before year 1 and after 9999, escaping, key order.
+    /// 8), empty data, reals, dates at the ends of years 0...9999, escaping, key order.
     func testEdgeLayoutsMatchFoundation() throws {
         var values: [PropertyListValue] = []
         for length in [0, 1, 2, 3, 50, 51, 52, 53, 57, 100, 200] {
@@ -73,7 +73,8 @@ final class XMLWriterTests: XCTestCase {
             .greatestFiniteMagnitude, .leastNonzeroMagnitude, .leastNormalMagnitude, Double(Float(0.1)), 123456789.125,
         ]
         values.append(.array(reals.map { .real(PropertyListReal($0)) }))
-        let seconds: [Double] = [0, 0.7, -0.3, -63_113_904_000, -63_113_904_001, -63_200_000_000, -70_000_000_000, 252_000_000_000, 260_000_000_000, 326_425_075_200, 1e15, -1e14]
+        // Years 0 to 9999 (the range every format here shares), at and near its ends.
+        let seconds: [Double] = [0, 0.7, -0.3, -63_113_904_000, -63_113_904_001, -63_145_526_400, 252_000_000_000, 252_423_993_599]
         values.append(.array(seconds.map { .date(Date(timeIntervalSinceReferenceDate: $0)) }))
         values.append(["<&>": "a<b>c&d\"e'f\r\n\t\u{1}", "é": 1, "😀": 2, "\u{E000}": 3, "\u{FFFF}": 4, "": 5, "B": 6, "a": 7, "~": 8])
         values.append(.array([.integer(PropertyListInteger(UInt64.max)), .integer(PropertyListInteger(Int64.min)), true, false, [], [:]]))
@@ -101,6 +102,8 @@ final class XMLWriterTests: XCTestCase {
             (.dictionary(PropertyListDictionary([(.integer(1), "x")])), ""),
             (["d": .date(Date(timeIntervalSinceReferenceDate: .nan))], "d"),
             (["d": .date(Date(timeIntervalSinceReferenceDate: 1e18))], "d"),
+            (["d": .date(Date(timeIntervalSinceReferenceDate: -63_145_526_401))], "d"),
+            (["d": .date(Date(timeIntervalSinceReferenceDate: 252_423_993_600))], "d"),
         ]
         for (value, path) in cases {
             XCTAssertThrowsError(try XMLPropertyListWriter.write(value)) { error in

@@ -34,7 +34,7 @@ public enum BinaryPropertyListReader {
     /// The dates the reader accepts, in seconds since 2001-01-01 00:00:00 UTC: from
     /// 0000-01-01 up to (not including) 10000-01-01, the years an XML property list's
     /// four-digit `<date>` can spell. NaN and infinite dates are outside it.
-    public static let validDateRange: Range<Double> = -63_145_526_400 ..< 252_423_993_600
+    public static let validDateRange: Range<Double> = GregorianCalendar.validSeconds
 }
 
 /// The decoding state for one input. Internal: use ``BinaryPropertyListReader``.

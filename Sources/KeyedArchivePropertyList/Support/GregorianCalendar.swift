@@ -27,15 +27,21 @@ package enum GregorianCalendar {
     /// Days from 1970-01-01 to 2001-01-01.
     private static let referenceDaysSince1970: Int64 = 11_323
 
-    /// The years accepted: CoreFoundation keeps the year in 32 bits.
-    package static let yearRange: ClosedRange<Int64> = Int64(Int32.min)...Int64(Int32.max)
+    /// The years a property-list date may have in every format here: 0 to 9999, what the
+    /// four-digit ISO 8601 year of an XML `<date>` spells. CoreFoundation's XML code goes further
+    /// (any 32-bit year), but binary readers refuse such dates (the corpus requires it), and one
+    /// range for all formats keeps every value readable in each format it can be written in.
+    package static let yearRange: ClosedRange<Int64> = 0...9999
+
+    /// ``yearRange`` in seconds since 2001-01-01 00:00:00 UTC: from 0000-01-01T00:00:00Z up to,
+    /// not including, 10000-01-01T00:00:00Z. NaN and infinities are outside it.
+    package static let validSeconds: Range<Double> = -63_145_526_400 ..< 252_423_993_600
 
     /// The UTC time of a date with fractions of a second dropped (rounded down), or `nil` when
-    /// the date is not finite or its year is outside ``yearRange``.
+    /// the date is outside ``validSeconds``.
     package static func components(of date: Date) -> Components? {
         let interval = date.timeIntervalSinceReferenceDate
-        // 6.7e16 s is about 2.1 billion years, past the 32-bit year range checked below.
-        guard interval.isFinite, abs(interval) < 6.7e16 else { return nil }
+        guard validSeconds.contains(interval) else { return nil }
         let seconds = Int64(interval.rounded(.down))
         var days = seconds / secondsPerDay
         var secondOfDay = seconds % secondsPerDay
@@ -44,14 +50,13 @@ package enum GregorianCalendar {
             days -= 1
         }
         let (year, month, day) = civil(fromDaysSince1970: days + referenceDaysSince1970)
-        guard yearRange.contains(year) else { return nil }
         return Components(
             year: year, month: month, day: day,
             hour: Int(secondOfDay / 3600), minute: Int(secondOfDay % 3600 / 60), second: Int(secondOfDay % 60))
     }
 
     /// The date at a UTC time, minus `offsetSeconds` (a time-zone offset east of UTC). The fields
-    /// must already be in range (years within ``yearRange``).
+    /// must already be in range (years within ``yearRange``; wider years work arithmetically).
     package static func date(_ parts: Components, offsetSeconds: Int64 = 0) -> Date {
         let days = daysSince1970(year: parts.year, month: parts.month, day: parts.day) - referenceDaysSince1970
         let seconds = days * secondsPerDay + Int64(parts.hour * 3600 + parts.minute * 60 + parts.second) - offsetSeconds

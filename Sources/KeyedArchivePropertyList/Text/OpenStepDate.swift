@@ -44,6 +44,7 @@ public enum OpenStepDate {
             (1...12).contains(month), (1...31).contains(day)
         else { return nil }
         let year = negativeYear ? -rawYear : rawYear
+        guard GregorianCalendar.yearRange.contains(year) else { return nil }
         var seconds: Int64 = 0
         var offset: Int64 = 0
         skipSpaces()
