@@ -61,11 +61,20 @@ extension PropertyList {
     }
 
     /// Writes a property list in the given format.
-    public static func encode(_ value: PropertyListValue, format: PropertyListFormat = .binary) throws -> Data {
+    ///
+    /// `maximumOutputLength` bounds the text formats' output (shared references in a value read
+    /// from a small file can expand to a very large text); a writer that would go past it throws
+    /// `.lengthLimitExceeded`. The binary format writes each shared scalar once and needs no bound.
+    public static func encode(
+        _ value: PropertyListValue, format: PropertyListFormat = .binary, maximumOutputLength: Int = .max
+    ) throws -> Data {
         switch format {
-        case .binary: Data(try BinaryPropertyListWriter.write(value))
-        case .xml: Data(try XMLPropertyListWriter.write(value))
-        case .openStep: Data(try OpenStepPropertyListWriter.write(value))
+        case .binary:
+            Data(try BinaryPropertyListWriter.write(value))
+        case .xml:
+            Data(try XMLPropertyListWriter.write(value, maximumDepth: DecodingLimits.default.maximumDepth, maximumOutputLength: maximumOutputLength))
+        case .openStep:
+            Data(try OpenStepPropertyListWriter.write(value, options: .init(maximumOutputLength: maximumOutputLength)))
         }
     }
 

@@ -168,4 +168,38 @@ final class KarchiveCLITests: XCTestCase {
         let one = try ToolRunner.karchive(["unarchive", "--key", "$6", primitives])
         XCTAssertEqual(try PropertyList.decode(one.standardOutput), "Hello, World!")
     }
+
+    /// A few kilobytes whose shared arrays expand to hundreds of megabytes of text stop with a
+    /// one-line error instead of filling memory and disk (the output budget is 64 MiB or 16x
+    /// the input).
+    func testSharedReferencesCannotBlowUpTextOutput() throws {
+        guard Python.executable != nil else {
+            print("python3 not found: skipping the output-budget check (plistlib builds the shared-array file)")
+            return
+        }
+        // plistlib writes a container referenced twice once, so this file is small.
+        let script = """
+            import plistlib, sys
+            inner = list(range(1000))
+            value = [inner] * 1000
+            for _ in range(300):
+                value = [value]
+            sys.stdout.buffer.write(plistlib.dumps(value, fmt=plistlib.FMT_BINARY))
+            """
+        let bomb = try Python.run(script)
+        XCTAssertLessThan(bomb.count, 16_000)
+        let path = scratch.appendingPathComponent("shared.bplist")
+        try bomb.write(to: path)
+        for command in [["convert", "-f", "xml"], ["convert", "-f", "json"], ["convert", "-f", "openstep"], ["print"]] {
+            let result = try ToolRunner.karchive(command + [path.path])
+            XCTAssertFalse(result.crashed)
+            XCTAssertEqual(result.status, 1, "\(command)")
+            XCTAssertTrue(result.standardError.contains("output would be longer than"), "\(command): \(result.standardError)")
+            XCTAssertEqual(result.standardError.split(separator: "\n").count, 1)
+            XCTAssertLessThanOrEqual(result.standardOutput.count, 0, "nothing half-written to standard output")
+        }
+        // Binary output writes every copy's references but no indentation: it stays small enough.
+        let binary = try ToolRunner.karchive(["convert", "-f", "binary", path.path])
+        XCTAssertEqual(binary.status, 0, binary.standardError)
+    }
 }

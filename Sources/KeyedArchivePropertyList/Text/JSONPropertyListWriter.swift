@@ -21,9 +21,10 @@
 /// have no string form, throw too.
 public enum JSONPropertyListWriter {
     /// Writes `value` as JSON: compact on one line, or `pretty` with two-space indentation,
-    /// `": "` after keys and a final newline.
-    public static func write(_ value: PropertyListValue, pretty: Bool) throws -> [UInt8] {
-        var writer = JSONWriter(pretty: pretty)
+    /// `": "` after keys and a final newline. Stops with `.lengthLimitExceeded` once the text
+    /// would be longer than `maximumOutputLength` bytes.
+    public static func write(_ value: PropertyListValue, pretty: Bool, maximumOutputLength: Int = .max) throws -> [UInt8] {
+        var writer = JSONWriter(pretty: pretty, budget: OutputBudget(maximumOutputLength))
         try writer.write(value)
         if pretty { writer.output.append(UInt8(ascii: "\n")) }
         return writer.output
@@ -38,14 +39,19 @@ private struct JSONWriter {
     }
 
     let pretty: Bool
+    let budget: OutputBudget
     var output: [UInt8] = []
     var frames: [Frame] = []
 
-    init(pretty: Bool) { self.pretty = pretty }
+    init(pretty: Bool, budget: OutputBudget) {
+        self.pretty = pretty
+        self.budget = budget
+    }
 
     mutating func write(_ root: PropertyListValue) throws {
         try open(root)
         while let frame = frames.popLast() {
+            try budget.check(output.count)
             let depth = frames.count + 1
             switch frame {
             case .array(let elements, let next):

@@ -48,12 +48,15 @@ public enum OpenStepPropertyListWriter {
         /// Write dictionary entries sorted by key text (as Apple's `description` and `defaults`
         /// do) rather than in their stored order.
         public var sortsKeys: Bool
+        /// Stop with `.lengthLimitExceeded` once the text would be longer than this many bytes.
+        public var maximumOutputLength: Int
 
         /// Creates options.
-        public init(scalarStyle: ScalarStyle = .strings, trailingNewline: Bool = true, sortsKeys: Bool = false) {
+        public init(scalarStyle: ScalarStyle = .strings, trailingNewline: Bool = true, sortsKeys: Bool = false, maximumOutputLength: Int = .max) {
             self.scalarStyle = scalarStyle
             self.trailingNewline = trailingNewline
             self.sortsKeys = sortsKeys
+            self.maximumOutputLength = maximumOutputLength
         }
     }
 
@@ -90,7 +93,9 @@ struct OpenStepEmitter {
 
     func emit(_ root: PropertyListValue, into output: inout [UInt8]) throws {
         var work: [Work] = [.value(root, level: 0, path: "")]
+        let budget = OutputBudget(options.maximumOutputLength)
         while let item = work.popLast() {
+            try budget.check(output.count)
             switch item {
             case .text(let text):
                 output.append(contentsOf: text.utf8)

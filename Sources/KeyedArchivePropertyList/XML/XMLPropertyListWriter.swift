@@ -40,9 +40,10 @@ public enum XMLPropertyListWriter {
 
     /// Writes a property list as an XML document, refusing containers nested deeper than
     /// `maximumDepth` (each level costs a tab on every line below it, so output grows with the
-    /// square of the depth).
-    public static func write(_ value: PropertyListValue, maximumDepth: Int) throws -> [UInt8] {
-        var writer = Writer(maximumDepth: maximumDepth)
+    /// square of the depth), and stopping with `.lengthLimitExceeded` once the document would be
+    /// longer than `maximumOutputLength` bytes.
+    public static func write(_ value: PropertyListValue, maximumDepth: Int, maximumOutputLength: Int = .max) throws -> [UInt8] {
+        var writer = Writer(maximumDepth: maximumDepth, budget: OutputBudget(maximumOutputLength))
         writer.output.append(contentsOf: header)
         try writer.write(value)
         writer.output.append(contentsOf: "</plist>\n".utf8)
@@ -59,17 +60,20 @@ private struct Writer {
     }
 
     let maximumDepth: Int
+    let budget: OutputBudget
     var output: [UInt8] = []
     var frames: [Frame] = []
 
-    init(maximumDepth: Int) {
+    init(maximumDepth: Int, budget: OutputBudget) {
         self.maximumDepth = maximumDepth
+        self.budget = budget
         output.reserveCapacity(4096)
     }
 
     mutating func write(_ root: PropertyListValue) throws {
         try open(root)
         while let frame = frames.popLast() {
+            try budget.check(output.count)
             let indent = frames.count + 1
             switch frame {
             case .array(let elements, let next):

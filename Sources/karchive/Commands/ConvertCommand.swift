@@ -25,8 +25,8 @@ enum ConvertCommand: Command {
         guard parsed.positional.count == 1 else { throw UsageError("expected one INPUT file (or - for standard input)") }
         let format = try OutputFormat(parsed.value("-f", "--format") ?? "binary")
         let input = parsed.positional[0]
-        let value = try Inputs.readPropertyList(input)
-        let output = try Inputs.describingFailures(of: input) { try format.encode(value) }
+        let (value, length) = try Inputs.readPropertyListAndLength(input)
+        let output = try Inputs.describingFailures(of: input) { try format.encode(value, inputLength: length) }
         try Files.write(output, to: parsed.value("-o", "--output"))
         return 0
     }
@@ -55,10 +55,12 @@ enum OutputFormat {
         return .binary
     }
 
-    func encode(_ value: PropertyListValue) throws -> Data {
+    /// Writes `value`, with text output bounded by ``Inputs/outputBudget(forInputLength:)``.
+    func encode(_ value: PropertyListValue, inputLength: Int) throws -> Data {
+        let budget = Inputs.outputBudget(forInputLength: inputLength)
         switch self {
-        case .propertyList(let format): return try PropertyList.encode(value, format: format)
-        case .json: return Data(try JSONPropertyListWriter.write(value, pretty: true))
+        case .propertyList(let format): return try PropertyList.encode(value, format: format, maximumOutputLength: budget)
+        case .json: return Data(try JSONPropertyListWriter.write(value, pretty: true, maximumOutputLength: budget))
         }
     }
 }
@@ -66,12 +68,25 @@ enum OutputFormat {
 /// Reading property lists from files with messages that name the file.
 enum Inputs {
     static func readPropertyList(_ path: String) throws -> PropertyListValue {
+        try readPropertyListAndLength(path).value
+    }
+
+    /// The property list in a file and the file's length (for ``outputBudget(forInputLength:)``).
+    static func readPropertyListAndLength(_ path: String) throws -> (value: PropertyListValue, length: Int) {
         let data = try Files.read(path)
         do {
-            return try PropertyList.decode(data)
+            return (try PropertyList.decode(data), data.count)
         } catch let error as PropertyListError {
             throw ToolError("\(displayName(path)): \(error)")
         }
+    }
+
+    /// The most text the tool writes for an input of `inputLength` bytes: 64 MiB, or 16 times
+    /// the input when that is more. Real files stay far below it (XML is about 3 times binary);
+    /// a small file whose shared references expand to gigabytes of text stops with a clear error
+    /// instead of filling the disk and memory.
+    static func outputBudget(forInputLength inputLength: Int) -> Int {
+        max(64 << 20, inputLength.multipliedReportingOverflow(by: 16).overflow ? Int.max : inputLength * 16)
     }
 
     static func displayName(_ path: String) -> String { path == "-" ? "<stdin>" : path }

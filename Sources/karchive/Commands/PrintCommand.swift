@@ -22,15 +22,15 @@ enum PrintCommand: Command {
     static func run(_ arguments: [String]) throws -> Int32 {
         let parsed = try Arguments(arguments, valueOptions: [], flagOptions: ["--raw"])
         guard parsed.positional.count == 1 else { throw UsageError("expected one FILE") }
-        var value = try Inputs.readPropertyList(parsed.positional[0])
+        var (value, length) = try Inputs.readPropertyListAndLength(parsed.positional[0])
         if !parsed.flag("--raw"), Inputs.isKeyedArchive(value) {
             let archive = value
             value = try Inputs.describingFailures(of: parsed.positional[0]) {
                 try ArchiveResolver(propertyList: archive).resolveTopLevel()
             }
         }
-        var printer = TreePrinter()
-        printer.print(value)
+        var printer = TreePrinter(budget: OutputBudget(Inputs.outputBudget(forInputLength: length)))
+        try Inputs.describingFailures(of: parsed.positional[0]) { try printer.print(value) }
         Output.write(printer.output)
         return 0
     }
@@ -39,15 +39,18 @@ enum PrintCommand: Command {
 /// Renders a value as an indented tree. Iterative, so depth never threatens the stack.
 struct TreePrinter {
     private(set) var output = ""
+    /// Stops printing a tree whose shared references expand past the tool's output budget.
+    let budget: OutputBudget
 
     private enum Step {
         case value(PropertyListValue, prefix: String, indent: Int)
         case close(String, indent: Int)
     }
 
-    mutating func print(_ root: PropertyListValue) {
+    mutating func print(_ root: PropertyListValue) throws {
         var steps: [Step] = [.value(root, prefix: "", indent: 0)]
         while let step = steps.popLast() {
+            try budget.check(output.utf8.count)
             switch step {
             case .close(let bracket, let indent):
                 output += String(repeating: "  ", count: indent) + bracket + "\n"

@@ -30,7 +30,7 @@ enum UnarchiveCommand: Command {
             throw UsageError("expected one INPUT (see --help)")
         }
         let format = try OutputFormat(parsed.value("-f", "--format") ?? "xml", allowed: ["binary", "xml", "json"])
-        let archive = try Inputs.readPropertyList(input)
+        let (archive, length) = try Inputs.readPropertyListAndLength(input)
         let resolved = try Inputs.describingFailures(of: input) {
             let resolver = try ArchiveResolver(propertyList: archive)
             guard parsed.flag("--all") else { return try resolver.resolve(topLevelKey: parsed.value("--key") ?? "root") }
@@ -38,7 +38,7 @@ enum UnarchiveCommand: Command {
             for key in resolver.topLevelKeys { all[key] = try resolver.resolve(topLevelKey: key) }
             return .dictionary(all)
         }
-        let output = try Inputs.describingFailures(of: input) { try format.encode(resolved) }
+        let output = try Inputs.describingFailures(of: input) { try format.encode(resolved, inputLength: length) }
         try Files.write(output, to: parsed.value("-o", "--output"))
         return 0
     }
