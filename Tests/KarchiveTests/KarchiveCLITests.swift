@@ -190,7 +190,9 @@ final class KarchiveCLITests: XCTestCase {
         XCTAssertLessThan(bomb.count, 16_000)
         let path = scratch.appendingPathComponent("shared.bplist")
         try bomb.write(to: path)
-        for command in [["convert", "-f", "xml"], ["convert", "-f", "json"], ["convert", "-f", "openstep"], ["print"]] {
+        // (Each writer's own budget check is tested in-process in LimitsTests; here the tool's
+        // wiring, on two commands, since each run writes 64 MiB before it stops.)
+        for command in [["convert", "-f", "json"], ["print"]] {
             let result = try ToolRunner.karchive(command + [path.path])
             XCTAssertFalse(result.crashed)
             XCTAssertEqual(result.status, 1, "\(command)")

@@ -272,3 +272,29 @@ final class LimitsTests: XCTestCase {
         }
     }
 }
+
+/// The text writers' output budget: shared references cannot expand a small value into an
+/// unbounded text.
+final class OutputBudgetTests: XCTestCase {
+    func testEveryTextWriterStopsAtItsBudgetAndNotBefore() throws {
+        // 200 references to one 200-element array: small in memory (arrays are shared), about
+        // 40,000 values once written out.
+        let shared = PropertyListValue.array((0..<200).map { PropertyListValue($0) })
+        let value = PropertyListValue.array(Array(repeating: shared, count: 200))
+        let writers: [(String, (Int) throws -> [UInt8])] = [
+            ("xml", { try XMLPropertyListWriter.write(value, maximumDepth: 512, maximumOutputLength: $0) }),
+            ("json", { try JSONPropertyListWriter.write(value, pretty: true, maximumOutputLength: $0) }),
+            ("openstep", { try OpenStepPropertyListWriter.write(value, options: .init(maximumOutputLength: $0)) }),
+            ("encode xml", { [UInt8](try PropertyList.encode(value, format: .xml, maximumOutputLength: $0)) }),
+        ]
+        for (name, write) in writers {
+            let full = try write(.max)
+            XCTAssertGreaterThan(full.count, 100_000, name)
+            // A budget the text fits in is enough; a smaller one stops with a typed error.
+            XCTAssertEqual(try write(full.count), full, name)
+            XCTAssertThrowsError(try write(full.count / 2), name) { error in
+                XCTAssertEqual((error as? PropertyListError)?.code, .lengthLimitExceeded, name)
+            }
+        }
+    }
+}
