@@ -9,41 +9,6 @@ import Musl
 import Darwin
 #endif
 
-/// A mutual-exclusion lock over a `pthread_mutex_t` (FoundationEssentials has no lock and the
-/// Synchronization module's `Mutex` needs macOS 15).
-final class Lock: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-
-    init() {
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-
-    func withLock<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body()
-    }
-}
-
-/// A value guarded by a ``Lock``.
-final class Protected<Value>: @unchecked Sendable {
-    private let lock = Lock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
-        try lock.withLock { try body(&value) }
-    }
-}
-
 /// An error from the preferences store: what failed, on which file, and the system error.
 public struct PreferencesError: Error, Sendable, CustomStringConvertible {
     /// What went wrong.
@@ -106,8 +71,12 @@ struct FileStamp: Hashable, Sendable {
 }
 
 enum SystemFiles {
+    /// The longest preferences file read: past it the file is refused, not loaded into memory.
+    static let maximumFileLength = 256 << 20
+
     /// The whole contents of a file and the stamp of what was read (from the same open file),
-    /// or `nil` when it does not exist.
+    /// or `nil` when it does not exist. Only regular files of at most ``maximumFileLength``
+    /// bytes are read (a FIFO or a link to /dev/zero would otherwise hang or exhaust memory).
     static func read(_ path: String) throws -> (bytes: [UInt8], stamp: FileStamp)? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
@@ -117,6 +86,9 @@ enum SystemFiles {
         defer { close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw PreferencesError.system("cannot stat", path: path) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            throw PreferencesError("not a regular file", path: path)
+        }
         let stamp = FileStamp(info)
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65_536)
@@ -127,6 +99,9 @@ enum SystemFiles {
                 throw PreferencesError.system("cannot read", path: path)
             }
             if count == 0 { break }
+            guard count <= maximumFileLength - bytes.count else {
+                throw PreferencesError("longer than \(maximumFileLength) bytes", path: path)
+            }
             bytes.append(contentsOf: chunk[0..<count])
         }
         return (bytes, stamp)

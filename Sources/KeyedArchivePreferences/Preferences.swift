@@ -223,7 +223,9 @@ public final class Preferences: @unchecked Sendable {
         }
         guard scheduleWrite else { return }
         if let delay = configuration.writeDelay {
-            let nanoseconds = max(0, delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000)
+            // Clamped to a day: a configured delay of centuries must not overflow the arithmetic.
+            let seconds = min(max(delay.components.seconds, 0), 86_400)
+            let nanoseconds = seconds * 1_000_000_000 + max(0, delay.components.attoseconds / 1_000_000_000)
             DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [weak self] in
                 self?.flushQuietly()
             }

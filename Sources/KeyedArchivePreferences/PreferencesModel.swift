@@ -20,12 +20,16 @@ open class PreferencesModel: @unchecked Sendable {
     /// The store the properties read and write.
     public let preferences: Preferences
     /// Where the missing-defaults warning goes; the store's warning handler by default.
-    public var warningHandler: @Sendable (String) -> Void
+    public var warningHandler: @Sendable (String) -> Void {
+        get { warningHandlerStorage.withLock { $0 } }
+        set { warningHandlerStorage.withLock { $0 = newValue } }
+    }
+    private let warningHandlerStorage: Protected<@Sendable (String) -> Void>
 
     /// Binds every preference property of the subclass to `preferences`.
     public init(preferences: Preferences) {
         self.preferences = preferences
-        self.warningHandler = preferences.configuration.warningHandler
+        self.warningHandlerStorage = Protected(preferences.configuration.warningHandler)
         // Stored properties of subclasses are initialised before this runs, so the mirror sees them.
         var mirror: Mirror? = Mirror(reflecting: self)
         while let current = mirror {

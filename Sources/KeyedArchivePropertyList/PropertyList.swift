@@ -28,6 +28,10 @@ extension PropertyList {
             return .xml
         }
         if prefix.starts(with: [0xEF, 0xBB, 0xBF]) { prefix.removeFirst(3) }
+        // UTF-32 without a byte-order mark: "<" with three zero bytes before or after it.
+        if prefix.starts(with: [0, 0, 0, UInt8(ascii: "<")]) || prefix.starts(with: [UInt8(ascii: "<"), 0, 0, 0]) {
+            return .xml
+        }
         // UTF-16 without a byte-order mark: "<" followed or preceded by a zero byte.
         if prefix.count >= 2, (prefix[0] == 0 && prefix[1] == UInt8(ascii: "<")) || (prefix[0] == UInt8(ascii: "<") && prefix[1] == 0) {
             return .xml

@@ -45,7 +45,7 @@ struct Arguments {
 enum Files {
     static func read(_ path: String) throws -> Data {
         if path == "-" {
-            return FileHandleReader.readStandardInput()
+            return try FileHandleReader.readStandardInput()
         }
         do {
             return try Data(contentsOf: URL(fileURLWithPath: path))
@@ -68,12 +68,14 @@ enum Files {
 }
 
 enum FileHandleReader {
-    static func readStandardInput() -> Data {
+    static func readStandardInput() throws -> Data {
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
             let count = buffer.withUnsafeMutableBytes { systemRead(0, $0.baseAddress, $0.count) }
-            if count <= 0 { break }
+            if count < 0 && errno == EINTR { continue }
+            if count < 0 { throw FileAccessError(path: "<stdin>", operation: "cannot read") }
+            if count == 0 { break }
             data.append(contentsOf: buffer[0..<count])
         }
         return data

@@ -68,7 +68,9 @@ enum Karchive {
             return 2
         }
         let rest = Array(arguments.dropFirst())
-        if rest.contains("--help") || rest.contains("-h") {
+        // Help only where an option can stand: first after the command (so a value such as
+        // `defaults write D K -h` is not mistaken for it).
+        if rest.first == "--help" || rest.first == "-h" || (rest.last == "--help" && !rest.contains("--")) {
             Output.write(command.help)
             return 0
         }
@@ -106,6 +108,7 @@ enum Output {
         var offset = 0
         while offset < buffer.count, let base = buffer.baseAddress {
             let written = systemWrite(descriptor, base + offset, buffer.count - offset)
+            if written < 0 && errno == EINTR { continue }
             if written <= 0 { return }
             offset += written
         }

@@ -42,7 +42,7 @@ enum OutputFormat {
             throw UsageError("unknown format '\(name)'; expected one of: \(allowed.joined(separator: ", "))")
         }
         switch name.lowercased() {
-        case "xml", "xml1": self = .propertyList(.xml)
+        case "xml": self = .propertyList(.xml)
         case "openstep": self = .propertyList(.openStep)
         case "json": self = .json
         default: self = .propertyList(.binary)
