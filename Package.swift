@@ -34,7 +34,8 @@ let package = Package(
         .testTarget(name: "KeyedArchivePropertyListTests", dependencies: ["KeyedArchiveTestSupport"]),
         .testTarget(name: "KeyedArchiveGraphTests", dependencies: ["KeyedArchiveTestSupport"]),
         .testTarget(name: "KeyedArchiveCodableTests", dependencies: ["KeyedArchiveTestSupport", "KeyedArchiveSample"]),
-        .testTarget(name: "KeyedArchivePreferencesTests", dependencies: ["KeyedArchiveTestSupport"]),
+        // The multi-process tests run the karchive binary as the second process.
+        .testTarget(name: "KeyedArchivePreferencesTests", dependencies: ["KeyedArchiveTestSupport", "karchive"]),
         .testTarget(name: "KarchiveTests", dependencies: ["KeyedArchiveTestSupport", "KeyedArchiveSample", "karchive", "KeyedArchiveBenchmarkKit"]),
 
         // The benchmark harness's timing core and workloads (Benchmarks/ is its own package, built
