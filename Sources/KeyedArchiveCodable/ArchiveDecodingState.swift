@@ -150,18 +150,20 @@ final class ArchiveDecodingState: Decoder {
             throw DecodingError.dataCorrupted(
                 DecodingError.Context(codingPath: path(adding: key), debugDescription: "\(error)", underlyingError: error))
         }
+        // The same class resolution as the unarchiver and resolver: the first mapped
+        // Foundation name along `$classes` (a private NSArray subclass is an array).
         let kind: ClassInfo.Kind
-        switch description.name {
-        case "NSDictionary", "NSMutableDictionary": kind = .dictionary
-        case "NSArray", "NSMutableArray", "NSOrderedSet", "NSMutableOrderedSet": kind = .array
-        case "NSSet", "NSMutableSet": kind = .set
-        case "NSString", "NSMutableString": kind = .string
-        case "NSData", "NSMutableData": kind = .data
-        case "NSDate": kind = .date
-        case "NSURL": kind = .url
-        case "NSUUID": kind = .uuid
-        case "NSNull", "NSNumber": kind = .other
-        default: kind = .keyed
+        switch FoundationClassNames.kind(of: description) {
+        case .dictionary?: kind = .dictionary
+        case .array?, .orderedSet?: kind = .array
+        case .set?: kind = .set
+        case .string?: kind = .string
+        case .data?: kind = .data
+        case .date?: kind = .date
+        case .url?: kind = .url
+        case .uuid?: kind = .uuid
+        case .null?, .number?: kind = .other
+        case .archivedObject?, .type?, nil: kind = .keyed
         }
         let info = ClassInfo(name: description.name, kind: kind)
         classInfo[classUID] = info
@@ -207,7 +209,7 @@ final class ArchiveDecodingState: Decoder {
             let storage = KeyedStorage(entries: fields.entries)
             return KeyedDecodingContainer(KeyedArchiveDecodingContainer<Key>(state: self, storage: storage, depth: keys.count))
         case .dictionary:
-            let entries = try dictionaryEntries(fields)
+            let entries = try dictionaryEntries(fields, uid: uid, name: info.name)
             try countExpansion(entries.count)
             let storage = KeyedStorage(map: entries)
             return KeyedDecodingContainer(KeyedArchiveDecodingContainer<Key>(state: self, storage: storage, depth: keys.count))
@@ -218,8 +220,8 @@ final class ArchiveDecodingState: Decoder {
 
     /// An NSDictionary's entries by string key (string keys as they are, integer keys as their
     /// decimal text, as Swift's `[Int: T]` coding expects).
-    private func dictionaryEntries(_ fields: PropertyListDictionary) throws -> [String: PropertyListValue] {
-        let (keyList, valueList) = try dictionaryLists(fields)
+    private func dictionaryEntries(_ fields: PropertyListDictionary, uid: UInt32, name: String) throws -> [String: PropertyListValue] {
+        let (keyList, valueList) = try dictionaryLists(fields, uid: uid, name: name)
         var map: [String: PropertyListValue] = [:]
         map.reserveCapacity(keyList.count)
         for (index, keyValue) in keyList.enumerated() {
@@ -235,13 +237,11 @@ final class ArchiveDecodingState: Decoder {
         return map
     }
 
-    private func dictionaryLists(_ fields: PropertyListDictionary) throws -> ([PropertyListValue], [PropertyListValue]) {
-        let keyList = try referenceList(fields, key: FoundationClassNames.keysKey, legacyPrefix: FoundationClassNames.keyPrefix)
-        let valueList = try referenceList(fields, key: FoundationClassNames.objectsKey, legacyPrefix: FoundationClassNames.objectPrefix)
-        guard keyList.count == valueList.count else {
-            throw corrupted("NSDictionary has \(keyList.count) keys but \(valueList.count) objects")
+    private func dictionaryLists(_ fields: PropertyListDictionary, uid: UInt32, name: String) throws -> ([PropertyListValue], [PropertyListValue]) {
+        let (keys, objects) = try checked { () throws(KeyedArchiveError) in
+            try document.dictionaryReferences(in: fields, path: "$objects[\(uid)] (\(name))")
         }
-        return (keyList, valueList)
+        return (keys.items, objects.items)
     }
 
     func unkeyedContainer(for value: PropertyListValue) throws -> any UnkeyedDecodingContainer {
@@ -257,10 +257,15 @@ final class ArchiveDecodingState: Decoder {
         let elements: [PropertyListValue]
         switch info.kind {
         case .array, .set:
-            elements = try referenceList(fields, key: FoundationClassNames.objectsKey, legacyPrefix: FoundationClassNames.objectPrefix)
+            elements = try checked { () throws(KeyedArchiveError) in
+                try document.referenceList(
+                    in: fields, key: FoundationClassNames.objectsKey, legacyPrefix: FoundationClassNames.objectPrefix,
+                    path: "$objects[\(uid)] (\(info.name))"
+                ).items
+            }
         case .dictionary:
             // Swift codes dictionaries with keys other than String and Int as [k0, v0, k1, v1, ...].
-            let (keyList, valueList) = try dictionaryLists(fields)
+            let (keyList, valueList) = try dictionaryLists(fields, uid: uid, name: info.name)
             var interleaved: [PropertyListValue] = []
             interleaved.reserveCapacity(2 * keyList.count)
             for index in keyList.indices {
@@ -275,26 +280,6 @@ final class ArchiveDecodingState: Decoder {
         // array shared by many containers counts its elements at every use.
         try countExpansion(elements.count)
         return UnkeyedArchiveDecodingContainer(state: self, elements: elements, depth: keys.count)
-    }
-
-    /// `NS.objects` (an array of references) or the older `NS.object.0, NS.object.1, ...`.
-    private func referenceList(_ fields: PropertyListDictionary, key: String, legacyPrefix: String) throws -> [PropertyListValue] {
-        if let value = fields[key] {
-            guard case .array(let items) = value else { throw corrupted("\(key) is a \(value.typeName), expected an array") }
-            return items
-        }
-        var legacy: [Int: PropertyListValue] = [:]
-        for entry in fields.entries {
-            guard case .string(let name) = entry.key, name.value.hasPrefix(legacyPrefix),
-                let index = Int(name.value.dropFirst(legacyPrefix.count)), index >= 0
-            else { continue }
-            legacy[index] = entry.value
-        }
-        var items: [PropertyListValue] = []
-        items.reserveCapacity(legacy.count)
-        while let item = legacy[items.count] { items.append(item) }
-        guard items.count == legacy.count else { throw corrupted("\(legacyPrefix)N keys are not numbered 0 to \(legacy.count - 1)") }
-        return items
     }
 
     // MARK: Values
@@ -356,27 +341,28 @@ final class ArchiveDecodingState: Decoder {
         let (info, _) = try classOf(fields, uid: uid, key: key)
         switch info.kind {
         case .string:
-            if let string = fields[FoundationClassNames.stringKey] {
-                if case .uid = string { return try resolveLeafOnce(string, key: key) }
-                return string
+            let text = try checked(key: key) { () throws(KeyedArchiveError) in
+                try document.stringValue(ofObject: fields, path: "$objects[\(uid)] (\(info.name))")
             }
-            if case .data(let bytes)? = fields[FoundationClassNames.bytesKey] {
-                guard let text = String(validating: bytes, as: UTF8.self) else { throw corrupted("NS.bytes is not UTF-8", key: key) }
-                return .string(PropertyListString(text))
-            }
-            throw corrupted("string object has neither NS.string nor NS.bytes", key: key)
+            return .string(PropertyListString(text))
         case .data:
-            guard let data = fields[FoundationClassNames.dataKey] else { throw corrupted("data object has no NS.data", key: key) }
-            if case .uid = data { return try resolveLeafOnce(data, key: key) }
-            return data
+            return .data(try checked(key: key) { () throws(KeyedArchiveError) in
+                try document.dataValue(ofObject: fields, path: "$objects[\(uid)] (\(info.name))")
+            })
         default:
             return target
         }
     }
 
-    private func resolveLeafOnce(_ value: PropertyListValue, key: (any CodingKey)?) throws -> PropertyListValue {
-        guard case .uid(let uid) = value else { return value }
-        return try object(uid, key: key)
+    /// Runs a shared graph-layer reader, reporting its error (which names the object and
+    /// field) as `dataCorrupted` at the current coding path.
+    func checked<T>(key: (any CodingKey)? = nil, _ body: () throws(KeyedArchiveError) -> T) throws -> T {
+        do {
+            return try body()
+        } catch {
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(codingPath: path(adding: key), debugDescription: "\(error)", underlyingError: error))
+        }
     }
 
     func describe(_ value: PropertyListValue) -> String {
@@ -497,7 +483,7 @@ final class ArchiveDecodingState: Decoder {
     private func decodeSpecial<T>(_ type: T.Type, from value: PropertyListValue) throws -> T? {
         if type == Data.self { return try decodeData(value) as? T }
         if type == Date.self { return try decodeDate(value) as? T }
-        if type == URL.self { return try decodeURL(value, remaining: 16) as? T }
+        if type == URL.self { return try decodeURL(value) as? T }
         if type == UUID.self { return try decodeUUID(value) as? T }
         return nil
     }
@@ -510,42 +496,35 @@ final class ArchiveDecodingState: Decoder {
         return data
     }
 
-    private func objectFields(_ value: PropertyListValue, expecting type: Any.Type, kind: ClassInfo.Kind) throws -> PropertyListDictionary? {
+    /// The fields of the object a value refers to, with its path for errors, when it is of
+    /// `kind`; `nil` when the value is not a reference to an object dictionary.
+    private func objectFields(
+        _ value: PropertyListValue, expecting type: Any.Type, kind: ClassInfo.Kind
+    ) throws -> (fields: PropertyListDictionary, path: String)? {
         guard case .uid(let uid) = value else { return nil }
         guard uid != 0 else { throw notFound(type) }
         guard case .dictionary(let fields) = try object(uid) else { return nil }
         let (info, _) = try classOf(fields, uid: uid)
         guard info.kind == kind else { throw mismatch(type, "expected \(type), found \(info.name)") }
-        return fields
+        return (fields, "$objects[\(uid)] (\(info.name))")
     }
 
     func decodeDate(_ value: PropertyListValue) throws -> Date {
         if case .date(let date) = try resolveLeaf(value) { return date }  // GNUstep stores plain dates
-        guard let fields = try objectFields(value, expecting: Date.self, kind: .date) else {
+        guard let object = try objectFields(value, expecting: Date.self, kind: .date) else {
             throw mismatch(Date.self, "expected a date, found \(describe(value))")
         }
-        switch fields[FoundationClassNames.timeKey] {
-        case .real(let real)?: return Date(timeIntervalSinceReferenceDate: real.value)
-        case .integer(let integer)? where integer.int64Value != nil:
-            return Date(timeIntervalSinceReferenceDate: Double(integer.int64Value ?? 0))
-        default: throw corrupted("NSDate object without a numeric NS.time")
-        }
+        return try checked { () throws(KeyedArchiveError) in try ArchiveDocument.dateValue(ofObject: object.fields, path: object.path) }
     }
 
-    /// NSURL: `NS.relative` against `NS.base` (itself an NSURL; `remaining` bounds the chain).
-    func decodeURL(_ value: PropertyListValue, remaining: Int) throws -> URL {
+    /// NSURL: `NS.relative` against `NS.base` (the shared reader; base chains are bounded).
+    func decodeURL(_ value: PropertyListValue) throws -> URL {
         if case .string(let string) = try resolveLeaf(value), let url = URL(string: string.value) { return url }
-        guard let fields = try objectFields(value, expecting: URL.self, kind: .url) else {
+        guard let object = try objectFields(value, expecting: URL.self, kind: .url) else {
             throw mismatch(URL.self, "expected a URL, found \(describe(value))")
         }
-        var base: URL?
-        if let baseValue = fields[FoundationClassNames.baseKey], baseValue != .uid(0) {
-            guard remaining > 0 else { throw corrupted("NSURL base chain too long (or a cycle)") }
-            base = try decodeURL(baseValue, remaining: remaining - 1)
-        }
-        guard let relativeValue = fields[FoundationClassNames.relativeKey] else { throw corrupted("NSURL object without NS.relative") }
-        let relative = try decodeString(relativeValue)
-        guard let url = URL(string: relative, relativeTo: base) else { throw corrupted("NS.relative \"\(relative)\" is not a URL") }
+        let url = try checked { () throws(KeyedArchiveError) in try document.urlValue(ofObject: object.fields, path: object.path) }
+        try countBytes(url.absoluteString.utf8.count)
         return url
     }
 
@@ -554,14 +533,10 @@ final class ArchiveDecodingState: Decoder {
             guard let uuid = UUID(uuidString: string.value) else { throw corrupted("\"\(string.value)\" is not a UUID") }
             return uuid
         }
-        guard let fields = try objectFields(value, expecting: UUID.self, kind: .uuid) else {
+        guard let object = try objectFields(value, expecting: UUID.self, kind: .uuid) else {
             throw mismatch(UUID.self, "expected a UUID, found \(describe(value))")
         }
-        guard case .data(let bytes)? = fields[FoundationClassNames.uuidBytesKey], bytes.count == 16 else {
-            throw corrupted("NS.uuidbytes must be 16 bytes of data")
-        }
-        let b = [UInt8](bytes)
-        return UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+        return try checked { () throws(KeyedArchiveError) in try ArchiveDocument.uuidValue(ofObject: object.fields, path: object.path) }
     }
 }
 

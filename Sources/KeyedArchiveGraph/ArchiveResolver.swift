@@ -199,31 +199,23 @@ private final class ResolverState {
     ) throws -> Resolved {
         typealias Names = FoundationClassNames
         let here = "$objects[\(uid)] (\(description.name))"
-        var kind: KeyedArchiveClass.Kind?
-        for name in description.candidates {
-            if Names.stopNames.contains(name) { break }
-            if let found = Names.kinds[name] {
-                kind = found
-                break
-            }
-        }
+        let kind = Names.kind(of: description)
         func leaf(_ value: PropertyListValue) throws -> Resolved {
             let bytes = ResolverState.bytes(of: value)
             try count(1, bytes: bytes, document: document, path: here)
             return Resolved(value: value, nodes: 1, hasBackReference: false, bytes: bytes)
         }
-        func field(_ key: String) -> PropertyListValue? { fields[key] }
         func invalid(_ message: String) -> KeyedArchiveError {
             KeyedArchiveError(.invalidObject, message, path: here)
         }
         switch kind {
         case .array?, .set?, .orderedSet?:
-            let list = try references(fields, key: Names.objectsKey, legacyPrefix: Names.objectPrefix, path: here)
-            return try inline(.array(list), document: document, depth: depth, path: here + " " + Names.objectsKey)
+            let list = try document.referenceList(in: fields, key: Names.objectsKey, legacyPrefix: Names.objectPrefix, path: here)
+            return try inline(.array(list.items), document: document, depth: depth, path: here + " " + list.name)
         case .dictionary?:
-            let keys = try references(fields, key: Names.keysKey, legacyPrefix: Names.keyPrefix, path: here)
-            let objects = try references(fields, key: Names.objectsKey, legacyPrefix: Names.objectPrefix, path: here)
-            guard keys.count == objects.count else { throw invalid("\(keys.count) keys but \(objects.count) objects") }
+            let (keyList, objectList) = try document.dictionaryReferences(in: fields, path: here)
+            let keys = keyList.items
+            let objects = objectList.items
             var result = PropertyListDictionary()
             result.entries.reserveCapacity(keys.count)
             var nodes = 1
@@ -231,8 +223,8 @@ private final class ResolverState {
             var back = false
             try count(1, document: document, path: here)
             for index in keys.indices {
-                let key = try inline(keys[index], document: document, depth: depth + 1, path: here + " NS.keys[\(index)]")
-                let value = try inline(objects[index], document: document, depth: depth + 1, path: here + " NS.objects[\(index)]")
+                let key = try inline(keys[index], document: document, depth: depth + 1, path: here + " " + keyList.elementName(index))
+                let value = try inline(objects[index], document: document, depth: depth + 1, path: here + " " + objectList.elementName(index))
                 result.entries.append((PropertyListValue(Self.keyString(key.value)), value.value))
                 nodes += value.nodes
                 bytes += value.bytes
@@ -240,59 +232,20 @@ private final class ResolverState {
             }
             return Resolved(value: .dictionary(result), nodes: nodes, hasBackReference: back, bytes: bytes)
         case .string?:
-            if let value = field(Names.stringKey) {
-                if case .string = value { return try leaf(value) }
-                if case .uid = value { return try inline(value, document: document, depth: depth, path: here + " NS.string") }
-                throw invalid("NS.string is a \(value.typeName), expected a string")
-            }
-            if case .data(let bytes)? = field(Names.bytesKey) {
-                guard let string = String(validating: bytes, as: UTF8.self) else { throw invalid("NS.bytes is not valid UTF-8") }
-                return try leaf(PropertyListValue(string))
-            }
-            throw invalid("string object has neither NS.string nor NS.bytes")
+            return try leaf(PropertyListValue(try document.stringValue(ofObject: fields, path: here)))
         case .data?:
-            guard let value = field(Names.dataKey) else { throw invalid("data object has no NS.data") }
-            if case .data = value { return try leaf(value) }
-            if case .uid = value { return try inline(value, document: document, depth: depth, path: here + " NS.data") }
-            throw invalid("NS.data is a \(value.typeName), expected data")
+            return try leaf(.data(try document.dataValue(ofObject: fields, path: here)))
         case .date?:
             // The result is a property-list date, so it must be one the readers could produce
-            // and the writers accept (years 0...9999, not NaN); otherwise `karchive unarchive`
-            // would resolve a value it cannot write.
-            func date(_ seconds: Double) throws -> Resolved {
-                guard BinaryPropertyListReader.validDateRange.contains(seconds) else {
-                    throw invalid("NS.time \(seconds) is not a date in years 0...9999")
-                }
-                return try leaf(.date(Date(timeIntervalSinceReferenceDate: seconds)))
-            }
-            switch field(Names.timeKey) {
-            case .real(let real)?: return try date(real.value)
-            case .integer(let integer)?:
-                guard let seconds = integer.int64Value else { throw invalid("NS.time \(integer) is not a date in years 0...9999") }
-                return try date(Double(seconds))
-            case .date(let value)?: return try date(value.timeIntervalSinceReferenceDate)
-            default: throw invalid("date object has no real NS.time")
-            }
+            // and the writers accept; the shared rule (years 0...9999, finite) ensures that.
+            return try leaf(.date(try ArchiveDocument.dateValue(ofObject: fields, path: here)))
         case .null?:
             return try leaf(PropertyListValue(ArchiveKeys.null))
         case .uuid?:
-            guard case .data(let bytes)? = field(Names.uuidBytesKey), bytes.count == 16 else {
-                throw invalid("NS.uuidbytes must be 16 bytes of data")
-            }
-            let b = [UInt8](bytes)
-            let uuid = UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+            let uuid = try ArchiveDocument.uuidValue(ofObject: fields, path: here)
             return try leaf(PropertyListValue(uuid.uuidString.uppercased()))
         case .url?:
-            var base: URL?
-            if let baseValue = field(Names.baseKey) {
-                let resolved = try inline(baseValue, document: document, depth: depth + 1, path: here + " NS.base")
-                if let string = resolved.value.stringValue, string != ArchiveKeys.null { base = URL(string: string) }
-            }
-            guard let relativeValue = field(Names.relativeKey) else { throw invalid("URL object has no NS.relative") }
-            let relative = try inline(relativeValue, document: document, depth: depth + 1, path: here + " NS.relative")
-            guard let string = relative.value.stringValue else { throw invalid("NS.relative is not a string") }
-            let absolute = URL(string: string, relativeTo: base)?.absoluteString ?? string
-            return try leaf(PropertyListValue(absolute))
+            return try leaf(PropertyListValue(try document.urlValue(ofObject: fields, path: here).absoluteString))
         case .number?, .archivedObject?, .type?, nil:
             var result = PropertyListDictionary()
             result.entries.reserveCapacity(fields.count)
@@ -312,34 +265,6 @@ private final class ResolverState {
             result.entries.append((PropertyListValue(ArchiveKeys.classReference), PropertyListValue(description.name)))
             return Resolved(value: .dictionary(result), nodes: nodes, hasBackReference: back, bytes: bytes)
         }
-    }
-
-    /// `NS.objects` / `NS.keys` (arrays of UIDs) or the older numbered keys.
-    private func references(_ fields: PropertyListDictionary, key: String, legacyPrefix: String, path: String) throws -> [PropertyListValue] {
-        if let value = fields[key] {
-            guard case .array(let items) = value else {
-                throw KeyedArchiveError(.invalidObject, "\(key) is a \(value.typeName), expected an array", path: path)
-            }
-            for (index, item) in items.enumerated() {
-                guard case .uid = item else {
-                    throw KeyedArchiveError(.invalidReference, "expected UID, found \(item.typeName)", path: path + " \(key)[\(index)]")
-                }
-            }
-            return items
-        }
-        var legacy: [Int: PropertyListValue] = [:]
-        for entry in fields.entries {
-            guard let name = entry.key.stringValue, name.hasPrefix(legacyPrefix),
-                let index = Int(name.dropFirst(legacyPrefix.count)), index >= 0
-            else { continue }
-            legacy[index] = entry.value
-        }
-        var items: [PropertyListValue] = []
-        while let item = legacy[items.count] { items.append(item) }
-        guard items.count == legacy.count else {
-            throw KeyedArchiveError(.invalidObject, "\(legacyPrefix)N keys are not numbered 0 to \(legacy.count - 1)", path: path)
-        }
-        return items
     }
 
     /// A dictionary key as a string: strings themselves, other scalars their textual form.

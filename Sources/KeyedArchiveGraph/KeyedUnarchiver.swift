@@ -609,73 +609,19 @@ public final class KeyedUnarchiver {
         typealias Names = FoundationClassNames
         switch kind {
         case .string:
-            if let value = fields[Names.stringKey] {
-                if case .string(let string) = value { return string.value }
-                if case .uid = value, let string = try decodeReference(value, allowed: self.allowed([.string])) as? String {
-                    return string
-                }
-                throw error(.invalidObject, "NS.string is a \(value.typeName), expected a string", key: Names.stringKey)
-            }
-            if let value = fields[Names.bytesKey] {
-                guard case .data(let bytes) = value else {
-                    throw error(.invalidObject, "NS.bytes is a \(value.typeName), expected data", key: Names.bytesKey)
-                }
-                guard let string = String(validating: bytes, as: UTF8.self) else {
-                    throw error(.invalidObject, "NS.bytes is not valid UTF-8", key: Names.bytesKey)
-                }
-                return string
-            }
-            throw error(.invalidObject, "string object has neither NS.string nor NS.bytes")
+            return try document.stringValue(ofObject: fields, path: self.pathString())
         case .data:
-            guard let value = fields[Names.dataKey] else { throw error(.invalidObject, "data object has no NS.data") }
-            if case .data(let data) = value { return data }
-            if case .uid = value, let data = try decodeReference(value, allowed: self.allowed([.data])) as? Data { return data }
-            throw error(.invalidObject, "NS.data is a \(value.typeName), expected data", key: Names.dataKey)
+            return try document.dataValue(ofObject: fields, path: self.pathString())
         case .date:
-            guard let value = fields[Names.timeKey] else { throw error(.invalidObject, "date object has no NS.time") }
-            switch value {
-            case .real(let real): return Date(timeIntervalSinceReferenceDate: real.value)
-            case .integer(let integer) where integer.int64Value != nil:
-                return Date(timeIntervalSinceReferenceDate: Double(integer.int64Value ?? 0))
-            case .date(let date): return date
-            default: throw error(.invalidObject, "NS.time is a \(value.typeName), expected a real", key: Names.timeKey)
-            }
+            return try ArchiveDocument.dateValue(ofObject: fields, path: self.pathString())
         case .number:
             throw error(.invalidObject, "NSNumber objects are stored inline, not as dictionaries")
         case .null:
             return ArchivedNull.null
         case .uuid:
-            guard case .data(let bytes)? = fields[Names.uuidBytesKey], bytes.count == 16 else {
-                throw error(.invalidObject, "NS.uuidbytes must be 16 bytes of data", key: Names.uuidBytesKey)
-            }
-            let b = [UInt8](bytes)
-            return UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+            return try ArchiveDocument.uuidValue(ofObject: fields, path: self.pathString())
         case .url:
-            var base: URL?
-            if let baseValue = fields[Names.baseKey] {
-                path.append(.key(Names.baseKey))
-                defer { path.removeLast() }
-                let decoded = try decodeReference(baseValue, allowed: self.allowed([.url]))
-                base = decoded as? URL
-            }
-            guard let relativeValue = fields[Names.relativeKey] else {
-                throw error(.invalidObject, "URL object has no NS.relative")
-            }
-            let relative: String
-            if case .string(let string) = relativeValue {
-                relative = string.value
-            } else {
-                path.append(.key(Names.relativeKey))
-                defer { path.removeLast() }
-                guard let string = try decodeReference(relativeValue, allowed: self.allowed([.string])) as? String else {
-                    throw error(.invalidObject, "NS.relative is nil")
-                }
-                relative = string
-            }
-            guard let url = URL(string: relative, relativeTo: base) else {
-                throw error(.invalidObject, "NS.relative \"\(relative)\" is not a URL")
-            }
-            return url
+            return try document.urlValue(ofObject: fields, path: self.pathString())
         case .array:
             return try elements(of: fields, key: Names.objectsKey, legacyPrefix: Names.objectPrefix, allowed: allowed)
         case .orderedSet:
@@ -692,19 +638,15 @@ public final class KeyedUnarchiver {
             }
             return set
         case .dictionary:
-            let keys = try referenceList(of: fields, key: Names.keysKey, legacyPrefix: Names.keyPrefix)
-            let objects = try referenceList(of: fields, key: Names.objectsKey, legacyPrefix: Names.objectPrefix)
-            guard keys.values.count == objects.values.count else {
-                throw error(.invalidObject, "\(keys.values.count) keys but \(objects.values.count) objects")
-            }
+            let (keys, objects) = try document.dictionaryReferences(in: fields, path: self.pathString())
             var dictionary: [AnyHashable: Any] = [:]
-            dictionary.reserveCapacity(keys.values.count)
-            for index in keys.values.indices {
-                path.append(.element(keys.name, index))
-                let key = try decodeReference(keys.values[index], allowed: allowed)
+            dictionary.reserveCapacity(keys.items.count)
+            for index in keys.items.indices {
+                path.append(.key(keys.elementName(index)))
+                let key = try decodeReference(keys.items[index], allowed: allowed)
                 path.removeLast()
-                path.append(.element(objects.name, index))
-                let value = try decodeReference(objects.values[index], allowed: allowed)
+                path.append(.key(objects.elementName(index)))
+                let value = try decodeReference(objects.items[index], allowed: allowed)
                 path.removeLast()
                 guard let key, let hashable = key as? AnyHashable else {
                     throw error(.typeMismatch, "dictionary key at \(index) is nil or not Hashable")
@@ -720,37 +662,12 @@ public final class KeyedUnarchiver {
         }
     }
 
-    /// The element references of a collection: `NS.objects` (an array of UIDs) or the older
-    /// `NS.object.0, NS.object.1, ...` keys.
-    private func referenceList(of fields: PropertyListDictionary, key: String, legacyPrefix: String) throws -> (name: String, values: [PropertyListValue]) {
-        if let value = fields[key] {
-            guard case .array(let items) = value else {
-                throw error(.invalidObject, "\(key) is a \(value.typeName), expected an array", key: key)
-            }
-            return (key, items)
-        }
-        var legacy: [Int: PropertyListValue] = [:]
-        for entry in fields.entries {
-            guard let name = entry.key.stringValue, name.hasPrefix(legacyPrefix),
-                let index = Int(name.dropFirst(legacyPrefix.count)), index >= 0
-            else { continue }
-            legacy[index] = entry.value
-        }
-        var items: [PropertyListValue] = []
-        items.reserveCapacity(legacy.count)
-        while let item = legacy[items.count] { items.append(item) }
-        guard items.count == legacy.count else {
-            throw error(.invalidObject, "\(legacyPrefix)N keys are not numbered 0 to \(legacy.count - 1)")
-        }
-        return (legacyPrefix + "N", items)
-    }
-
     private func elements(of fields: PropertyListDictionary, key: String, legacyPrefix: String, allowed: Allowed) throws -> [Any] {
-        let list = try referenceList(of: fields, key: key, legacyPrefix: legacyPrefix)
+        let list = try document.referenceList(in: fields, key: key, legacyPrefix: legacyPrefix, path: self.pathString())
         var result: [Any] = []
-        result.reserveCapacity(list.values.count)
-        for (index, item) in list.values.enumerated() {
-            path.append(.element(list.name, index))
+        result.reserveCapacity(list.items.count)
+        for (index, item) in list.items.enumerated() {
+            path.append(.key(list.elementName(index)))
             defer { path.removeLast() }
             guard let element = try decodeReference(item, allowed: allowed) else {
                 throw error(.invalidObject, "collection element is nil (UID 0)")
