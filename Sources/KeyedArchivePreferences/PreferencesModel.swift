@@ -97,6 +97,20 @@ final class PreferenceBox: @unchecked Sendable {
         let key = explicitKey ?? (propertyName.prefix(1).uppercased() + propertyName.dropFirst())
         binding.withLock { $0 = Binding(store: store, key: key) }
     }
+
+    /// The stored value converted to `Value`, or `fallback` when unbound, missing or unconvertible.
+    func read<Value: PreferenceValue>(fallback: Value) -> Value {
+        let binding = binding.withLock { $0 }
+        guard let store = binding.store, let key = binding.key else { return fallback }
+        return store.object(forKey: key).flatMap(Value.init(preferenceValue:)) ?? fallback
+    }
+
+    /// Stores a value (`nil` removes the key); nothing happens while unbound.
+    func write(_ value: PropertyListValue?) {
+        let binding = binding.withLock { $0 }
+        guard let store = binding.store, let key = binding.key else { return }
+        store.set(value, forKey: key)
+    }
 }
 
 /// A read-write preference property of a ``PreferencesModel``.
@@ -116,16 +130,8 @@ public struct Preference<Value: PreferenceValue>: PreferenceBinding, @unchecked 
     /// The stored value (converted), or the initial value when missing. Setting `nil` (for
     /// optional types) removes the key.
     public var wrappedValue: Value {
-        get {
-            let binding = box.binding.withLock { $0 }
-            guard let store = binding.store, let key = binding.key else { return fallback }
-            return store.object(forKey: key).flatMap(Value.init(preferenceValue:)) ?? fallback
-        }
-        nonmutating set {
-            let binding = box.binding.withLock { $0 }
-            guard let store = binding.store, let key = binding.key else { return }
-            store.set(newValue.preferenceValue, forKey: key)
-        }
+        get { box.read(fallback: fallback) }
+        nonmutating set { box.write(newValue.preferenceValue) }
     }
 
     /// The property's typed key (name and fallback), e.g. for observation: `settings.$fontSize`.
@@ -152,11 +158,7 @@ public struct ReadOnlyPreference<Value: PreferenceValue>: PreferenceBinding, @un
     }
 
     /// The stored value (converted), or the initial value when missing.
-    public var wrappedValue: Value {
-        let binding = box.binding.withLock { $0 }
-        guard let store = binding.store, let key = binding.key else { return fallback }
-        return store.object(forKey: key).flatMap(Value.init(preferenceValue:)) ?? fallback
-    }
+    public var wrappedValue: Value { box.read(fallback: fallback) }
 
     func bind(store: Preferences, propertyName: String) { box.bind(store: store, propertyName: propertyName) }
     var boundKey: String? { box.binding.withLock { $0.key } }
