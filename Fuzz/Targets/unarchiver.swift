@@ -32,12 +32,19 @@ final class FuzzNode: KeyedArchiving, FuzzGraphNode {
         name = try coder.decodeObject(of: String.self, forKey: "name") ?? ""
         value = try coder.decodeInt(forKey: "value")
         children = try coder.decodeArrayOfObjects(ofClass: FuzzNode.self, forKey: "children") ?? []
+        decodedNodes.append(self)
     }
 
     func decodeReferences(with coder: KeyedUnarchiver) throws {
         next = try coder.decodeObject(of: FuzzNode.self, forKey: "next")
     }
 }
+
+/// Every node decoded for the current input. A decode that fails after phase 2 linked user
+/// objects into a cycle drops them, and the unarchiver cannot break cycles that run through a
+/// user class's own fields (nor can Apple's; Docs/Security.md), so the harness tears them down
+/// itself after each input to keep LeakSanitizer meaningful. libFuzzer runs one input at a time.
+nonisolated(unsafe) var decodedNodes: [FuzzNode] = []
 
 /// Keyed archives: the generic unarchiver (every Foundation class plus inert ArchivedObject),
 /// a user class graph, and the tool's resolver must throw or return, never trap, hang or
@@ -54,6 +61,8 @@ public func fuzzUnarchiver(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     if let unarchiver = try? KeyedUnarchiver(propertyList: plist, limits: limits) {
         unarchiver.setClass(FuzzNode.self, forClassName: "NSObject")
         CycleBreaker.breakCycles(try? unarchiver.decodeTopLevelObject(of: FuzzNode.self))
+        for node in decodedNodes { node.clearReferences() }
+        decodedNodes.removeAll()
     }
     if let resolved = try? ArchiveResolver(propertyList: plist, limits: limits).resolveTopLevel() {
         // What `karchive unarchive` does next: the resolved tree must be writable.
