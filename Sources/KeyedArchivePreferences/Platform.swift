@@ -119,12 +119,10 @@ enum SystemFiles {
 
     /// Creates a directory and its parents (mode 0700, like ~/Library/Preferences).
     static func createDirectory(_ path: String) throws {
-        var current = path.hasPrefix("/") ? "" : "."
-        for component in path.split(separator: "/") {
-            current += "/" + component
-            if mkdir(current, 0o700) != 0 && errno != EEXIST {
-                throw PreferencesError.system("cannot create directory", path: current)
-            }
+        do {
+            try AtomicFile.createDirectories(path, mode: 0o700)
+        } catch let error as FileAccessError {
+            throw PreferencesError(error.operation, path: error.path, errorNumber: error.code)
         }
     }
 

@@ -84,6 +84,17 @@ package enum AtomicFile {
         }
     }
 
+    /// Creates a directory and any missing parents with `mode` (existing ones are left alone).
+    package static func createDirectories(_ path: String, mode: mode_t) throws {
+        var current = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            current += "/" + component
+            if mkdir(current, mode) != 0 && errno != EEXIST {
+                throw FileAccessError(path: current, operation: "cannot create directory")
+            }
+        }
+    }
+
     /// The whole file, refusing files longer than `limit` bytes without reading them all.
     package static func read(_ path: String, limit: Int) throws -> Data {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)

@@ -54,7 +54,7 @@ enum DemoCommand: Command {
         let nightMode = try parsed.value("--night").map { try parseOnOff($0, option: "--night") }
 
         let directory = parsed.value("--dir") ?? defaultDirectory()
-        try createDirectory(directory)
+        try AtomicFile.createDirectories(directory, mode: 0o755)
         let archivePath = directory + "/" + archiveName
         let settings = try DemoSettings(directory: directory)
 
@@ -175,16 +175,6 @@ enum DemoCommand: Command {
         guard let value = getenv(name) else { return nil }
         let text = String(cString: value)
         return text.isEmpty ? nil : text
-    }
-
-    static func createDirectory(_ path: String) throws {
-        var current = path.hasPrefix("/") ? "" : "."
-        for component in path.split(separator: "/") {
-            current += "/" + component
-            if mkdir(current, 0o755) != 0 && errno != EEXIST {
-                throw FileAccessError(path: current, operation: "cannot create directory")
-            }
-        }
     }
 }
 
