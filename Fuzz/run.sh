@@ -38,11 +38,15 @@ KA_FUZZ_SEEDS="$work/seeds" KA_FUZZ_CONVERT="$work/convert" "$binary" 2>&1 | tai
 
 echo "fuzzing $target for $seconds s (-sanitize=$sanitizers)"
 # The Swift runtime's backtracer would race ASan's report on a crash.
-SWIFT_BACKTRACE=enable=no "$binary" "$work/corpus" "$work/seeds" \
+# Run inside the work folder: with -jobs=N libFuzzer writes each worker's log to ./fuzz-N.log,
+# and those logs (which hold the statistics) are appended to last.log below.
+rm -f "$work"/fuzz-*.log
+(cd "$work" && SWIFT_BACKTRACE=enable=no "$binary" "$work/corpus" "$work/seeds" \
     -dict="$here/Dictionaries/$dict.dict" -max_total_time="$seconds" -max_len="${MAX_LEN:-32768}" \
     -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 -print_final_stats=1 \
-    -artifact_prefix="$work/artifacts/" "$@" >"$work/last.log" 2>&1
+    -artifact_prefix="$work/artifacts/" "$@") >"$work/last.log" 2>&1
 status=$?
+for log in "$work"/fuzz-*.log; do [[ -f $log ]] && cat "$log" >>"$work/last.log"; done
 
 executions=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/last.log" | grep -o '[0-9]*$' | tail -1)
 last=$(grep -E '^#[0-9]+' "$work/last.log" | tail -1)
