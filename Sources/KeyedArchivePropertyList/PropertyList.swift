@@ -74,7 +74,7 @@ extension PropertyList {
     ) throws -> Data {
         switch format {
         case .binary:
-            Data(try BinaryPropertyListWriter.write(value))
+            try BinaryPropertyListWriter.writeData(value)
         case .xml:
             Data(try XMLPropertyListWriter.write(value, maximumDepth: DecodingLimits.default.maximumDepth, maximumOutputLength: maximumOutputLength))
         case .openStep:

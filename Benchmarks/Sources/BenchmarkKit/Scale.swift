@@ -60,6 +60,9 @@ public struct Context: Sendable {
     public var cacheDirectory: URL?
     /// Progress lines go here.
     public var log: @Sendable (String) -> Void
+    /// Runs only our implementations (`--ours-only`: quick iteration while profiling; the
+    /// table then has no ratios).
+    public var oursOnly = false
 
     /// A context.
     public init(seed: UInt64 = 0x4B41_5243_4849_5645, scale: Scale, cacheDirectory: URL? = nil, log: @escaping @Sendable (String) -> Void = { _ in }) {

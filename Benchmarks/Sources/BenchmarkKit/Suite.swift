@@ -43,7 +43,8 @@ public enum Suite {
                     megabytesPerSecond: nil, ratios: [:]))
                 continue
             }
-            for operation in operations {
+            for var operation in operations {
+                if context.oursOnly { operation.implementations.removeAll { !$0.isOurs } }
                 results += Runner.run(operation, policy: context.scale.policy, log: context.log)
             }
         }

@@ -9,7 +9,7 @@ import Foundation
 let usage = """
     usage: KeyedArchiveBenchmarks [--quick] [--only W1,W2,W3,W4,W5,scaling] [--no-scaling]
                                   [--memory | --no-memory | --memory-only] [--external] [--karchive PATH]
-                                  [--json FILE] [--cache DIR] [--seed N]
+                                  [--json FILE] [--cache DIR] [--seed N] [--ours-only]
 
       --quick        small sizes, few repetitions (under a minute)
       --only LIST    run only these workloads (comma-separated ids)
@@ -23,12 +23,18 @@ let usage = """
       --json FILE    where to write the JSON report (default: Benchmarks/results/latest.json)
       --cache DIR    cache for generated inputs (default: Benchmarks/.cache)
       --seed N       data seed (default fixed)
+      --ours-only    run only KeyedArchive's rows (profiling; no ratios)
+      --profile W:OPERATION:SECONDS
+                     run our implementation of one operation in a loop (for perf/valgrind),
+                     e.g. --profile "W5:encode:10"
 
     """
 
 struct Options {
     var scale = Scale.full
     var only: Set<String>?
+    var oursOnly = false
+    var profile: String?
     var scaling = true
     var memory: Bool?
     var external = false
@@ -59,6 +65,8 @@ func parse(_ arguments: [String]) -> Options {
         case "--smoke": options.scale = .smoke
         case "--only": options.only = Set(value().split(separator: ",").map(String.init))
         case "--no-scaling": options.scaling = false
+        case "--ours-only": options.oursOnly = true
+        case "--profile": options.profile = value()
         case "--memory": options.memory = true
         case "--no-memory": options.memory = false
         case "--external": options.external = true
@@ -115,11 +123,38 @@ if let (workload, operation, implementation) = options.child.map({ ($0.0, $0.1, 
     exit(0)
 }
 
+if let profile = options.profile {
+    // Profiling mode: our implementation(s) of one operation, repeated, nothing printed per run.
+    let parts = profile.split(separator: ":").map(String.init)
+    guard parts.count == 3, let seconds = Double(parts[2]),
+          let workload = Workload.all.first(where: { $0.id == parts[0] }) else { fail("--profile needs WORKLOAD:OPERATION:SECONDS") }
+    let context = Context(seed: options.seed, scale: options.scale, cacheDirectory: cacheDir, log: { log($0) })
+    do {
+        for operation in try workload.make(context) where operation.name == parts[1] {
+            for implementation in operation.implementations where implementation.isOurs && implementation.skipReason == nil {
+                try implementation.prepare?()
+                let clock = ContinuousClock()
+                let start = clock.now
+                var runs = 0
+                while clock.now - start < .seconds(seconds) {
+                    _ = try implementation.run()
+                    runs += 1
+                }
+                log("\(implementation.name): \(runs) runs, \((clock.now - start) / runs) each")
+            }
+        }
+    } catch {
+        fail("\(error)")
+    }
+    exit(0)
+}
+
 var only = options.only
 if !options.scaling {
     only = (only ?? Set(Workload.all.map(\.id))).subtracting(["scaling"])
 }
-let context = Context(seed: options.seed, scale: options.scale, cacheDirectory: cacheDir, log: { log($0) })
+var context = Context(seed: options.seed, scale: options.scale, cacheDirectory: cacheDir, log: { log($0) })
+context.oursOnly = options.oursOnly
 var report = BenchmarkReport(mode: options.scale.name, seed: options.seed, policy: options.scale.policy)
 log("KeyedArchive benchmarks, mode \(options.scale.name), \(report.host.cpu), \(report.host.cores) cores")
 

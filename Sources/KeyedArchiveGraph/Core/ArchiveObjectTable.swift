@@ -162,7 +162,7 @@ package final class ArchiveObjectTable {
     ) throws(KeyedArchiveError) -> Data {
         do {
             if format == .binary {
-                return Data(try binaryObjects(top: patchConditionals(top), archiverName: archiverName).serialize())
+                return try binaryObjects(top: patchConditionals(top), archiverName: archiverName).serializedData()
             }
             return try PropertyList.encode(finish(top: top, archiverName: archiverName), format: format)
         } catch let error as PropertyListError {

@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A binary property list as a flat object list: the one `bplist00` serializer of this package.
 ///
 /// Objects are numbered in the order they are added; containers refer to their members by
@@ -9,7 +17,7 @@
 /// ``reserve(_:)``, fill them with ``setLeaf(_:at:)`` / ``setContainer(kind:references:at:)``,
 /// and use ``add(_:)`` only for the small values inside their entries.
 ///
-/// ``serialize()`` writes the list: object 0 is the top object, references and offsets use the
+/// ``serializedData()`` writes the list: object 0 is the top object, references and offsets use the
 /// fewest of 1, 2, 4 or 8 bytes, markers as CoreFoundation writes them.
 package struct BinaryPropertyListObjects {
     /// One object of the list.
@@ -44,8 +52,6 @@ package struct BinaryPropertyListObjects {
     private var firstFalse: Int?
     private var firstNull: Int?
     private var firstUID: [UInt32: Int] = [:]
-    /// A rough size of the output, to reserve the buffer once.
-    private var estimatedSize = 40
 
     /// An empty list.
     package init() {}
@@ -69,19 +75,13 @@ package struct BinaryPropertyListObjects {
         case .string(let string):
             let ascii = string.storage != .utf16 && Self.isASCII(string.value)
             objects[index] = .string(string.value, ascii: ascii)
-            estimatedSize += 10 + (ascii ? 1 : 2) * string.value.utf8.count
         case .date(let date):
             try Self.checkDate(date)
             objects[index] = .scalar(value)
-            estimatedSize += 9
-        case .data(let data):
-            objects[index] = .scalar(value)
-            estimatedSize += 10 + data.count
         case .array, .set, .dictionary:
             throw PropertyListError(.unrepresentableValue, "a container is not a leaf")
         default:
             objects[index] = .scalar(value)
-            estimatedSize += 17
         }
     }
 
@@ -91,7 +91,6 @@ package struct BinaryPropertyListObjects {
         let count = kind == 0xD0 ? members.count / 2 : members.count
         objects[index] = .container(kind: kind, count: count, refsStart: references.count)
         references.append(contentsOf: members)
-        estimatedSize += 10 + members.count * 4
     }
 
     /// Adds a container whose members are the given object indices and returns its index.
@@ -161,13 +160,11 @@ package struct BinaryPropertyListObjects {
             frame = FlattenFrame(members: .list(list), count: list.count, total: list.count, refsStart: references.count)
             objects.append(.container(kind: kind, count: list.count, refsStart: references.count))
             references.append(contentsOf: repeatElement(0, count: list.count))
-            estimatedSize += 10 + list.count * 4
         case .dictionary(let dictionary):
             let count = dictionary.count
             frame = FlattenFrame(members: .dictionary(dictionary.entries), count: count, total: 2 * count, refsStart: references.count)
             objects.append(.container(kind: 0xD0, count: count, refsStart: references.count))
             references.append(contentsOf: repeatElement(0, count: 2 * count))
-            estimatedSize += 10 + count * 8
         case .bool(let bool):
             objects.append(.scalar(value))
             if bool {
@@ -175,30 +172,26 @@ package struct BinaryPropertyListObjects {
             } else {
                 if let first = firstFalse { reference = first } else { firstFalse = index }
             }
-            estimatedSize += 5
         case .null:
             objects.append(.scalar(value))
             if let first = firstNull { reference = first } else { firstNull = index }
-            estimatedSize += 5
         case .uid(let uid):
             if let mapping = uidMapping, Int(uid) < mapping.count { return (mapping.base + Int(uid), nil) }
             objects.append(.scalar(value))
             if let first = firstUID[uid] { reference = first } else { firstUID[uid] = index }
-            estimatedSize += 9
         case .integer(let integer):
             let tag = integer.widthForWriting | (integer.isAboveInt64Max ? 0x80 : 0)
-            reference = addNumber(NumberKey(bits: integer.bitPattern, tag: tag), value, size: 17)
+            reference = addNumber(NumberKey(bits: integer.bitPattern, tag: tag), value)
         case .real(let real):
-            reference = addNumber(NumberKey(bits: real.value.bitPattern, tag: real.isSinglePrecision ? 0x40 : 0x41), value, size: 9)
+            reference = addNumber(NumberKey(bits: real.value.bitPattern, tag: real.isSinglePrecision ? 0x40 : 0x41), value)
         case .date(let date):
             try Self.checkDate(date)
-            reference = addNumber(NumberKey(bits: date.timeIntervalSinceReferenceDate.bitPattern, tag: 0x50), value, size: 9)
+            reference = addNumber(NumberKey(bits: date.timeIntervalSinceReferenceDate.bitPattern, tag: 0x50), value)
         case .data(let data):
             if let existing = findOrInsert(&datas[data, default: -1], index) {
                 reference = existing
             } else {
                 objects.append(.scalar(value))
-                estimatedSize += 10 + data.count
             }
         case .string(let string):
             let bits = string.storage != .utf16 ? Self.rawBits(string.value) : nil
@@ -217,18 +210,16 @@ package struct BinaryPropertyListObjects {
                     pinnedStrings.append(string.value)
                 }
                 objects.append(.string(string.value, ascii: ascii))
-                estimatedSize += 10 + (ascii ? 1 : 2) * string.value.utf8.count
             }
         }
         return (reference, frame)
     }
 
-    private mutating func addNumber(_ key: NumberKey, _ value: PropertyListValue, size: Int) -> Int {
+    private mutating func addNumber(_ key: NumberKey, _ value: PropertyListValue) -> Int {
         let index = objects.count
         if let existing = numbers.find(key.bits, UInt64(key.tag)) { return existing }
         numbers.insert(key.bits, UInt64(key.tag), index)
         objects.append(.scalar(value))
-        estimatedSize += size
         return index
     }
 
@@ -260,21 +251,40 @@ package struct BinaryPropertyListObjects {
     // MARK: - Serialization
 
     /// The `bplist00` bytes of the list, object 0 at the top.
-    package func serialize() -> [UInt8] {
+    ///
+    /// Two passes: the first computes every object's offset and so the exact output size, the
+    /// second writes into one buffer of that size, which becomes the `Data` without a copy
+    /// (large outputs, such as an archive holding an image, are touched once, not three times).
+    package func serializedData() throws -> Data {
         let refSize = Self.byteCount(UInt64(objects.count))
-        var out: [UInt8] = []
-        out.reserveCapacity(estimatedSize + objects.count * (refSize + 8))
-        out.append(contentsOf: [0x62, 0x70, 0x6C, 0x69, 0x73, 0x74, 0x30, 0x30])  // bplist00
         var offsets: [Int] = []
         offsets.reserveCapacity(objects.count)
+        var position = 8  // "bplist00"
         for object in objects {
-            offsets.append(out.count)
+            offsets.append(position)
+            let (size, overflow) = position.addingReportingOverflow(Self.size(of: object, refSize: refSize))
+            guard !overflow else { throw PropertyListError(.lengthLimitExceeded, "the binary property list would exceed \(Int.max) bytes") }
+            position = size
+        }
+        let tableOffset = position
+        let offsetSize = Self.byteCount(UInt64(tableOffset))
+        let (tableBytes, overflow1) = offsets.count.multipliedReportingOverflow(by: offsetSize)
+        let (total, overflow2) = tableOffset.addingReportingOverflow(tableBytes &+ 32)
+        guard !overflow1, !overflow2, tableBytes <= Int.max - 32 else {
+            throw PropertyListError(.lengthLimitExceeded, "the binary property list would exceed \(Int.max) bytes")
+        }
+        guard let base = malloc(total) else {
+            throw PropertyListError(.lengthLimitExceeded, "cannot allocate \(total) bytes for the binary property list")
+        }
+        var out = RawByteWriter(base: base, capacity: total)
+        out.append(contentsOf: [0x62, 0x70, 0x6C, 0x69, 0x73, 0x74, 0x30, 0x30] as [UInt8])  // bplist00
+        for object in objects {
             switch object {
             case .container(let kind, let count, let refsStart):
                 Self.appendMarker(kind, count: count, to: &out)
                 let total = kind == 0xD0 ? 2 * count : count
                 for slot in refsStart..<(refsStart + total) {
-                    Self.appendBigEndian(UInt64(references[slot]), width: refSize, to: &out)
+                    out.appendBigEndian(UInt64(references[slot]), width: refSize)
                 }
             case .scalar(let value):
                 Self.appendScalar(value, to: &out)
@@ -282,17 +292,19 @@ package struct BinaryPropertyListObjects {
                 Self.appendString(string, ascii: ascii, to: &out)
             }
         }
-        let tableOffset = out.count
-        let offsetSize = Self.byteCount(UInt64(tableOffset))
-        out.reserveCapacity(out.count + offsets.count * offsetSize + 32)
-        for offset in offsets { Self.appendBigEndian(UInt64(offset), width: offsetSize, to: &out) }
-        out.append(contentsOf: repeatElement(0, count: 6))
+        for offset in offsets { out.appendBigEndian(UInt64(offset), width: offsetSize) }
+        out.appendBigEndian(0, width: 6)
         out.append(UInt8(offsetSize))
         out.append(UInt8(refSize))
-        Self.appendBigEndian(UInt64(objects.count), width: 8, to: &out)
-        Self.appendBigEndian(0, width: 8, to: &out)  // top object
-        Self.appendBigEndian(UInt64(tableOffset), width: 8, to: &out)
-        return out
+        out.appendBigEndian(UInt64(objects.count), width: 8)
+        out.appendBigEndian(0, width: 8)  // top object
+        out.appendBigEndian(UInt64(tableOffset), width: 8)
+        guard out.count == total else {
+            // The two passes disagree: a bug here, reported rather than trusted.
+            free(base)
+            throw PropertyListError(.unrepresentableValue, "internal error: wrote \(out.count) of \(total) bytes")
+        }
+        return Data(bytesNoCopy: base, count: total, deallocator: .free)
     }
 
     /// CoreFoundation's `_byteCount`: the fewest of 1, 2, 4 or 8 bytes whose range holds `value`.
@@ -303,7 +315,39 @@ package struct BinaryPropertyListObjects {
         return 8
     }
 
-    private static func appendScalar(_ value: PropertyListValue, to out: inout [UInt8]) {
+    /// The bytes a marker with `count` takes (the count as an integer object when >= 15).
+    private static func markerSize(_ count: Int) -> Int {
+        count < 15 ? 1 : 2 + byteCount(UInt64(count))
+    }
+
+    /// The bytes ``appendScalar(_:to:)``, ``appendString(_:ascii:to:)`` or a container write
+    /// for `object`: the first pass of ``serializedData()``.
+    private static func size(of object: Object, refSize: Int) -> Int {
+        switch object {
+        case .container(let kind, let count, _):
+            return markerSize(count) + (kind == 0xD0 ? 2 * count : count) * refSize
+        case .string(let string, let ascii):
+            if ascii { return markerSize(string.utf8.count) + string.utf8.count }
+            let units = string.utf16.count
+            return markerSize(units) + 2 * units
+        case .scalar(let value):
+            switch value {
+            case .null, .bool: return 1
+            case .integer(let integer):
+                let width = Int(integer.widthForWriting)
+                return width > 8 ? 17 : 1 + width
+            case .real(let real): return real.isSinglePrecision ? 5 : 9
+            case .date: return 9
+            case .data(let data): return markerSize(data.count) + data.count
+            case .string(let string):
+                return size(of: .string(string.value, ascii: string.storageForWriting == .ascii), refSize: refSize)
+            case .uid(let uid): return uid <= 0xFF ? 2 : uid <= 0xFFFF ? 3 : 5
+            case .array, .set, .dictionary: return 0
+            }
+        }
+    }
+
+    private static func appendScalar(_ value: PropertyListValue, to out: inout RawByteWriter) {
         switch value {
         case .null: out.append(0x00)
         case .bool(let bool): out.append(bool ? 0x09 : 0x08)
@@ -316,20 +360,20 @@ package struct BinaryPropertyListObjects {
             case 8: out.append(0x13)
             default:
                 out.append(0x14)
-                appendBigEndian(integer.isNegative ? UInt64.max : 0, width: 8, to: &out)
+                out.appendBigEndian(integer.isNegative ? UInt64.max : 0, width: 8)
             }
-            appendBigEndian(integer.bitPattern, width: min(Int(width), 8), to: &out)
+            out.appendBigEndian(integer.bitPattern, width: min(Int(width), 8))
         case .real(let real):
             if real.isSinglePrecision {
                 out.append(0x22)
-                appendBigEndian(UInt64(Float(real.value).bitPattern), width: 4, to: &out)
+                out.appendBigEndian(UInt64(Float(real.value).bitPattern), width: 4)
             } else {
                 out.append(0x23)
-                appendBigEndian(real.value.bitPattern, width: 8, to: &out)
+                out.appendBigEndian(real.value.bitPattern, width: 8)
             }
         case .date(let date):
             out.append(0x33)
-            appendBigEndian(date.timeIntervalSinceReferenceDate.bitPattern, width: 8, to: &out)
+            out.appendBigEndian(date.timeIntervalSinceReferenceDate.bitPattern, width: 8)
         case .data(let data):
             appendMarker(0x40, count: data.count, to: &out)
             data.withUnsafeBytes { out.append(contentsOf: $0) }
@@ -338,13 +382,13 @@ package struct BinaryPropertyListObjects {
         case .uid(let uid):
             let width = uid <= 0xFF ? 1 : uid <= 0xFFFF ? 2 : 4
             out.append(0x80 | UInt8(width - 1))
-            appendBigEndian(UInt64(uid), width: width, to: &out)
+            out.appendBigEndian(UInt64(uid), width: width)
         case .array, .set, .dictionary:
             break  // containers are Object.container
         }
     }
 
-    private static func appendString(_ string: String, ascii: Bool, to out: inout [UInt8]) {
+    private static func appendString(_ string: String, ascii: Bool, to out: inout RawByteWriter) {
         if ascii {
             var string = string
             string.withUTF8 { bytes in
@@ -353,39 +397,74 @@ package struct BinaryPropertyListObjects {
             }
         } else {
             appendMarker(0x60, count: string.utf16.count, to: &out)
-            for unit in string.utf16 {
-                out.append(UInt8(truncatingIfNeeded: unit >> 8))
-                out.append(UInt8(truncatingIfNeeded: unit))
-            }
+            for unit in string.utf16 { out.appendBigEndian(UInt64(unit), width: 2) }
         }
     }
 
     /// A marker with the count in its low nibble, or 0xF and an integer object for counts >= 15.
-    private static func appendMarker(_ kind: UInt8, count: Int, to out: inout [UInt8]) {
+    private static func appendMarker(_ kind: UInt8, count: Int, to out: inout RawByteWriter) {
         if count < 15 {
             out.append(kind | UInt8(count))
         } else {
             out.append(kind | 0x0F)
             let width = byteCount(UInt64(count))
             out.append(0x10 | (width == 1 ? 0 : width == 2 ? 1 : width == 4 ? 2 : 3))
-            appendBigEndian(UInt64(count), width: width, to: &out)
+            out.appendBigEndian(UInt64(count), width: width)
         }
+    }
+}
+
+/// Writes bytes into a buffer of a size computed in advance. Every write is bounds-checked: a
+/// write that would not fit is dropped and counted, so a size computation that disagreed with
+/// the writing shows up as `count != capacity` instead of as memory corruption.
+private struct RawByteWriter {
+    private let base: UnsafeMutableRawPointer
+    private let capacity: Int
+    /// Bytes written, plus bytes dropped for not fitting.
+    private(set) var count = 0
+
+    init(base: UnsafeMutableRawPointer, capacity: Int) {
+        self.base = base
+        self.capacity = capacity
     }
 
     @inline(__always)
-    private static func appendBigEndian(_ value: UInt64, width: Int, to out: inout [UInt8]) {
-        switch width {
-        case 1: out.append(UInt8(truncatingIfNeeded: value))
-        case 2:
-            out.append(UInt8(truncatingIfNeeded: value >> 8))
-            out.append(UInt8(truncatingIfNeeded: value))
-        default:
-            var shift = (width - 1) * 8
-            while shift >= 0 {
-                out.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
-                shift -= 8
+    mutating func append(_ byte: UInt8) {
+        if count < capacity { base.storeBytes(of: byte, toByteOffset: count, as: UInt8.self) }
+        count += 1
+    }
+
+    /// The low `width` bytes of `value`, most significant first.
+    @inline(__always)
+    mutating func appendBigEndian(_ value: UInt64, width: Int) {
+        if width <= capacity - count {
+            switch width {
+            case 1: base.storeBytes(of: UInt8(truncatingIfNeeded: value), toByteOffset: count, as: UInt8.self)
+            case 2: base.storeBytes(of: UInt16(truncatingIfNeeded: value).bigEndian, toByteOffset: count, as: UInt16.self)
+            case 4: base.storeBytes(of: UInt32(truncatingIfNeeded: value).bigEndian, toByteOffset: count, as: UInt32.self)
+            case 8: base.storeBytes(of: value.bigEndian, toByteOffset: count, as: UInt64.self)
+            default:
+                var shift = (width - 1) * 8
+                var offset = count
+                while shift >= 0 {
+                    base.storeBytes(of: UInt8(truncatingIfNeeded: value >> UInt64(shift)), toByteOffset: offset, as: UInt8.self)
+                    shift -= 8
+                    offset += 1
+                }
             }
         }
+        count += width
+    }
+
+    mutating func append(contentsOf bytes: UnsafeRawBufferPointer) {
+        if let source = bytes.baseAddress, bytes.count <= capacity - count {
+            (base + count).copyMemory(from: source, byteCount: bytes.count)
+        }
+        count += bytes.count
+    }
+
+    mutating func append(contentsOf bytes: [UInt8]) {
+        bytes.withUnsafeBytes { append(contentsOf: $0) }
     }
 }
 

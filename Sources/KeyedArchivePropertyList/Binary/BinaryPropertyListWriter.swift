@@ -20,20 +20,20 @@
 ///
 /// The writer is two parts: this flattening front end (``BinaryPropertyListObjects/add(_:)``:
 /// value tree to flat object list, with CoreFoundation's uniquing and order) and the one
-/// `bplist00` serializer of a flat object list (``BinaryPropertyListObjects/serialize()``).
+/// `bplist00` serializer of a flat object list (``BinaryPropertyListObjects/serializedData()``).
 /// Layers that already hold a flat, uniqued object table (the keyed archiver) fill the list
 /// directly and share the serializer.
 public enum BinaryPropertyListWriter {
     /// Writes a property list to bytes.
     public static func write(_ value: PropertyListValue) throws -> [UInt8] {
-        var objects = BinaryPropertyListObjects()
-        _ = try objects.add(value)
-        return objects.serialize()
+        [UInt8](try writeData(value))
     }
 
-    /// Writes a property list to `Data`.
+    /// Writes a property list to `Data` (no intermediate copy).
     public static func writeData(_ value: PropertyListValue) throws -> Data {
-        Data(try write(value))
+        var objects = BinaryPropertyListObjects()
+        _ = try objects.add(value)
+        return try objects.serializedData()
     }
 }
 
