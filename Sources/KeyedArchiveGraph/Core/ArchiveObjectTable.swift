@@ -27,7 +27,11 @@ package final class ArchiveObjectTable {
     package private(set) var objects: [PropertyListValue] = [.string(PropertyListString(ArchiveKeys.null))]
     private var identities: [ObjectIdentifier: UInt32] = [:]
     private var retained: [AnyObject] = []
-    private var leaves: [LeafKey: UInt32] = [:]
+    /// Uniqued leaves: numbers, booleans and dates by bits and kind, strings by exact text,
+    /// the rest (data) by value.
+    private var numberLeaves = WordPairTable()
+    private var stringLeaves = LiteralStringTable()
+    private var otherLeaves: [LeafKey: UInt32] = [:]
     private var valueObjects: [PropertyListValue: UInt32] = [:]
     private var classDescriptions: [[String]: UInt32] = [:]
     private var conditionalSlots: [ObjectIdentifier: [ConditionalSlot]] = [:]
@@ -74,12 +78,28 @@ package final class ArchiveObjectTable {
     /// The UID of a leaf value (string, integer, real, boolean, data, date), stored once per
     /// exact value. Other values are stored without uniquing.
     package func leafUID(_ value: PropertyListValue) -> UInt32 {
-        let key = LeafKey(value)
-        if let uid = leaves[key] { return uid }
-        let uid = UInt32(truncatingIfNeeded: objects.count)
+        let next = objects.count
+        let found: Int?
+        switch value {
+        case .string(let string):
+            found = stringLeaves.findOrInsert(string.value, next)
+        case .integer(let integer):
+            found = numberLeaves.findOrInsert(integer.bitPattern, integer.isAboveInt64Max ? 0x11 : 0x10, next)
+        case .real(let real):
+            found = numberLeaves.findOrInsert(real.value.bitPattern, real.isSinglePrecision ? 0x22 : 0x23, next)
+        case .bool(let bool):
+            found = numberLeaves.findOrInsert(bool ? 1 : 0, 0x08, next)
+        case .date(let date):
+            found = numberLeaves.findOrInsert(date.timeIntervalSinceReferenceDate.bitPattern, 0x33, next)
+        default:
+            let key = LeafKey(value)
+            if let uid = otherLeaves[key] { return uid }
+            otherLeaves[key] = UInt32(truncatingIfNeeded: next)
+            found = nil
+        }
+        if let found { return UInt32(truncatingIfNeeded: found) }
         objects.append(value)
-        leaves[key] = uid
-        return uid
+        return UInt32(truncatingIfNeeded: next)
     }
 
     /// The UID of an object dictionary with value semantics (an NSDate, NSUUID, NSNull...),
@@ -231,27 +251,13 @@ package final class ArchiveObjectTable {
     }
 }
 
-/// A leaf value as a uniquing key: equal only when type, width and value are all equal.
-/// Numbers compare by bit pattern, strings literally (UTF-8 bytes).
+/// A leaf other than a string, number, boolean or date (data, in practice) as a uniquing key.
 private enum LeafKey: Hashable {
-    case string(PropertyListString)
-    case integer(UInt64, aboveInt64Max: Bool)
-    case real(UInt64, single: Bool)
-    case bool(Bool)
-    case date(UInt64)
     case data(Data)
     case other(PropertyListValue)
 
     init(_ value: PropertyListValue) {
-        switch value {
-        case .string(let string): self = .string(string)
-        case .integer(let integer): self = .integer(integer.bitPattern, aboveInt64Max: integer.isAboveInt64Max)
-        case .real(let real): self = .real(real.value.bitPattern, single: real.isSinglePrecision)
-        case .bool(let bool): self = .bool(bool)
-        case .date(let date): self = .date(date.timeIntervalSinceReferenceDate.bitPattern)
-        case .data(let data): self = .data(data)
-        default: self = .other(value)
-        }
+        if case .data(let data) = value { self = .data(data) } else { self = .other(value) }
     }
 }
 

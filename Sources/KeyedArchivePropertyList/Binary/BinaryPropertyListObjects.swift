@@ -41,12 +41,9 @@ package struct BinaryPropertyListObjects {
     package var uidMapping: (base: Int, count: Int)?
 
     private var numbers = WordPairTable()
-    private var strings: [StringKey: Int] = [:]
-    /// Strings by their raw 16-byte representation: equal bits mean equal text (same storage,
-    /// or the same small string), so repeated keys skip hashing their bytes. Every string whose
-    /// bits are cached is kept alive in `pinnedStrings`, so its storage cannot be reused.
-    private var stringBits = WordPairTable()
-    private var pinnedStrings: [String] = []
+    /// Strings by exact text, apart by storage (ASCII, UTF-16).
+    private var asciiStrings = LiteralStringTable()
+    private var utf16Strings = LiteralStringTable()
     private var datas: [Data: Int] = [:]
     private var firstTrue: Int?
     private var firstFalse: Int?
@@ -194,21 +191,13 @@ package struct BinaryPropertyListObjects {
                 objects.append(.scalar(value))
             }
         case .string(let string):
-            let bits = string.storage != .utf16 ? Self.rawBits(string.value) : nil
-            if let bits, let existing = stringBits.find(bits.0, bits.1) { return (existing, nil) }
             // The storage rule of PropertyListString.storageForWriting, with a faster ASCII check.
             let ascii = string.storage != .utf16 && Self.isASCII(string.value)
-            if let existing = findOrInsert(&strings[StringKey(string: string.value, ascii: ascii), default: -1], index) {
+            let existing = ascii
+                ? asciiStrings.findOrInsert(string.value, index) : utf16Strings.findOrInsert(string.value, index)
+            if let existing {
                 reference = existing
-                if let bits {
-                    stringBits.insert(bits.0, bits.1, existing)
-                    pinnedStrings.append(string.value)
-                }
             } else {
-                if let bits {
-                    stringBits.insert(bits.0, bits.1, index)
-                    pinnedStrings.append(string.value)
-                }
                 objects.append(.string(string.value, ascii: ascii))
             }
         }
@@ -221,13 +210,6 @@ package struct BinaryPropertyListObjects {
         numbers.insert(key.bits, UInt64(key.tag), index)
         objects.append(.scalar(value))
         return index
-    }
-
-    /// The two machine words of a `String` value (nil where a String is not two words).
-    @inline(__always)
-    private static func rawBits(_ string: String) -> (UInt64, UInt64)? {
-        guard MemoryLayout<String>.size == 16 else { return nil }
-        return unsafeBitCast(string, to: (UInt64, UInt64).self)
     }
 
     /// True when every byte of the string's UTF-8 is below 0x80, checked eight bytes at a time.
@@ -468,88 +450,11 @@ private struct RawByteWriter {
     }
 }
 
-/// An open-addressing map from two 64-bit words to an object index, with a cheap
-/// multiplicative hash: the flattener's lookups of numbers and repeated keys, which SipHash
-/// through `Dictionary` made a large share of writing an archive.
-private struct WordPairTable {
-    private var first: [UInt64] = []
-    private var second: [UInt64] = []
-    /// Object index + 1; 0 marks an empty slot.
-    private var values: [Int] = []
-    private var count = 0
-    private var mask = -1
-
-    @inline(__always)
-    private func slot(_ a: UInt64, _ b: UInt64) -> Int {
-        let mixed = (a &* 0x9E37_79B9_7F4A_7C15) ^ (b &* 0xC2B2_AE3D_27D4_EB4F) ^ (a >> 29)
-        return Int(truncatingIfNeeded: (mixed ^ (mixed >> 32)) & UInt64(truncatingIfNeeded: mask))
-    }
-
-    func find(_ a: UInt64, _ b: UInt64) -> Int? {
-        guard count > 0 else { return nil }
-        var index = slot(a, b)
-        while true {
-            let value = values[index]
-            if value == 0 { return nil }
-            if first[index] == a && second[index] == b { return value - 1 }
-            index = (index + 1) & mask
-        }
-    }
-
-    /// Inserts a key known to be absent.
-    mutating func insert(_ a: UInt64, _ b: UInt64, _ value: Int) {
-        if (count + 1) * 2 > values.count { grow() }
-        var index = slot(a, b)
-        while values[index] != 0 { index = (index + 1) & mask }
-        first[index] = a
-        second[index] = b
-        values[index] = value + 1
-        count += 1
-    }
-
-    private mutating func grow() {
-        let capacity = Swift.max(64, values.count * 2)
-        let oldFirst = first, oldSecond = second, oldValues = values
-        first = Array(repeating: 0, count: capacity)
-        second = Array(repeating: 0, count: capacity)
-        values = Array(repeating: 0, count: capacity)
-        mask = capacity - 1
-        count = 0
-        for index in oldValues.indices where oldValues[index] != 0 {
-            insert(oldFirst[index], oldSecond[index], oldValues[index] - 1)
-        }
-    }
-}
-
 /// A uniqued number or date: its bit pattern and a tag for its kind and stored width, so that
 /// the same value stored differently stays a different object.
 private struct NumberKey: Hashable {
     var bits: UInt64
     var tag: UInt8
-}
-
-/// A uniqued string: compared literally (by UTF-8 bytes, not by canonical equivalence) and
-/// kept apart by storage.
-private struct StringKey: Hashable {
-    var string: String
-    var ascii: Bool
-
-    static func == (lhs: StringKey, rhs: StringKey) -> Bool {
-        guard lhs.ascii == rhs.ascii, lhs.string.utf8.count == rhs.string.utf8.count else { return false }
-        let fast = lhs.string.utf8.withContiguousStorageIfAvailable { left in
-            rhs.string.utf8.withContiguousStorageIfAvailable { right in
-                left.elementsEqual(right)
-            }
-        }
-        if let fast, let result = fast { return result }
-        return lhs.string.utf8.elementsEqual(rhs.string.utf8)
-    }
-
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(ascii)
-        let done: Void? = string.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
-        if done == nil { for byte in string.utf8 { hasher.combine(byte) } }
-    }
 }
 
 /// Stores `index` in an empty dictionary slot (one hash lookup for find-or-insert) and returns

@@ -1,0 +1,163 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The writers' uniquing tables: maps from a number's bits or a string's exact text to an
+/// object index, without `Hasher` (SipHash) on the hot path, which made up a large share of
+/// writing an archive or a binary property list.
+///
+/// Both tables are open-addressing with a multiplicative hash mixed with a per-process random
+/// seed, so that values chosen by whoever supplies the data cannot be aimed at one probe
+/// chain. Strings whose hashes collide fall back to a `Dictionary` (seeded SipHash).
+enum LookupSeed {
+    /// Chosen once per process.
+    static let value: UInt64 = UInt64.random(in: UInt64.min...UInt64.max) | 1
+}
+
+/// An open-addressing map from two 64-bit words to a non-negative `Int`.
+package struct WordPairTable {
+    private var first: [UInt64] = []
+    private var second: [UInt64] = []
+    /// Value + 1; 0 marks an empty slot.
+    private var values: [Int] = []
+    private var count = 0
+    private var mask = -1
+
+    /// An empty table.
+    package init() {}
+
+    @inline(__always)
+    private func slot(_ a: UInt64, _ b: UInt64) -> Int {
+        let mixed = ((a ^ LookupSeed.value) &* 0x9E37_79B9_7F4A_7C15) ^ (b &* 0xC2B2_AE3D_27D4_EB4F) ^ (a >> 29)
+        return Int(truncatingIfNeeded: (mixed ^ (mixed >> 32)) & UInt64(truncatingIfNeeded: mask))
+    }
+
+    /// The value stored for the key `(a, b)`.
+    package func find(_ a: UInt64, _ b: UInt64) -> Int? {
+        guard count > 0 else { return nil }
+        var index = slot(a, b)
+        while true {
+            let value = values[index]
+            if value == 0 { return nil }
+            if first[index] == a && second[index] == b { return value - 1 }
+            index = (index + 1) & mask
+        }
+    }
+
+    /// Stores `value` (>= 0) for a key known to be absent.
+    package mutating func insert(_ a: UInt64, _ b: UInt64, _ value: Int) {
+        if (count + 1) * 2 > values.count { grow() }
+        var index = slot(a, b)
+        while values[index] != 0 { index = (index + 1) & mask }
+        first[index] = a
+        second[index] = b
+        values[index] = value + 1
+        count += 1
+    }
+
+    /// The value stored for `(a, b)`, or `nil` after storing `value` for it.
+    @inline(__always)
+    package mutating func findOrInsert(_ a: UInt64, _ b: UInt64, _ value: Int) -> Int? {
+        if let found = find(a, b) { return found }
+        insert(a, b, value)
+        return nil
+    }
+
+    private mutating func grow() {
+        let capacity = Swift.max(64, values.count * 2)
+        let oldFirst = first, oldSecond = second, oldValues = values
+        first = Array(repeating: 0, count: capacity)
+        second = Array(repeating: 0, count: capacity)
+        values = Array(repeating: 0, count: capacity)
+        mask = capacity - 1
+        count = 0
+        for index in oldValues.indices where oldValues[index] != 0 {
+            insert(oldFirst[index], oldSecond[index], oldValues[index] - 1)
+        }
+    }
+}
+
+/// A map from a string's exact text (its UTF-8 bytes, no Unicode normalisation: the way
+/// property lists compare strings) to a non-negative `Int`.
+///
+/// Strings of up to 15 UTF-8 bytes are keyed by the bytes themselves (two words), longer ones
+/// by a seeded 64-bit hash and their length, checked against the stored text.
+package struct LiteralStringTable {
+    private var short = WordPairTable()
+    private var long = WordPairTable()
+    private var longTexts: [String] = []
+    private var longValues: [Int] = []
+    /// Long strings whose hash and length equal an earlier, different string's.
+    private var collisions: [PropertyListString: Int] = [:]
+
+    /// An empty table.
+    package init() {}
+
+    /// The value stored for `string`, or `nil` after storing `value` for it.
+    package mutating func findOrInsert(_ string: String, _ value: Int) -> Int? {
+        if let found = string.utf8.withContiguousStorageIfAvailable({ findOrInsert(bytes: $0, string, value) }) {
+            return found
+        }
+        var native = string
+        return native.withUTF8 { findOrInsert(bytes: $0, string, value) }
+    }
+
+    private mutating func findOrInsert(bytes: UnsafeBufferPointer<UInt8>, _ string: String, _ value: Int) -> Int? {
+        let count = bytes.count
+        if count <= 15 {
+            var words: (UInt64, UInt64) = (0, 0)
+            withUnsafeMutableBytes(of: &words) { raw in
+                if let source = bytes.baseAddress, count > 0 { raw.baseAddress?.copyMemory(from: source, byteCount: count) }
+                raw[15] = UInt8(truncatingIfNeeded: count)
+            }
+            return short.findOrInsert(words.0, words.1, value)
+        }
+        let hash = Self.hash(UnsafeRawBufferPointer(bytes))
+        if let position = long.find(hash, UInt64(count)) {
+            if Self.equal(longTexts[position], bytes) { return longValues[position] }
+            let key = PropertyListString(string)
+            if let found = collisions[key] { return found }
+            collisions[key] = value
+            return nil
+        }
+        long.insert(hash, UInt64(count), longTexts.count)
+        longTexts.append(string)
+        longValues.append(value)
+        return nil
+    }
+
+    private static func equal(_ stored: String, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var stored = stored
+        return stored.withUTF8 { text in
+            guard text.count == bytes.count else { return false }
+            guard let a = text.baseAddress, let b = bytes.baseAddress else { return true }
+            return memcmp(a, b, text.count) == 0
+        }
+    }
+
+    /// A seeded multiply-xorshift hash over eight bytes at a time.
+    private static func hash(_ raw: UnsafeRawBufferPointer) -> UInt64 {
+        var hash = LookupSeed.value ^ (UInt64(truncatingIfNeeded: raw.count) &* 0x9E37_79B9_7F4A_7C15)
+        var index = 0
+        while index + 8 <= raw.count {
+            hash = (hash ^ raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)) &* 0xBF58_476D_1CE4_E5B9
+            hash ^= hash >> 29
+            index += 8
+        }
+        if index < raw.count {
+            var tail: UInt64 = 0
+            var shift: UInt64 = 0
+            while index < raw.count {
+                tail |= UInt64(raw[index]) << shift
+                shift += 8
+                index += 1
+            }
+            hash = (hash ^ tail) &* 0x94D0_49BB_1331_11EB
+        }
+        return hash ^ (hash >> 32)
+    }
+}
