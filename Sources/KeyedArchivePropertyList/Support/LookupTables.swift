@@ -18,44 +18,53 @@ enum LookupSeed {
     static let value: UInt64 = UInt64.random(in: UInt64.min...UInt64.max) | 1
 }
 
-/// An open-addressing map from two 64-bit words to a non-negative `Int`.
+/// An open-addressing map from two 64-bit words to a non-negative `Int`. Keys and values sit
+/// together in one array, so a probe costs one cache line.
 package struct WordPairTable {
-    private var first: [UInt64] = []
-    private var second: [UInt64] = []
-    /// Value + 1; 0 marks an empty slot.
-    private var values: [Int] = []
+    private struct Slot {
+        var a: UInt64
+        var b: UInt64
+        /// Value + 1; 0 marks an empty slot.
+        var value: Int
+    }
+    private var slots: [Slot] = []
     private var count = 0
-    private var mask = -1
+    private var mask = 0
 
     /// An empty table.
     package init() {}
 
     @inline(__always)
-    private func slot(_ a: UInt64, _ b: UInt64) -> Int {
-        let mixed = ((a ^ LookupSeed.value) &* 0x9E37_79B9_7F4A_7C15) ^ (b &* 0xC2B2_AE3D_27D4_EB4F) ^ (a >> 29)
+    private func home(_ a: UInt64, _ b: UInt64) -> Int {
+        var mixed = (a ^ LookupSeed.value) &* 0x9E37_79B9_7F4A_7C15
+        mixed ^= (b ^ (mixed >> 29)) &* 0xC2B2_AE3D_27D4_EB4F
         return Int(truncatingIfNeeded: (mixed ^ (mixed >> 32)) & UInt64(truncatingIfNeeded: mask))
     }
 
     /// The value stored for the key `(a, b)`.
+    @inline(__always)
     package func find(_ a: UInt64, _ b: UInt64) -> Int? {
         guard count > 0 else { return nil }
-        var index = slot(a, b)
-        while true {
-            let value = values[index]
-            if value == 0 { return nil }
-            if first[index] == a && second[index] == b { return value - 1 }
-            index = (index + 1) & mask
+        return slots.withUnsafeBufferPointer { slots in
+            var index = home(a, b)
+            while true {
+                let slot = slots[index]
+                if slot.value == 0 { return nil }
+                if slot.a == a && slot.b == b { return slot.value - 1 }
+                index = (index + 1) & mask
+            }
         }
     }
 
     /// Stores `value` (>= 0) for a key known to be absent.
     package mutating func insert(_ a: UInt64, _ b: UInt64, _ value: Int) {
-        if (count + 1) * 2 > values.count { grow() }
-        var index = slot(a, b)
-        while values[index] != 0 { index = (index + 1) & mask }
-        first[index] = a
-        second[index] = b
-        values[index] = value + 1
+        if (count + 1) * 2 > slots.count { grow() }
+        let mask = self.mask
+        var index = home(a, b)
+        slots.withUnsafeMutableBufferPointer { slots in
+            while slots[index].value != 0 { index = (index + 1) & mask }
+            slots[index] = Slot(a: a, b: b, value: value + 1)
+        }
         count += 1
     }
 
@@ -68,16 +77,12 @@ package struct WordPairTable {
     }
 
     private mutating func grow() {
-        let capacity = Swift.max(64, values.count * 2)
-        let oldFirst = first, oldSecond = second, oldValues = values
-        first = Array(repeating: 0, count: capacity)
-        second = Array(repeating: 0, count: capacity)
-        values = Array(repeating: 0, count: capacity)
+        let capacity = Swift.max(64, slots.count * 2)
+        let old = slots
+        slots = Array(repeating: Slot(a: 0, b: 0, value: 0), count: capacity)
         mask = capacity - 1
         count = 0
-        for index in oldValues.indices where oldValues[index] != 0 {
-            insert(oldFirst[index], oldSecond[index], oldValues[index] - 1)
-        }
+        for slot in old where slot.value != 0 { insert(slot.a, slot.b, slot.value - 1) }
     }
 }
 
