@@ -37,6 +37,7 @@ public final class KeyedUnarchiver {
     private var depth = 0
     private var allowedSets: [Set<KeyedArchiveClass>: Allowed] = [:]
     private var allowedLists: [[KeyedArchiveClass]: Allowed] = [:]
+    private var allowedByType: [ObjectIdentifier: Allowed] = [:]
     private var resolutions: [ResolutionKey: Resolved] = [:]
 
     private struct ResolutionKey: Hashable {
@@ -169,7 +170,9 @@ public final class KeyedUnarchiver {
     /// Decodes the object under a key as `T` (a ``KeyedArchiving`` class or a value type with a
     /// built-in class), allowing only that class. Missing key or UID 0: `nil`.
     public func decodeObject<T>(of type: T.Type, forKey key: String) throws -> T? {
-        let value = try decodeObject(of: [try Self.archiveClass(for: type, key: key)], forKey: key)
+        let allowed = try allowed(for: type, key: key)
+        guard let stored = ArchiveKeys.lookup(key, in: currentFields) else { return nil }
+        let value = try decodeStored(stored, allowed: allowed, segment: contexts.isEmpty ? .top(key) : .key(key))
         return try value.map { try cast($0, to: type, key: key) }
     }
 
@@ -339,6 +342,16 @@ public final class KeyedUnarchiver {
         var description: String
     }
 
+    /// The allowed set of one Swift type, cached by type: decoding calls this for every
+    /// field, and the conformance test and set building behind it are not free.
+    private func allowed<T>(for type: T.Type, key: String) throws -> Allowed {
+        let id = ObjectIdentifier(type)
+        if let existing = allowedByType[id] { return existing }
+        let result = allowed([try Self.archiveClass(for: type, key: key)])
+        allowedByType[id] = result
+        return result
+    }
+
     private func allowed(_ classes: [KeyedArchiveClass]) -> Allowed {
         if let existing = allowedLists[classes] { return existing }
         let result = allowedSet(classes)
@@ -370,6 +383,10 @@ public final class KeyedUnarchiver {
     }
 
     private func decodeStored(_ value: PropertyListValue, classes: [KeyedArchiveClass], segment: PathSegment) throws -> Any? {
+        try decodeStored(value, allowed: allowed(classes), segment: segment)
+    }
+
+    private func decodeStored(_ value: PropertyListValue, allowed: Allowed, segment: PathSegment) throws -> Any? {
         let isTopLevel = contexts.isEmpty
         if isTopLevel {
             path = []
@@ -379,7 +396,7 @@ public final class KeyedUnarchiver {
         path.append(segment)
         defer { path.removeLast() }
         do {
-            let result = try decodeReference(value, allowed: allowed(classes))
+            let result = try decodeReference(value, allowed: allowed)
             if isTopLevel { try drainPhase2() }
             return result
         } catch {

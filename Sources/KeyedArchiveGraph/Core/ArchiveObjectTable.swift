@@ -25,7 +25,8 @@
 package final class ArchiveObjectTable {
     /// The object table so far. Reserved, not yet filled entries hold `"$null"`.
     package private(set) var objects: [PropertyListValue] = [.string(PropertyListString(ArchiveKeys.null))]
-    private var identities: [ObjectIdentifier: UInt32] = [:]
+    /// UIDs by object address (the objects are retained in `retained`, so addresses stay unique).
+    private var identities = WordPairTable()
     private var retained: [AnyObject] = []
     /// Uniqued leaves: numbers, booleans and dates by bits and kind, strings by exact text,
     /// the rest (data) by value.
@@ -52,7 +53,11 @@ package final class ArchiveObjectTable {
 
     /// The UID an object was given by ``reserveUID(for:)``, if any.
     package func uid(for object: AnyObject) -> UInt32? {
-        identities[ObjectIdentifier(object)]
+        identities.find(Self.address(of: ObjectIdentifier(object)), 0).map { UInt32(truncatingIfNeeded: $0) }
+    }
+
+    private static func address(of identifier: ObjectIdentifier) -> UInt64 {
+        UInt64(UInt(bitPattern: identifier))
     }
 
     /// Appends an entry for an object whose contents come later (``setObject(_:at:)``) and
@@ -62,7 +67,8 @@ package final class ArchiveObjectTable {
         let uid = UInt32(truncatingIfNeeded: objects.count)
         objects.append(.string(PropertyListString(ArchiveKeys.null)))
         if let object {
-            identities[ObjectIdentifier(object)] = uid
+            let address = Self.address(of: ObjectIdentifier(object))
+            if identities.find(address, 0) == nil { identities.insert(address, 0, Int(uid)) }
             retained.append(object)
         }
         return uid
@@ -157,7 +163,8 @@ package final class ArchiveObjectTable {
     private func patchConditionals(_ top: PropertyListDictionary) -> PropertyListDictionary {
         var top = top
         for (identifier, slots) in conditionalSlots {
-            guard let target = identities[identifier] else { continue }
+            guard let found = identities.find(Self.address(of: identifier), 0) else { continue }
+            let target = UInt32(truncatingIfNeeded: found)
             for slot in slots {
                 switch slot {
                 case .top(let key):

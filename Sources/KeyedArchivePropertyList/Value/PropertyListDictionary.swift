@@ -39,9 +39,9 @@ public struct PropertyListDictionary: Sendable {
     /// The value for a string key; setting `nil` removes it, setting a new key appends it.
     public subscript(key: String) -> PropertyListValue? {
         get {
-            for entry in entries {
-                if case .string(let string) = entry.key, string.value.utf8.elementsEqual(key.utf8) {
-                    return entry.value
+            for index in entries.indices {
+                if case .string(let string) = entries[index].key, PropertyListString.literallyEqual(string.value, key) {
+                    return entries[index].value
                 }
             }
             return nil
