@@ -76,7 +76,7 @@ extension PropertyList {
         case .binary:
             try BinaryPropertyListWriter.writeData(value)
         case .xml:
-            Data(try XMLPropertyListWriter.write(value, maximumDepth: DecodingLimits.default.maximumDepth, maximumOutputLength: maximumOutputLength))
+            try XMLPropertyListWriter.writeData(value, maximumDepth: DecodingLimits.default.maximumDepth, maximumOutputLength: maximumOutputLength)
         case .openStep:
             Data(try OpenStepPropertyListWriter.write(value, options: .init(maximumOutputLength: maximumOutputLength)))
         }

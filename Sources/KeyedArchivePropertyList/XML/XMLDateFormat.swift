@@ -3,12 +3,12 @@
 /// rounded down (CF drops fractions). The calendar arithmetic is ``GregorianCalendar``'s.
 enum XMLDateFormat {
     /// Appends `YYYY-MM-DDTHH:MM:SSZ` exactly as CF's `%04d-%02d-%02dT%02d:%02d:%02dZ` prints it.
-    static func append(_ parts: GregorianCalendar.Components, to output: inout [UInt8]) {
+    static func append<Output: ByteOutput>(_ parts: GregorianCalendar.Components, to output: inout Output) {
         // %04d pads to four characters including the sign: -2 -> "-002", 12345 -> "12345".
         let digits = Array(String(parts.year.magnitude).utf8)
         let width = parts.year < 0 ? 3 : 4
         if parts.year < 0 { output.append(UInt8(ascii: "-")) }
-        if digits.count < width { output.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width - digits.count)) }
+        for _ in digits.count..<Swift.max(width, digits.count) { output.append(UInt8(ascii: "0")) }
         output.append(contentsOf: digits)
         output.append(UInt8(ascii: "-"))
         appendTwoDigits(parts.month, to: &output)
@@ -24,7 +24,7 @@ enum XMLDateFormat {
     }
 
     @inline(__always)
-    private static func appendTwoDigits(_ value: Int, to output: inout [UInt8]) {
+    private static func appendTwoDigits<Output: ByteOutput>(_ value: Int, to output: inout Output) {
         output.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value / 10))
         output.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value % 10))
     }

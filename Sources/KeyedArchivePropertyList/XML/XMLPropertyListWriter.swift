@@ -43,16 +43,24 @@ public enum XMLPropertyListWriter {
     /// square of the depth), and stopping with `.lengthLimitExceeded` once the document would be
     /// longer than `maximumOutputLength` bytes.
     public static func write(_ value: PropertyListValue, maximumDepth: Int, maximumOutputLength: Int = .max) throws -> [UInt8] {
-        var writer = Writer(maximumDepth: maximumDepth, budget: OutputBudget(maximumOutputLength))
+        [UInt8](try writeData(value, maximumDepth: maximumDepth, maximumOutputLength: maximumOutputLength))
+    }
+
+    /// ``write(_:maximumDepth:maximumOutputLength:)`` as `Data`, without an intermediate copy.
+    public static func writeData(_ value: PropertyListValue, maximumDepth: Int, maximumOutputLength: Int = .max) throws -> Data {
+        let writer = Writer(maximumDepth: maximumDepth, budget: OutputBudget(maximumOutputLength))
         writer.output.append(contentsOf: header)
         try writer.write(value)
         writer.output.append(contentsOf: "</plist>\n".utf8)
-        return writer.output
+        guard !writer.output.failed else {
+            throw PropertyListError(.lengthLimitExceeded, "out of memory after \(writer.output.count) bytes of XML")
+        }
+        return writer.output.takeData()
     }
 }
 
 /// The writer's state: output bytes and the stack of open containers (no recursion).
-private struct Writer {
+private final class Writer {
     /// An open container and the position of the next member to write.
     enum Frame {
         case array([PropertyListValue], next: Int)
@@ -61,16 +69,15 @@ private struct Writer {
 
     let maximumDepth: Int
     let budget: OutputBudget
-    var output: [UInt8] = []
+    let output = GrowableBytes(capacity: 4096)
     var frames: [Frame] = []
 
     init(maximumDepth: Int, budget: OutputBudget) {
         self.maximumDepth = maximumDepth
         self.budget = budget
-        output.reserveCapacity(4096)
     }
 
-    mutating func write(_ root: PropertyListValue) throws {
+    func write(_ root: PropertyListValue) throws {
         try open(root)
         while let frame = frames.popLast() {
             try budget.check(output.count)
@@ -99,27 +106,31 @@ private struct Writer {
     }
 
     /// Decimal digits without going through `String`.
-    private mutating func appendDecimal(_ integer: PropertyListInteger) {
+    private func appendDecimal(_ integer: PropertyListInteger) {
         var magnitude = integer.bitPattern
         if integer.isNegative {
             output.append(UInt8(ascii: "-"))
             magnitude = 0 &- magnitude  // two's-complement magnitude; Int64.min wraps to 2^63, as intended
         }
-        let start = output.count
-        repeat {
-            output.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10))
-            magnitude /= 10
-        } while magnitude > 0
-        output[start...].reverse()
+        // Up to 20 digits, written backwards into a stack buffer.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var start = digits.count
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0 && start > 0
+            output.append(UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: digits[start...])))
+        }
     }
 
-    private mutating func close(_ tag: StaticString, indent: Int) {
+    private func close(_ tag: StaticString, indent: Int) {
         appendIndent(indent)
         append(tag)
     }
 
     /// Writes a scalar completely, or the opening tag of a container and pushes it.
-    private mutating func open(_ value: PropertyListValue) throws {
+    private func open(_ value: PropertyListValue) throws {
         let indent = frames.count
         appendIndent(indent)
         switch value {
@@ -142,7 +153,8 @@ private struct Writer {
                 throw failure("date \(date.timeIntervalSinceReferenceDate) has no XML form (not finite or year beyond 32 bits)")
             }
             append("<date>")
-            XMLDateFormat.append(parts, to: &output)
+            var sink: GrowableBytes = output
+            XMLDateFormat.append(parts, to: &sink)
             append("</date>\n")
         case .data(let data):
             append("<data>\n")
@@ -215,17 +227,17 @@ private struct Writer {
     // MARK: - Pieces
 
     @inline(__always)
-    private mutating func append(_ text: StaticString) {
-        output.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    private func append(_ text: StaticString) {
+        output.append(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     @inline(__always)
-    private mutating func appendIndent(_ count: Int) {
-        if count > 0 { output.append(contentsOf: repeatElement(UInt8(ascii: "\t"), count: count)) }
+    private func appendIndent(_ count: Int) {
+        output.append(repeating: UInt8(ascii: "\t"), count: count)
     }
 
     /// Appends the UTF-8 text with `<`, `>` and `&` escaped, as CF does (nothing else is).
-    private mutating func appendEscaped(_ string: String) {
+    private func appendEscaped(_ string: String) {
         var string = string
         string.withUTF8 { utf8 in
             var mark = 0
@@ -237,27 +249,27 @@ private struct Writer {
                 case UInt8(ascii: "&"): escape = "&amp;"
                 default: continue
                 }
-                output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[mark..<index]))
+                output.append(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: utf8[mark..<index])))
                 append(escape)
                 mark = index + 1
             }
-            output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[mark...]))
+            output.append(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: utf8[mark...])))
         }
     }
 
     /// CF's `__CFNumberCopyFormattingDescriptionAsFloat64`: `%.17g`, with `nan`, `+infinity`,
     /// `-infinity` and `0.0` spelled out. `-0.0` keeps its sign here.
-    private mutating func appendReal(_ value: Double) {
+    private func appendReal(_ value: Double) {
         if value.isNaN { return append("nan") }
         if value.isInfinite { return append(value < 0 ? "-infinity" : "+infinity") }
         if value == 0 { return append(value.sign == .minus ? "-0.0" : "0.0") }
-        output.append(contentsOf: formatG17(value))
+        withG17(value) { output.append(UnsafeRawBufferPointer($0)) }
     }
 
     /// Base64 lines exactly as CF's `_XMLPlistAppendDataUsingBase64`: a line is flushed once it
     /// reaches `76 - 8 * indent` characters (indent capped at 8), each line indented; empty data
     /// writes no line at all.
-    private mutating func appendBase64(_ data: Data, indent: Int) {
+    private func appendBase64(_ data: Data, indent: Int) {
         let indent = min(indent, 8)
         let lineLimit = 76 - 8 * indent
         let alphabet = XMLBase64.alphabet
@@ -346,6 +358,21 @@ private func sortByUTF16(_ entries: inout [(key: String, value: PropertyListValu
         break
     }
     if sorted { return }
+    if entries.count <= 32 {
+        // Insertion sort of positions: stable, and quickest for the small dictionaries of real files.
+        var order = Array(entries.indices)
+        for index in 1..<order.count {
+            let moving = order[index]
+            var position = index
+            while position > 0 && utf16Precedes(entries[moving].key, entries[order[position - 1]].key) {
+                order[position] = order[position - 1]
+                position -= 1
+            }
+            order[position] = moving
+        }
+        entries = order.map { entries[$0] }
+        return
+    }
     let order = entries.indices.sorted { left, right in
         if utf16Precedes(entries[left].key, entries[right].key) { return true }
         if utf16Precedes(entries[right].key, entries[left].key) { return false }
@@ -358,43 +385,67 @@ private func sortByUTF16(_ entries: inout [(key: String, value: PropertyListValu
 /// which equals UTF-16 order except between U+E000...U+FFFF (lead bytes EE, EF) and
 /// supplementary scalars (lead bytes F0...F4, surrogates in UTF-16, which sort lower).
 private func utf16Precedes(_ a: String, _ b: String) -> Bool {
-    var left = a.utf8.makeIterator()
-    var right = b.utf8.makeIterator()
-    while true {
-        switch (left.next(), right.next()) {
-        case (nil, nil): return false
-        case (nil, _): return true
-        case (_, nil): return false
-        case (let x?, let y?):
-            if x == y { continue }
-            let xHighBMP = x == 0xEE || x == 0xEF, yHighBMP = y == 0xEE || y == 0xEF
-            if (xHighBMP && y >= 0xF0) || (yHighBMP && x >= 0xF0) { return y < 0xF0 }
-            return x < y
-        }
+    let fast = a.utf8.withContiguousStorageIfAvailable { left in
+        b.utf8.withContiguousStorageIfAvailable { right in utf16Precedes(left, right) }
     }
+    if let fast, let result = fast { return result }
+    let left = Array(a.utf8), right = Array(b.utf8)
+    return left.withUnsafeBufferPointer { l in right.withUnsafeBufferPointer { r in utf16Precedes(l, r) } }
+}
+
+private func utf16Precedes(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Bool {
+    let common = min(left.count, right.count)
+    var index = 0
+    while index < common && left[index] == right[index] { index += 1 }
+    if index == common { return left.count < right.count }
+    let x = left[index], y = right[index]
+    // Inside a multi-byte sequence the lead bytes were equal, so plain byte order is right there;
+    // the surrogate rule only matters at lead bytes, which are >= 0xC0 or ASCII.
+    let xHighBMP = x == 0xEE || x == 0xEF, yHighBMP = y == 0xEE || y == 0xEF
+    if (xHighBMP && y >= 0xF0) || (yHighBMP && x >= 0xF0) { return y < 0xF0 }
+    return x < y
 }
 
 /// `%.17g` of a finite, non-zero double, as C's `printf` writes it (locale-independent).
 func formatG17(_ value: Double) -> [UInt8] {
-    var buffer = [CChar](repeating: 0, count: 40)
-    let written = buffer.withUnsafeMutableBufferPointer { pointer in
-        withVaList([value]) { vsnprintf(pointer.baseAddress, pointer.count, "%.17g", $0) }
-    }
-    guard written > 0 else { return Array(String(value).utf8) }
-    var result: [UInt8] = []
-    result.reserveCapacity(Int(written))
-    var replacedSeparator = false
-    for char in buffer.prefix(min(Int(written), buffer.count - 1)) {
-        let byte = UInt8(bitPattern: char)
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "e"), UInt8(ascii: "."):
-            result.append(byte)
-            replacedSeparator = false
-        default:
-            // A locale's decimal separator (possibly several bytes): write '.' once.
-            if !replacedSeparator { result.append(UInt8(ascii: ".")) }
-            replacedSeparator = true
+    withG17(value) { Array($0) }
+}
+
+/// Formats `%.17g` into a stack buffer (a locale's decimal separator replaced by '.') and
+/// passes the bytes to `body`.
+func withG17<Result>(_ value: Double, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+    withUnsafeTemporaryAllocation(of: CChar.self, capacity: 48) { buffer in
+        #if canImport(Glibc)
+        // glibc's gcvt is sprintf("%.*g") without building a va_list per call.
+        var written: Int32 = 0
+        if let start = buffer.baseAddress {
+            start[0] = 0
+            _ = gcvt(value, 17, start)
+            written = Int32(truncatingIfNeeded: strlen(start))
         }
+        #else
+        let written = withVaList([value]) { vsnprintf(buffer.baseAddress, buffer.count, "%.17g", $0) }
+        #endif
+        guard written > 0 else { return Array(String(value).utf8).withUnsafeBufferPointer(body) }
+        let raw = UnsafeMutableRawBufferPointer(buffer)
+        var length = 0
+        var replacedSeparator = false
+        for index in 0..<min(Int(written), buffer.count - 1) {
+            let byte = raw[index]
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "e"), UInt8(ascii: "."):
+                raw[length] = byte
+                length += 1
+                replacedSeparator = false
+            default:
+                // A locale's decimal separator (possibly several bytes): write '.' once.
+                if !replacedSeparator {
+                    raw[length] = UInt8(ascii: ".")
+                    length += 1
+                }
+                replacedSeparator = true
+            }
+        }
+        return body(UnsafeBufferPointer(start: raw.baseAddress?.assumingMemoryBound(to: UInt8.self), count: length))
     }
-    return result
 }

@@ -1,0 +1,97 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Where the text writers put bytes: a `[UInt8]`, or a ``GrowableBytes`` that becomes `Data`
+/// without a copy.
+protocol ByteOutput {
+    mutating func append(_ byte: UInt8)
+    mutating func append<S: Sequence>(contentsOf bytes: S) where S.Element == UInt8
+}
+
+extension Array: ByteOutput where Element == UInt8 {}
+
+/// An output buffer for writers whose size is not known in advance (XML, 88 MB for the W3
+/// benchmark file): `malloc`/`realloc` growth (large blocks are remapped, not copied) and a
+/// hand-over to `Data` without copying. If memory runs out, further bytes are dropped and
+/// ``failed`` is set; the writer turns that into an error.
+final class GrowableBytes: ByteOutput {
+    private var base: UnsafeMutableRawPointer?
+    private var capacity = 0
+    /// Bytes written.
+    private(set) var count = 0
+    /// True once an allocation failed (bytes were dropped).
+    private(set) var failed = false
+
+    init(capacity: Int) {
+        reserve(Swift.max(capacity, 64))
+    }
+
+    deinit { free(base) }
+
+    private func reserve(_ needed: Int) {
+        guard needed > capacity, !failed else { return }
+        let (doubled, overflow) = capacity.multipliedReportingOverflow(by: 2)
+        let newCapacity = Swift.max(needed, overflow ? needed : doubled)
+        guard let grown = realloc(base, newCapacity) else {
+            failed = true
+            return
+        }
+        base = grown
+        capacity = newCapacity
+    }
+
+    @inline(__always)
+    func append(_ byte: UInt8) {
+        if count == capacity { reserve(count + 1) }
+        guard count < capacity, let base else { return }
+        base.storeBytes(of: byte, toByteOffset: count, as: UInt8.self)
+        count += 1
+    }
+
+    func append(_ bytes: UnsafeRawBufferPointer) {
+        guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+        let (needed, overflow) = count.addingReportingOverflow(bytes.count)
+        guard !overflow else {
+            failed = true
+            return
+        }
+        if needed > capacity { reserve(needed) }
+        guard needed <= capacity, let base else { return }
+        (base + count).copyMemory(from: source, byteCount: bytes.count)
+        count = needed
+    }
+
+    func append<S: Sequence>(contentsOf bytes: S) where S.Element == UInt8 {
+        let done: Void? = bytes.withContiguousStorageIfAvailable { append(UnsafeRawBufferPointer($0)) }
+        if done == nil { for byte in bytes { append(byte) } }
+    }
+
+    /// `count` copies of `byte`.
+    func append(repeating byte: UInt8, count repeats: Int) {
+        guard repeats > 0 else { return }
+        let (needed, overflow) = count.addingReportingOverflow(repeats)
+        guard !overflow else {
+            failed = true
+            return
+        }
+        if needed > capacity { reserve(needed) }
+        guard needed <= capacity, let base else { return }
+        (base + count).initializeMemory(as: UInt8.self, repeating: byte, count: repeats)
+        count = needed
+    }
+
+    /// The bytes as `Data`, taking over the buffer (the object is empty afterwards).
+    func takeData() -> Data {
+        guard let base, count > 0 else { return Data() }
+        let data = Data(bytesNoCopy: base, count: count, deallocator: .free)
+        self.base = nil
+        capacity = 0
+        count = 0
+        return data
+    }
+}
