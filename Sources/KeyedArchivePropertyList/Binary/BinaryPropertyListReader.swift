@@ -125,8 +125,8 @@ struct BinaryPropertyListDecoder {
                     }
                     let child = Int(reference)
                     let isDictionary = frames[last].kind == 0xD0
-                    if isDictionary, next < frames[last].count { try checkKey(child, container: frames[last].object) }
-                    if let (value, expanded, bytes) = try enter(child, frames: &frames) {
+                    let keyOf = isDictionary && next < frames[last].count ? frames[last].object : nil
+                    if let (value, expanded, bytes) = try enter(child, frames: &frames, keyOf: keyOf) {
                         try add(expanded, bytes: bytes, to: &frames[last])
                         if !isDictionary {
                             frames[last].items.append(value)
@@ -195,10 +195,30 @@ struct BinaryPropertyListDecoder {
     /// Returns the value of object `index`, its expanded size and its expanded string/data
     /// bytes when it is a scalar or already decoded; otherwise starts decoding the container
     /// (pushes a frame) and returns `nil`.
-    private mutating func enter(_ index: Int, frames: inout [Frame]) throws -> (value: PropertyListValue, expanded: Int, bytes: Int)? {
+    ///
+    /// `keyOf` is the dictionary whose key this object is: keys must be primitives (strings,
+    /// integers, reals, dates or data), checked here from the marker already at hand.
+    private mutating func enter(
+        _ index: Int, frames: inout [Frame], keyOf dictionary: Int? = nil
+    ) throws -> (value: PropertyListValue, expanded: Int, bytes: Int)? {
         let status = state[index]
-        if status > 0 { return (cache[index], status, expandedBytes[index]) }
+        if status > 0 {
+            // Decoded already: a string or data (valid keys), or a container (not one).
+            if let dictionary {
+                switch cache[index] {
+                case .array, .set, .dictionary: try checkKey(index, container: dictionary)
+                default: break
+                }
+            }
+            return (cache[index], status, expandedBytes[index])
+        }
         let offset = offset(of: index)
+        if let dictionary {
+            switch bytes[offset] & 0xF0 {
+            case 0x10, 0x20, 0x30, 0x40, 0x50, 0x60: break
+            default: try checkKey(index, container: dictionary)
+            }
+        }
         if status < 0 {
             throw PropertyListError(.referenceCycle, "a container contains itself", byteOffset: offset, objectIndex: index)
         }
@@ -244,7 +264,8 @@ struct BinaryPropertyListDecoder {
         }
     }
 
-    /// Dictionary keys must be primitives: strings, integers, reals, dates or data.
+    /// Dictionary keys must be primitives: strings, integers, reals, dates or data. Throws
+    /// for any other marker (called by ``enter(_:frames:keyOf:)`` once it knows the key is bad).
     private func checkKey(_ index: Int, container: Int) throws {
         let offset = offset(of: index)
         let marker = bytes[offset]
