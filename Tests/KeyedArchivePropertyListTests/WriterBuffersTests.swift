@@ -1,0 +1,98 @@
+import Foundation
+@testable import KeyedArchivePropertyList
+import KeyedArchiveTestSupport
+import XCTest
+
+/// The writers' own data structures, each checked against a plain Swift model: the uniquing
+/// tables (against `Dictionary`) and the growable output buffer (against `[UInt8]`).
+final class WriterBuffersTests: XCTestCase {
+    func testWordPairTableAgreesWithDictionary() {
+        var random = SeededGenerator(seed: 41)
+        var table = WordPairTable()
+        var model: [[UInt64]: Int] = [:]
+        for step in 0..<50_000 {
+            // Small key ranges make repeats (hits) as common as new keys.
+            let a = random.next() % 2_000, b = random.next() % 3
+            let found = table.findOrInsert(a, b, step)
+            if let existing = model[[a, b]] {
+                XCTAssertEqual(found, existing, "key (\(a), \(b)) at step \(step)")
+            } else {
+                XCTAssertNil(found, "new key (\(a), \(b)) at step \(step)")
+                model[[a, b]] = step
+            }
+        }
+        for (key, value) in model { XCTAssertEqual(table.find(key[0], key[1]), value) }
+        XCTAssertNil(table.find(5_000, 0))
+    }
+
+    func testLiteralStringTableKeysByExactText() {
+        var random = SeededGenerator(seed: 42)
+        var table = LiteralStringTable()
+        var model: [[UInt8]: Int] = [:]
+        // Lengths around the 15-byte boundary of the packed form, long shared prefixes, non-ASCII
+        // text, the empty string, and NFC/NFD spellings that Swift's == would call equal.
+        let pieces = ["a", "é", "e\u{301}", "\u{1F600}", "key", "0123456789abcdef", String(repeating: "x", count: 40)]
+        for step in 0..<20_000 {
+            var text = ""
+            for _ in 0..<Int(random.next() % 4) { text += pieces[Int(random.next() % UInt64(pieces.count))] }
+            let bytes = Array(text.utf8)
+            let found = table.findOrInsert(text, step)
+            if let existing = model[bytes] {
+                XCTAssertEqual(found, existing, "\(text.debugDescription) at step \(step)")
+            } else {
+                XCTAssertNil(found, "new \(text.debugDescription) at step \(step)")
+                model[bytes] = step
+            }
+        }
+        XCTAssertNotEqual(table.findOrInsert("é", -1), table.findOrInsert("e\u{301}", -1), "canonically equal spellings stay apart")
+    }
+
+    func testGrowableBytesMatchesArray() {
+        var random = SeededGenerator(seed: 43)
+        let buffer = GrowableBytes(capacity: 1)
+        var model: [UInt8] = []
+        for _ in 0..<5_000 {
+            switch random.next() % 4 {
+            case 0:
+                let byte = UInt8(truncatingIfNeeded: random.next())
+                buffer.append(byte)
+                model.append(byte)
+            case 1:
+                let chunk = (0..<Int(random.next() % 300)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+                buffer.append(contentsOf: chunk)
+                model.append(contentsOf: chunk)
+            case 2:
+                let count = Int(random.next() % 20)
+                buffer.append(repeating: 9, count: count)
+                model.append(contentsOf: repeatElement(9, count: count))
+            default:
+                buffer.append(contentsOf: "<key>".utf8)
+                model.append(contentsOf: "<key>".utf8)
+            }
+        }
+        XCTAssertFalse(buffer.failed)
+        XCTAssertEqual(buffer.count, model.count)
+        XCTAssertEqual(buffer.takeData(), Data(model))
+        XCTAssertEqual(buffer.count, 0, "taking the data empties the buffer")
+        XCTAssertEqual(buffer.takeData(), Data())
+    }
+
+    func testBinarySerializerWritesExactlyTheComputedSize() throws {
+        // Every marker width the size pass must predict: counts below and at 15, 1/2/4-byte
+        // counts, UTF-16 strings (surrogate pairs), all integer widths, both real widths, UIDs.
+        let long = String(repeating: "é\u{1F600}", count: 200)
+        let value: PropertyListValue = .array([
+            PropertyListValue(String(repeating: "a", count: 14)), PropertyListValue(String(repeating: "a", count: 15)),
+            PropertyListValue(String(repeating: "b", count: 70_000)), PropertyListValue(long),
+            .integer(PropertyListInteger(Int64(-1))), .integer(PropertyListInteger(UInt64.max)),
+            .integer(PropertyListInteger(Int64(300))), .integer(PropertyListInteger(Int64(70_000))),
+            .real(PropertyListReal(Float(1.5))), .real(PropertyListReal(2.5)), .uid(7), .uid(300), .uid(70_000),
+            .data(Data(count: 16)), .data(Data(count: 300)), .date(Date(timeIntervalSinceReferenceDate: 0)),
+            .bool(true), .dictionary(PropertyListDictionary(stringKeys: (0..<20).map { ("k\($0)", PropertyListValue($0)) })),
+        ])
+        let data = try BinaryPropertyListWriter.writeData(value)
+        XCTAssertEqual(try BinaryPropertyListReader.read(data), value)
+        // Foundation reads the same bytes (it would refuse a trailer that disagreed with the size).
+        XCTAssertNoThrow(try PropertyListSerialization.propertyList(from: data, options: [], format: nil))
+    }
+}
