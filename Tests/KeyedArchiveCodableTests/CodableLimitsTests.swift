@@ -8,21 +8,8 @@ import XCTest
 /// out counts toward `maximumExpandedNodeCount` and every string or data byte toward
 /// `maximumExpandedByteCount`, wherever the shared object is used.
 final class CodableLimitsTests: XCTestCase {
-    /// An archive whose root NSArray holds `fan` references to one NSArray, which holds `fan`
-    /// references to one `leaf` stored in `$objects`.
     static func sharedArrays(fan: Int, leaf: PropertyListValue) throws -> Data {
-        let table = ArchiveObjectTable()
-        let root = table.reserveUID(), inner = table.reserveUID(), leafUID = table.reserveUID()
-        let arrayClass = table.classUID(chain: ["NSArray", "NSObject"])
-        func array(_ element: UInt32) -> PropertyListValue {
-            .dictionary(PropertyListDictionary([
-                ("$class", .uid(arrayClass)), ("NS.objects", .array([PropertyListValue](repeating: .uid(element), count: fan))),
-            ]))
-        }
-        table.setObject(array(inner), at: root)
-        table.setObject(array(leafUID), at: inner)
-        table.setObject(leaf, at: leafUID)
-        return try table.encodedData(top: PropertyListDictionary([("root", .uid(root))]))
+        try ArchiveFixtures.sharedArrays(fan: fan, leaf: leaf)
     }
 
     private func decode<T: Decodable>(_ type: T.Type, _ data: Data, _ limits: DecodingLimits) throws -> T {

@@ -39,20 +39,8 @@ private final class FailingNode: KeyedArchiving {
 /// The archive layers' limits: the resolver counts string and data bytes at every use, and
 /// decoding time stays linear on long chains and key-heavy dictionaries.
 final class ArchiveLimitsTests: XCTestCase {
-    /// A root NSArray of `fan` references to an NSArray of `fan` references to one `leaf`.
     static func sharedArrays(fan: Int, leaf: PropertyListValue) throws -> Data {
-        let table = ArchiveObjectTable()
-        let root = table.reserveUID(), inner = table.reserveUID(), leafUID = table.reserveUID()
-        let arrayClass = table.classUID(chain: ["NSArray", "NSObject"])
-        func array(_ element: UInt32) -> PropertyListValue {
-            .dictionary(PropertyListDictionary([
-                ("$class", .uid(arrayClass)), ("NS.objects", .array([PropertyListValue](repeating: .uid(element), count: fan))),
-            ]))
-        }
-        table.setObject(array(inner), at: root)
-        table.setObject(array(leafUID), at: inner)
-        table.setObject(leaf, at: leafUID)
-        return try table.encodedData(top: PropertyListDictionary([("root", .uid(root))]))
+        try ArchiveFixtures.sharedArrays(fan: fan, leaf: leaf)
     }
 
     func testResolverCountsStringBytesAtEveryUse() throws {

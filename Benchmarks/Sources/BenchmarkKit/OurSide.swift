@@ -26,9 +26,16 @@ public enum OurSide {
         try KeyedArchiver.archivedData(withRootObject: value)
     }
 
-    /// Unarchives a `Decodable` value.
+    /// Unarchives a `Decodable` value with the default limits.
     public static func unarchive<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
         try KeyedUnarchiver.unarchivedObject(ofType: type, from: data)
+    }
+
+    /// Unarchives a `Decodable` value with caller-chosen limits: the 10^6-record scaling archive
+    /// (408 MB, 21.7 M objects) is above the default `maximumObjectCount` of 2^24, so the scaling
+    /// run passes raised limits there, as a caller who expects such files would.
+    public static func unarchive<T: Decodable>(_ type: T.Type, from data: Data, limits: DecodingLimits) throws -> T {
+        try KeyedUnarchiver.unarchivedObject(ofType: type, from: data, limits: limits)
     }
 
     // MARK: NSCoding-style object graphs (issue 3)

@@ -1,4 +1,5 @@
 import Foundation
+import KeyedArchive
 
 /// W5's ten-field record: strings, ints, doubles, a bool, a nested struct and a small array.
 public struct Customer: Codable, Equatable, Sendable {
@@ -46,12 +47,15 @@ extension Workload {
 
     static func recordOperations(seed: UInt64, count: Int, peerCount: Int, workload: String, jsonToo: Bool = true, peerSkip: String? = nil) -> [BenchmarkOperation] {
         let records = Customer.make(seed: seed, count: count)
+        // Above 2^24 objects (the default limit) from about 770,000 records on; see OurSide.
+        let limits = count > 500_000
+            ? DecodingLimits(maximumObjectCount: 1 << 26, maximumExpandedNodeCount: 1 << 27) : DecodingLimits.default
         let peerRecords = peerCount == count || peerSkip != nil ? records : Customer.make(seed: seed, count: peerCount)
         let peerNote = peerCount == count ? nil : "peer at N=\(Format.count(peerCount))"
         let ours = Box<Data>(), plist = Box<Data>(), json = Box<Data>()
         var encode = [
             Implementation("KeyedArchive", ours: true, units: count, validate: {
-                try OurSide.unarchive([Customer].self, from: OurSide.archive(records)) == records ? nil : "round trip differs"
+                try OurSide.unarchive([Customer].self, from: OurSide.archive(records), limits: limits) == records ? nil : "round trip differs"
             }) {
                 let data = try OurSide.archive(records)
                 ours.value = data
@@ -67,7 +71,7 @@ extension Workload {
             Implementation("KeyedArchive", ours: true, units: count, prepare: {
                 if ours.value == nil { ours.value = try OurSide.archive(records) }
             }) {
-                try OurSide.unarchive([Customer].self, from: ours.value ?? Data()).count
+                try OurSide.unarchive([Customer].self, from: ours.value ?? Data(), limits: limits).count
             },
             Implementation("PropertyListDecoder", units: peerCount, note: peerNote, skip: peerSkip, prepare: {
                 if plist.value == nil { plist.value = try Peer.plistEncoder().encode(peerRecords) }
