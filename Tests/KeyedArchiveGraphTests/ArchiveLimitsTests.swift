@@ -78,27 +78,10 @@ final class ArchiveLimitsTests: XCTestCase {
         }
     }
 
-    /// Reading the input built for `8n` takes less than 30 times as long as for `n` (fastest
-    /// of nine alternating runs each; 8 when linear, 64 when quadratic).
+    /// Reading the input built for `8n` takes less than 30 times as long as for `n` (8 when
+    /// linear, 64 when quadratic; see `LinearTime.ratio`).
     private func assertLinear(_ name: String, n: Int, _ make: (Int) throws -> Data, _ read: (Data) throws -> Void) throws {
-        let small = try make(n), large = try make(8 * n)
-        func time(_ input: Data) throws -> Double {
-            let start = DispatchTime.now().uptimeNanoseconds
-            try read(input)
-            return Double(DispatchTime.now().uptimeNanoseconds - start)
-        }
-        try read(small)
-        // A passing load can still skew one measurement: measure again (up to three times)
-        // before concluding; a quadratic reader stays near 64 however often it is measured.
-        var ratio = Double.infinity
-        for _ in 0..<3 where ratio >= 30 {
-            var bestSmall = Double.infinity, bestLarge = Double.infinity
-            for _ in 0..<9 {
-                bestSmall = min(bestSmall, try time(small))
-                bestLarge = min(bestLarge, try time(large))
-            }
-            ratio = min(ratio, bestLarge / max(bestSmall, 1))
-        }
+        let ratio = try LinearTime.ratio(n: n, make, read)
         print("linear-time check \(name): 8n/n time ratio \(String(format: "%.1f", ratio))")
         XCTAssertLessThan(ratio, 30, "\(name): 8n takes \(ratio) times as long as n")
     }
