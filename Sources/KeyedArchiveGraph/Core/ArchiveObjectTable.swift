@@ -67,8 +67,7 @@ package final class ArchiveObjectTable {
         let uid = UInt32(truncatingIfNeeded: objects.count)
         objects.append(.string(PropertyListString(ArchiveKeys.null)))
         if let object {
-            let address = Self.address(of: ObjectIdentifier(object))
-            if identities.find(address, 0) == nil { identities.insert(address, 0, Int(uid)) }
+            _ = identities.findOrInsert(Self.address(of: ObjectIdentifier(object)), 0, Int(uid))
             retained.append(object)
         }
         return uid

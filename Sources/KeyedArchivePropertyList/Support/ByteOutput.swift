@@ -45,25 +45,29 @@ final class GrowableBytes: ByteOutput {
         capacity = newCapacity
     }
 
+    /// Makes room for `length` more bytes and returns where they go (advancing ``count``), or
+    /// `nil` when memory ran out (``failed`` is then set and the bytes are dropped).
+    @inline(__always)
+    private func claim(_ length: Int) -> UnsafeMutableRawPointer? {
+        let (needed, overflow) = count.addingReportingOverflow(length)
+        guard !overflow else {
+            failed = true
+            return nil
+        }
+        if needed > capacity { reserve(needed) }
+        guard needed <= capacity, let base else { return nil }
+        defer { count = needed }
+        return base + count
+    }
+
     @inline(__always)
     func append(_ byte: UInt8) {
-        if count == capacity { reserve(count + 1) }
-        guard count < capacity, let base else { return }
-        base.storeBytes(of: byte, toByteOffset: count, as: UInt8.self)
-        count += 1
+        claim(1)?.storeBytes(of: byte, as: UInt8.self)
     }
 
     func append(_ bytes: UnsafeRawBufferPointer) {
         guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
-        let (needed, overflow) = count.addingReportingOverflow(bytes.count)
-        guard !overflow else {
-            failed = true
-            return
-        }
-        if needed > capacity { reserve(needed) }
-        guard needed <= capacity, let base else { return }
-        (base + count).copyMemory(from: source, byteCount: bytes.count)
-        count = needed
+        claim(bytes.count)?.copyMemory(from: source, byteCount: bytes.count)
     }
 
     func append<S: Sequence>(contentsOf bytes: S) where S.Element == UInt8 {
@@ -74,15 +78,7 @@ final class GrowableBytes: ByteOutput {
     /// `count` copies of `byte`.
     func append(repeating byte: UInt8, count repeats: Int) {
         guard repeats > 0 else { return }
-        let (needed, overflow) = count.addingReportingOverflow(repeats)
-        guard !overflow else {
-            failed = true
-            return
-        }
-        if needed > capacity { reserve(needed) }
-        guard needed <= capacity, let base else { return }
-        (base + count).initializeMemory(as: UInt8.self, repeating: byte, count: repeats)
-        count = needed
+        claim(repeats)?.initializeMemory(as: UInt8.self, repeating: byte, count: repeats)
     }
 
     /// The bytes as `Data`, taking over the buffer (the object is empty afterwards).

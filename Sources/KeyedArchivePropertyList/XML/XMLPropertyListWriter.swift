@@ -406,13 +406,8 @@ private func utf16Precedes(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBu
     return x < y
 }
 
-/// `%.17g` of a finite, non-zero double, as C's `printf` writes it (locale-independent).
-func formatG17(_ value: Double) -> [UInt8] {
-    withG17(value) { Array($0) }
-}
-
-/// Formats `%.17g` into a stack buffer (a locale's decimal separator replaced by '.') and
-/// passes the bytes to `body`.
+/// Formats a finite, non-zero double as C's `printf("%.17g")` writes it into a stack buffer (a
+/// locale's decimal separator replaced by '.') and passes the bytes to `body`.
 func withG17<Result>(_ value: Double, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
     withUnsafeTemporaryAllocation(of: CChar.self, capacity: 48) { buffer in
         #if canImport(Glibc)
