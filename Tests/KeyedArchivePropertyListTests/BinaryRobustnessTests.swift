@@ -129,6 +129,71 @@ final class BinaryRobustnessTests: XCTestCase {
         assertRejects(Self.expansionBomb(depth: 16), .objectLimitExceeded, limits: DecodingLimits(maximumExpandedNodeCount: 1_000))
     }
 
+    /// `padding` unshared strings around an expansion bomb of `depth` levels: few shared objects
+    /// among many, so the reader keeps its shared objects in a hash table, not a dense array.
+    static func paddedBomb(depth: Int, padding: Int) -> [UInt8] {
+        // Object 0: [bomb, pad0, pad1, ...]; 1...depth: the bomb's pairs; depth + 1: "x"; then the padding.
+        let first = depth + 2
+        var root: [UInt8] = [0xAF, 0x11] + bigEndian16(UInt16(padding + 1)) + bigEndian16(1)
+        for index in 0..<padding { root += bigEndian16(UInt16(first + index)) }
+        var objects = [root]
+        for index in 1...depth { objects.append([0xA2] + bigEndian16(UInt16(index + 1)) + bigEndian16(UInt16(index + 1))) }
+        objects.append([0x51, 0x78])
+        for index in 0..<padding { objects.append([0x54] + Array(String(format: "p%03d", index % 1000).utf8)) }
+        return file(objects, refSize: 2)
+    }
+
+    static func bigEndian16(_ value: UInt16) -> [UInt8] { [UInt8(value >> 8), UInt8(value & 0xFF)] }
+
+    func testSharedObjectsAmongManyUnsharedOnesAreDecodedOnceAndLimited() throws {
+        // 10 shared pairs and a shared leaf among 600 unshared strings.
+        let value = try BinaryPropertyListReader.read(Self.paddedBomb(depth: 10, padding: 600))
+        guard case .array(let items) = value, items.count == 601 else { return XCTFail("root is \(value)") }
+        XCTAssertEqual(items[1], "p000")
+        XCTAssertEqual(items[600], "p599")
+        var node = items[0]
+        for _ in 0..<10 {
+            guard case .array(let pair) = node, pair.count == 2 else { return XCTFail("not a pair") }
+            XCTAssertEqual(pair[0], pair[1])
+            node = pair[1]
+        }
+        XCTAssertEqual(node, "x")
+        // The same limits as when most objects are shared.
+        assertRejects(Self.paddedBomb(depth: 60, padding: 800), .objectLimitExceeded)
+        assertRejects(Self.paddedBomb(depth: 12, padding: 600), .objectLimitExceeded, limits: DecodingLimits(maximumExpandedNodeCount: 5_000))
+        // A cycle through a shared container, among unshared objects.
+        var cyclic = Self.paddedBomb(depth: 3, padding: 300)
+        // Object 3's second reference goes back to object 1: 1 -> 2 -> 3 -> 1.
+        let tableOffset = Int(cyclic.suffix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+        let third = Int(cyclic[tableOffset + 6]) << 8 | Int(cyclic[tableOffset + 7])
+        cyclic[third + 3] = 0
+        cyclic[third + 4] = 1
+        assertRejects(cyclic, .referenceCycle)
+    }
+
+    func testOffsetTablesPointingManyTimesAtOneContainerReadInLinearTime() throws {
+        // n table entries point at one array of n references to object n (`true`): counting
+        // references container by container would read n * n of them.
+        func overlapping(_ n: Int) -> Data {
+            var bytes = Array("bplist00".utf8) + [0xAF, 0x12] + Self.bigEndian(UInt64(n)).suffix(4)
+            for _ in 0..<n { bytes += Self.bigEndian(UInt64(n)).suffix(4) }
+            let trueOffset = bytes.count
+            bytes.append(0x09)
+            let table = bytes.count
+            for _ in 0..<n { bytes += Self.bigEndian(8).suffix(4) }
+            bytes += Self.bigEndian(UInt64(trueOffset)).suffix(4)
+            bytes += [0, 0, 0, 0, 0, 0, 4, 4] + Self.bigEndian(UInt64(n + 1)) + Self.bigEndian(0) + Self.bigEndian(UInt64(table))
+            return Data(bytes)
+        }
+        let value = try BinaryPropertyListReader.read(overlapping(100))
+        XCTAssertEqual(value, .array([PropertyListValue](repeating: true, count: 100)))
+        let ratio = try LinearTime.ratio(n: 2_000, overlapping) { _ = try BinaryPropertyListReader.read($0) }
+        print("linear-time check, overlapping containers: 8n/n time ratio \(String(format: "%.1f", ratio))")
+        XCTAssertLessThan(ratio, 30, "8n takes \(ratio) times as long as n")
+    }
+
+    static func bigEndian(_ value: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: value >> (56 - 8 * $0)) } }
+
     func testCyclesAreErrors() {
         assertRejects(Self.file([[0xA1, 0x00]]), .referenceCycle)
         assertRejects(Self.file([[0xA1, 0x01], [0xD1, 0x02, 0x00], [0x51, 0x6B]]), .referenceCycle)

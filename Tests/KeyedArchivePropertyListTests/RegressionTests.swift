@@ -34,7 +34,7 @@ final class RegressionTests: XCTestCase {
         var files: [String] = []
         while let path = enumerator?.nextObject() as? String {
             var isDirectory: ObjCBool = false
-            FileManager.default.fileExists(atPath: Self.folder + "/" + path, isDirectory: &isDirectory)
+            _ = FileManager.default.fileExists(atPath: Self.folder + "/" + path, isDirectory: &isDirectory)
             if !isDirectory.boolValue, path.contains("/") { files.append(path) }
         }
         XCTAssertFalse(files.isEmpty)

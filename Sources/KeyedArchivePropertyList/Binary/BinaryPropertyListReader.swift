@@ -44,14 +44,24 @@ struct BinaryPropertyListDecoder {
     private let trailer: BinaryPropertyListTrailer
     /// End of the object area (the offset-table offset).
     private let objectsEnd: Int
-    /// Decoded containers, strings and data by index (valid where `state > 0`).
-    private var cache: [PropertyListValue]
-    /// Per object: 0 not yet decoded, -1 being decoded (on the container stack), otherwise the
-    /// object's expanded size (1 + the expanded sizes of its members).
-    private var state: [Int]
-    /// Per decoded string, data or container: the string and data bytes it holds with shared
-    /// members counted at every use (``DecodingLimits/maximumExpandedByteCount``).
-    private var expandedBytes: [Int]
+    /// Per object: how many containers refer to it (0, 1, or 2 meaning "two or more"), counted
+    /// over the whole object table in `init`, plus ``onStack`` while the object is a container
+    /// being decoded. One byte per object: only shared objects need more (see ``slots``).
+    private var marks: [UInt8]
+    /// Where a decoded shared object sits in ``shared``: per object (0, or 1 + the index) when
+    /// many objects are shared, as in keyed archives, whose writers unique strings; otherwise a
+    /// hash table (and this array is empty), so that a file with few shared objects does not
+    /// pay four bytes for every object.
+    private var denseSlots: [UInt32]
+    private var sparseSlots = WordPairTable()
+    /// Decoded shared strings, data and containers, so that every later reference costs a
+    /// lookup and shares storage with the first; with their expanded sizes (1 + the expanded
+    /// sizes of their members) and the string and data bytes they hold with shared members
+    /// counted at every use (``DecodingLimits/maximumExpandedByteCount``).
+    private var shared: [(value: PropertyListValue, expanded: Int, bytes: Int)] = []
+
+    private static let onStack: UInt8 = 0x80
+    private static let sharedCount: UInt8 = 2
 
     /// A container being decoded. Members are appended straight into the container's own
     /// storage, which then becomes the value without copying.
@@ -80,22 +90,85 @@ struct BinaryPropertyListDecoder {
         self.trailer = trailer
         self.objectsEnd = trailer.offsetTableOffset
         // Every table entry must point into the object area. Checking them all up front lets
-        // later lookups skip the check, and costs one pass over a table we already sized.
+        // later lookups skip the check, and costs one pass over a table we already sized. The
+        // same pass counts references, so that only objects used twice or more are cached:
+        // a per-object cache of values was most of the reader's memory on large files.
+        let count = trailer.objectCount
         let width = trailer.offsetIntSize
-        var position = trailer.offsetTableOffset
-        for index in 0..<trailer.objectCount {
-            let offset = BinaryBytes.readUInt(bytes, at: position, width: width)
-            guard offset >= 8, offset < UInt64(trailer.offsetTableOffset) else {
-                throw PropertyListError(
-                    .invalidOffset, "offset \(offset) is outside the object area [8, \(trailer.offsetTableOffset))",
-                    byteOffset: position, objectIndex: index)
+        let referenceWidth = trailer.objectRefSize
+        let objectsEnd = trailer.offsetTableOffset
+        // The table fits in the input, so this allocation is bounded by the input's size.
+        var marks = [UInt8](repeating: 0, count: count)
+        var sharedObjects = 0
+        // References of well-formed containers do not overlap, so there are at most this many.
+        // Table entries that point at the same container more than once could otherwise make
+        // this pass quadratic: past the budget, counting stops and every object counts as shared.
+        var referenceBudget = (objectsEnd - 8) / referenceWidth
+        try marks.withUnsafeMutableBufferPointer { marks in
+            var position = trailer.offsetTableOffset
+            for index in 0..<count {
+                let offset = BinaryBytes.readUInt(bytes, at: position, width: width)
+                guard offset >= 8, offset < UInt64(objectsEnd) else {
+                    throw PropertyListError(
+                        .invalidOffset, "offset \(offset) is outside the object area [8, \(objectsEnd))",
+                        byteOffset: position, objectIndex: index)
+                }
+                position &+= width
+                // Containers whose references do not fit are skipped here; decoding one throws.
+                guard let (start, total) = Self.referenceSpan(bytes, at: Int(offset), end: objectsEnd, referenceWidth: referenceWidth)
+                else { continue }
+                referenceBudget -= total
+                guard referenceBudget >= 0 else { continue }
+                var reference = start
+                for _ in 0..<total {
+                    let target = BinaryBytes.readUInt(bytes, at: reference, width: referenceWidth)
+                    reference &+= referenceWidth
+                    if target < UInt64(count) {
+                        let target = Int(truncatingIfNeeded: target)
+                        if marks[target] < Self.sharedCount {
+                            marks[target] &+= 1
+                            if marks[target] == Self.sharedCount { sharedObjects &+= 1 }
+                        }
+                    }
+                }
             }
-            position &+= width
         }
-        // The table fits in the input, so these allocations are bounded by the input's size.
-        cache = Array(repeating: .null, count: trailer.objectCount)
-        state = Array(repeating: 0, count: trailer.objectCount)
-        expandedBytes = Array(repeating: 0, count: trailer.objectCount)
+        if referenceBudget < 0 {
+            marks = [UInt8](repeating: Self.sharedCount, count: count)
+            sharedObjects = count
+        }
+        self.marks = marks
+        // A hash slot takes about 48 bytes at the table's load, a dense one 4 per object.
+        self.denseSlots = sharedObjects >= count / 12 && sharedObjects > 0 ? [UInt32](repeating: 0, count: count) : []
+    }
+
+    /// Where the references of the container at `offset` start and how many there are (twice
+    /// the count for a dictionary), or `nil` when the object is no container or its references
+    /// do not fit in the object area.
+    @inline(__always)
+    private static func referenceSpan(
+        _ bytes: UnsafeRawBufferPointer, at offset: Int, end: Int, referenceWidth: Int
+    ) -> (start: Int, total: Int)? {
+        let marker = bytes[offset]
+        let kind = marker & 0xF0
+        guard kind == 0xA0 || kind == 0xC0 || kind == 0xD0 else { return nil }
+        var count = Int(marker & 0x0F)
+        var start = offset &+ 1
+        if count == 0x0F {
+            guard start < end else { return nil }
+            let intMarker = bytes[start]
+            guard intMarker & 0xF0 == 0x10, intMarker & 0x0F <= 3 else { return nil }
+            let intWidth = 1 << Int(intMarker & 0x0F)
+            guard intWidth <= end &- start &- 1 else { return nil }
+            let raw = BinaryBytes.readUInt(bytes, at: start &+ 1, width: intWidth)
+            guard raw <= UInt64(end) else { return nil }
+            count = Int(raw)
+            start = start &+ 1 &+ intWidth
+        }
+        let total = kind == 0xD0 ? count &* 2 : count
+        // count <= end, so neither product overflows.
+        guard total &* referenceWidth <= end &- start else { return nil }
+        return (start, total)
     }
 
     /// The byte offset of object `index` (validated in `init`).
@@ -144,9 +217,8 @@ struct BinaryPropertyListDecoder {
                     case 0xC0: value = .set(frame.items)
                     default: value = .dictionary(PropertyListDictionary(frame.entries))
                     }
-                    cache[frame.object] = value
-                    state[frame.object] = frame.expanded
-                    expandedBytes[frame.object] = frame.bytes
+                    marks[frame.object] &= ~Self.onStack
+                    remember(frame.object, (value, frame.expanded, frame.bytes))
                     guard let parent = frames.indices.last else { return value }
                     try add(frame.expanded, bytes: frame.bytes, to: &frames[parent])
                     let member = frames[parent].next - 1
@@ -201,16 +273,16 @@ struct BinaryPropertyListDecoder {
     private mutating func enter(
         _ index: Int, frames: inout [Frame], keyOf dictionary: Int? = nil
     ) throws -> (value: PropertyListValue, expanded: Int, bytes: Int)? {
-        let status = state[index]
-        if status > 0 {
+        let mark = marks[index]
+        if mark == Self.sharedCount, let decoded = sharedValue(index) {
             // Decoded already: a string or data (valid keys), or a container (not one).
             if let dictionary {
-                switch cache[index] {
+                switch decoded.value {
                 case .array, .set, .dictionary: try checkKey(index, container: dictionary)
                 default: break
                 }
             }
-            return (cache[index], status, expandedBytes[index])
+            return decoded
         }
         let offset = offset(of: index)
         if let dictionary {
@@ -219,7 +291,7 @@ struct BinaryPropertyListDecoder {
             default: try checkKey(index, container: dictionary)
             }
         }
-        if status < 0 {
+        if mark & Self.onStack != 0 {
             throw PropertyListError(.referenceCycle, "a container contains itself", byteOffset: offset, objectIndex: index)
         }
         let marker = bytes[offset]
@@ -239,7 +311,7 @@ struct BinaryPropertyListDecoder {
                     .truncated, "\(containerName(marker)) of \(count) members runs past the object area",
                     byteOffset: offset, objectIndex: index)
             }
-            state[index] = -1
+            marks[index] |= Self.onStack
             // The count is now known to fit in the input (one reference byte or more each).
             var frame = Frame(object: index, kind: marker & 0xF0, objectOffset: offset, refsStart: start, count: count, total: total)
             if isDictionary { frame.entries.reserveCapacity(count) } else { frame.items.reserveCapacity(count) }
@@ -248,20 +320,43 @@ struct BinaryPropertyListDecoder {
         case 0x40, 0x50, 0x60:
             // Strings and data own storage: decode once and share it wherever referenced.
             let value = try decodeScalar(marker: marker, at: offset, object: index)
-            cache[index] = value
-            state[index] = 1
             let bytes: Int
             switch value {
             case .string(let string): bytes = string.value.utf8.count
             case .data(let data): bytes = data.count
             default: bytes = 0
             }
-            expandedBytes[index] = bytes
+            remember(index, (value, 1, bytes))
             return (value, 1, bytes)
         default:
             // Numbers, dates, booleans, null and UIDs are cheaper to decode again than to cache.
             return (try decodeScalar(marker: marker, at: offset, object: index), 1, 0)
         }
+    }
+
+    /// The decoded value of a shared object, if decoded already.
+    @inline(__always)
+    private func sharedValue(_ index: Int) -> (value: PropertyListValue, expanded: Int, bytes: Int)? {
+        if denseSlots.isEmpty {
+            return sparseSlots.find(UInt64(truncatingIfNeeded: index), 0).map { shared[$0] }
+        }
+        let slot = denseSlots[index]
+        return slot == 0 ? nil : shared[Int(slot &- 1)]
+    }
+
+    /// Keeps a decoded string, data or container for later references when it is shared.
+    /// An object used once is never looked up again, so it is not kept.
+    @inline(__always)
+    private mutating func remember(_ index: Int, _ decoded: (value: PropertyListValue, expanded: Int, bytes: Int)) {
+        guard marks[index] == Self.sharedCount else { return }
+        if denseSlots.isEmpty {
+            sparseSlots.insert(UInt64(truncatingIfNeeded: index), 0, shared.count)
+        } else {
+            // Fewer shared objects than objects, and the object count fits the offset table.
+            guard shared.count < Int(UInt32.max) else { return }
+            denseSlots[index] = UInt32(truncatingIfNeeded: shared.count + 1)
+        }
+        shared.append(decoded)
     }
 
     /// Dictionary keys must be primitives: strings, integers, reals, dates or data. Throws
