@@ -94,6 +94,55 @@ final class XMLWriterTests: XCTestCase {
         }
     }
 
+    /// Keys sharing their first eight bytes, keys around the UTF-16 surrogate rule, and more
+    /// than 32 keys (another sort path): the same order as CoreFoundation's writer.
+    func testKeyOrderMatchesFoundation() throws {
+        let stems = ["abcdefgh", "abcdefg", "abcdefgi", "abcdefgh\u{E000}", "abcdefgh😀", "abcdefgh\u{FFFD}", "\u{E000}x",
+                     "😀", "\u{FFFD}", "é", "e", "Z", "a", "", "abcdefghabcdefgh", "abcdefghabcdefgg", "ab\u{EFFF}", "ab\u{F0000}"]
+        var large = PropertyListDictionary()
+        for (index, stem) in stems.enumerated() { large.entries.append((PropertyListValue(stem), PropertyListValue(index))) }
+        for index in 0..<30 { large.entries.append((PropertyListValue("abcdefgh-\((index * 7) % 30)"), PropertyListValue(index))) }
+        var small = PropertyListDictionary()
+        for (index, stem) in stems.reversed().enumerated() { small.entries.append((PropertyListValue(stem), PropertyListValue(index))) }
+        for value in [PropertyListValue.dictionary(large), .dictionary(small)] {
+            let object = try XCTUnwrap(XMLTestFoundation.object(value))
+            XCTAssertEqual(
+                String(decoding: try XMLPropertyListWriter.write(value), as: UTF8.self),
+                String(decoding: try XMLTestFoundation.xml(object), as: UTF8.self))
+        }
+    }
+
+    /// Random distinct keys (with NUL bytes, shared prefixes and every UTF-8 length): written in
+    /// UTF-16 code-unit order, as a plain comparison of the `utf16` views orders them.
+    func testKeyOrderIsUTF16OrderOnRandomKeys() throws {
+        var generator = SeededGenerator(seed: 0x5EED_0123)
+        let alphabet: [Unicode.Scalar] = ["\0", "a", "b", "\u{7F}", "\u{80}", "\u{7FF}", "\u{800}", "\u{D7FF}", "\u{E000}", "\u{FFFF}", "\u{10000}", "\u{10FFFF}"]
+        for round in 0..<300 {
+            let count = round % 3 == 0 ? Int.random(in: 33...80, using: &generator) : Int.random(in: 2...32, using: &generator)
+            var dictionary = PropertyListDictionary()
+            var seen = Set<String>()
+            for index in 0..<count {
+                var key = String(repeating: "p", count: Int.random(in: 0...9, using: &generator))
+                for _ in 0..<Int.random(in: 0...4, using: &generator) {
+                    key.unicodeScalars.append(alphabet[Int.random(in: 0..<alphabet.count, using: &generator)])
+                }
+                // Readers keep one entry per key, so the keys are distinct (stability is covered
+                // by the comparison with Foundation above).
+                guard seen.insert(key).inserted else { continue }
+                dictionary.entries.append((PropertyListValue(key), PropertyListValue(index)))
+            }
+            let expected = dictionary.entries.enumerated().sorted { left, right in
+                let a = Array((left.element.key.stringValue ?? "").utf16), b = Array((right.element.key.stringValue ?? "").utf16)
+                return a == b ? left.offset < right.offset : a.lexicographicallyPrecedes(b)
+            }.map { $0.element.value.intValue ?? -1 }
+            // NUL is not allowed in XML 1.0, but both our writer and reader keep it; read back in file order.
+            guard case .dictionary(let written) = try XMLPropertyListReader.read(Data(try XMLPropertyListWriter.write(.dictionary(dictionary)))) else {
+                return XCTFail("not a dictionary")
+            }
+            XCTAssertEqual(written.entries.map { $0.value.intValue ?? -1 }, expected, "round \(round)")
+        }
+    }
+
     /// What XML cannot hold is refused with a key path, and `-0.0` keeps its sign.
     func testUnrepresentableValuesAndNegativeZero() throws {
         let cases: [(PropertyListValue, String)] = [

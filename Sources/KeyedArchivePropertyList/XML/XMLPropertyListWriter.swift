@@ -61,10 +61,19 @@ public enum XMLPropertyListWriter {
 
 /// The writer's state: output bytes and the stack of open containers (no recursion).
 private final class Writer {
-    /// An open container and the position of the next member to write.
-    enum Frame {
-        case array([PropertyListValue], next: Int)
-        case dictionary([(key: String, value: PropertyListValue)], next: Int)
+    /// An open container and the position of the next member to write. Frames are updated in
+    /// place; a dictionary keeps its stored entries plus the order to write them in.
+    struct Frame {
+        var elements: [PropertyListValue] = []
+        /// Dictionary entries as stored; every key is a string (checked when the frame opens).
+        var entries: [PropertyListDictionary.Entry] = []
+        /// The positions of `entries` in key order, or empty when the stored order is sorted.
+        var order: [Int] = []
+        var isDictionary = false
+        var next = 0
+
+        /// The position in `entries` of the dictionary's `member`-th key in writing order.
+        func position(_ member: Int) -> Int { order.isEmpty ? member : order[member] }
     }
 
     let maximumDepth: Int
@@ -79,28 +88,31 @@ private final class Writer {
 
     func write(_ root: PropertyListValue) throws {
         try open(root)
-        while let frame = frames.popLast() {
+        while let last = frames.indices.last {
             try budget.check(output.count)
-            let indent = frames.count + 1
-            switch frame {
-            case .array(let elements, let next):
-                if next < elements.count {
-                    frames.append(.array(elements, next: next + 1))
-                    try open(elements[next])
-                } else {
-                    close("</array>\n", indent: indent - 1)
-                }
-            case .dictionary(let entries, let next):
-                if next < entries.count {
-                    frames.append(.dictionary(entries, next: next + 1))
-                    appendIndent(indent)
-                    output.append(contentsOf: "<key>".utf8)
-                    appendEscaped(entries[next].key)
-                    output.append(contentsOf: "</key>\n".utf8)
-                    try open(entries[next].value)
-                } else {
+            let indent = frames.count
+            let next = frames[last].next
+            if frames[last].isDictionary {
+                guard next < frames[last].entries.count else {
+                    frames.removeLast()
                     close("</dict>\n", indent: indent - 1)
+                    continue
                 }
+                frames[last].next = next + 1
+                let entry = frames[last].entries[frames[last].position(next)]
+                appendIndent(indent)
+                output.append(contentsOf: "<key>".utf8)
+                if case .string(let key) = entry.key { appendEscaped(key.value) }
+                output.append(contentsOf: "</key>\n".utf8)
+                try open(entry.value)
+            } else {
+                guard next < frames[last].elements.count else {
+                    frames.removeLast()
+                    close("</array>\n", indent: indent - 1)
+                    continue
+                }
+                frames[last].next = next + 1
+                try open(frames[last].elements[next])
             }
         }
     }
@@ -177,7 +189,7 @@ private final class Writer {
                 append("<array/>\n")
             } else {
                 append("<array>\n")
-                frames.append(.array(elements, next: 0))
+                frames.append(Frame(elements: elements))
             }
         case .dictionary(let dictionary):
             try checkDepth()
@@ -185,17 +197,13 @@ private final class Writer {
                 append("<dict/>\n")
                 return
             }
-            var entries: [(key: String, value: PropertyListValue)] = []
-            entries.reserveCapacity(dictionary.count)
             for entry in dictionary.entries {
-                guard case .string(let key) = entry.key else {
+                guard case .string = entry.key else {
                     throw failure("XML dictionary keys must be strings, not \(entry.key.typeName)")
                 }
-                entries.append((key.value, entry.value))
             }
-            sortByUTF16(&entries)
             append("<dict>\n")
-            frames.append(.dictionary(entries, next: 0))
+            frames.append(Frame(entries: dictionary.entries, order: keyOrder(dictionary.entries), isDictionary: true))
         case .set:
             throw failure("sets have no XML form (CoreFoundation refuses them too)")
         case .null:
@@ -213,12 +221,12 @@ private final class Writer {
     /// An unrepresentable-value error with the key path of the value being written.
     private func failure(_ message: String) -> PropertyListError {
         var path = ""
-        for frame in frames {
-            switch frame {
-            case .array(_, let next): path += "[\(next - 1)]"
-            case .dictionary(let entries, let next):
+        for frame in frames where frame.next > 0 {
+            if frame.isDictionary {
                 if !path.isEmpty { path += "." }
-                path += entries[next - 1].key
+                if case .string(let key) = frame.entries[frame.position(frame.next - 1)].key { path += key.value }
+            } else {
+                path += "[\(frame.next - 1)]"
             }
         }
         return PropertyListError(.unrepresentableValue, message, keyPath: path)
@@ -348,43 +356,74 @@ enum XMLBase64 {
     }
 }
 
-/// Sorts dictionary entries by their keys' UTF-16 code units, as `CFStringCompare` with no
-/// options orders them; the sort is stable, so duplicate keys keep their order.
-private func sortByUTF16(_ entries: inout [(key: String, value: PropertyListValue)]) {
-    if entries.count < 2 { return }
+/// The order in which to write dictionary entries whose keys are all strings: by the keys'
+/// UTF-16 code units, as `CFStringCompare` with no options orders them, and stable, so duplicate
+/// keys keep their order. Empty when the stored order is already that order.
+///
+/// Each key's first eight bytes, transformed so that byte order is UTF-16 order, are compared
+/// as one integer; only keys whose first eight bytes tie are compared in full.
+func keyOrder(_ entries: [PropertyListDictionary.Entry]) -> [Int] {
+    let count = entries.count
+    if count < 2 { return [] }
+    @inline(__always) func key(_ index: Int) -> String {
+        if case .string(let key) = entries[index].key { return key.value }
+        return ""
+    }
+    var prefixes: [UInt64] = []
+    prefixes.reserveCapacity(count)
+    for index in 0..<count { prefixes.append(utf16SortPrefix(key(index))) }
+    @inline(__always) func precedes(_ a: Int, _ b: Int) -> Bool {
+        if prefixes[a] != prefixes[b] { return prefixes[a] < prefixes[b] }
+        return utf16Precedes(key(a), key(b))
+    }
     var sorted = true
-    for index in 1..<entries.count where utf16Precedes(entries[index].key, entries[index - 1].key) {
+    for index in 1..<count where precedes(index, index - 1) {
         sorted = false
         break
     }
-    if sorted { return }
-    if entries.count <= 32 {
-        // Insertion sort of positions: stable, and quickest for the small dictionaries of real files.
-        var order = Array(entries.indices)
-        for index in 1..<order.count {
+    if sorted { return [] }
+    if count <= 32 {
+        // Insertion sort: stable, and quickest for the small dictionaries of real files.
+        var order = Array(0..<count)
+        for index in 1..<count {
             let moving = order[index]
             var position = index
-            while position > 0 && utf16Precedes(entries[moving].key, entries[order[position - 1]].key) {
+            while position > 0 && precedes(moving, order[position - 1]) {
                 order[position] = order[position - 1]
                 position -= 1
             }
             order[position] = moving
         }
-        entries = order.map { entries[$0] }
-        return
+        return order
     }
-    let order = entries.indices.sorted { left, right in
-        if utf16Precedes(entries[left].key, entries[right].key) { return true }
-        if utf16Precedes(entries[right].key, entries[left].key) { return false }
+    return (0..<count).sorted { left, right in
+        if precedes(left, right) { return true }
+        if precedes(right, left) { return false }
         return left < right
     }
-    entries = order.map { entries[$0] }
+}
+
+/// The first eight UTF-8 bytes of `key` as a big-endian integer, missing bytes as zero, with the
+/// lead bytes 0xEE and 0xEF (U+E000...U+FFFF) moved above 0xF0...0xF4 (supplementary scalars,
+/// which UTF-16 spells with surrogates that sort lower). A smaller prefix means an earlier key;
+/// equal prefixes say nothing (a shorter key and one continuing with NUL bytes tie).
+@inline(__always)
+func utf16SortPrefix(_ key: String) -> UInt64 {
+    var prefix: UInt64 = 0
+    var shift: UInt64 = 56
+    for byte in key.utf8 {
+        let mapped: UInt8 = byte == 0xEE ? 0xF5 : byte == 0xEF ? 0xF6 : byte
+        prefix |= UInt64(mapped) << shift
+        if shift == 0 { break }
+        shift -= 8
+    }
+    return prefix
 }
 
 /// True when `a` sorts before `b` by UTF-16 code units. UTF-8 byte order is code-point order,
 /// which equals UTF-16 order except between U+E000...U+FFFF (lead bytes EE, EF) and
 /// supplementary scalars (lead bytes F0...F4, surrogates in UTF-16, which sort lower).
-private func utf16Precedes(_ a: String, _ b: String) -> Bool {
+func utf16Precedes(_ a: String, _ b: String) -> Bool {
     let fast = a.utf8.withContiguousStorageIfAvailable { left in
         b.utf8.withContiguousStorageIfAvailable { right in utf16Precedes(left, right) }
     }
