@@ -371,7 +371,10 @@ func keyOrder(_ entries: [PropertyListDictionary.Entry]) -> [Int] {
     }
     var prefixes: [UInt64] = []
     prefixes.reserveCapacity(count)
-    for index in 0..<count { prefixes.append(utf16SortPrefix(key(index))) }
+    for entry in entries {
+        guard case .string(let key) = entry.key else { prefixes.append(0); continue }
+        prefixes.append(utf16SortPrefix(key.value))
+    }
     @inline(__always) func precedes(_ a: Int, _ b: Int) -> Bool {
         if prefixes[a] != prefixes[b] { return prefixes[a] < prefixes[b] }
         return utf16Precedes(key(a), key(b))
@@ -407,17 +410,20 @@ func keyOrder(_ entries: [PropertyListDictionary.Entry]) -> [Int] {
 /// lead bytes 0xEE and 0xEF (U+E000...U+FFFF) moved above 0xF0...0xF4 (supplementary scalars,
 /// which UTF-16 spells with surrogates that sort lower). A smaller prefix means an earlier key;
 /// equal prefixes say nothing (a shorter key and one continuing with NUL bytes tie).
-@inline(__always)
 func utf16SortPrefix(_ key: String) -> UInt64 {
-    var prefix: UInt64 = 0
-    var shift: UInt64 = 56
-    for byte in key.utf8 {
-        let mapped: UInt8 = byte == 0xEE ? 0xF5 : byte == 0xEF ? 0xF6 : byte
-        prefix |= UInt64(mapped) << shift
-        if shift == 0 { break }
-        shift -= 8
+    @inline(__always) func prefix(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        var prefix: UInt64 = 0
+        var shift: UInt64 = 56
+        for index in 0..<min(bytes.count, 8) {
+            let byte = bytes[index]
+            let mapped: UInt8 = byte == 0xEE ? 0xF5 : byte == 0xEF ? 0xF6 : byte
+            prefix |= UInt64(mapped) << shift
+            shift &-= 8
+        }
+        return prefix
     }
-    return prefix
+    if let fast = key.utf8.withContiguousStorageIfAvailable(prefix) { return fast }
+    return Array(key.utf8.prefix(8)).withUnsafeBufferPointer(prefix)
 }
 
 /// True when `a` sorts before `b` by UTF-16 code units. UTF-8 byte order is code-point order,
