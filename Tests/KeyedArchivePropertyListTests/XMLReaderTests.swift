@@ -185,6 +185,53 @@ final class XMLReaderTests: XCTestCase {
         XCTAssertEqual(levels, 4_999)
     }
 
+    /// Any mix of white space between elements (runs of tabs or spaces longer and shorter than
+    /// eight, CR LF, runs broken by another space character) reads to the same value, and white
+    /// space inside a string is kept.
+    func testWhiteSpaceBetweenElements() throws {
+        var generator = SeededGenerator(seed: 0x7AB5)
+        func space() -> String {
+            var text = ""
+            for _ in 0..<Int.random(in: 0...3, using: &generator) {
+                let newline = ["\n", "\r\n", "\r", ""][Int.random(in: 0...3, using: &generator)]
+                let run = String(repeating: ["\t", " "][Int.random(in: 0...1, using: &generator)], count: Int.random(in: 0...40, using: &generator))
+                let tail = ["", "\t", " ", " \t", "\n"][Int.random(in: 0...4, using: &generator)]
+                text += newline + run + tail
+            }
+            return text
+        }
+        func element(_ depth: Int) -> (String, PropertyListValue) {
+            switch depth > 6 ? 0 : Int.random(in: 0...3, using: &generator) {
+            case 0:
+                let number = Int.random(in: -1000...1000, using: &generator)
+                return ("<integer>\(number)</integer>", .integer(PropertyListInteger(number)))
+            case 1:
+                let text = "a\n\t\t\t\t\t\t\t\t\tb \(Int.random(in: 0...9, using: &generator))"
+                return ("<string>\(text)</string>", PropertyListValue(text))
+            case 2:
+                var xml = "<array>", members: [PropertyListValue] = []
+                for _ in 0..<Int.random(in: 0...4, using: &generator) {
+                    let (text, value) = element(depth + 1)
+                    xml += space() + text
+                    members.append(value)
+                }
+                return (xml + space() + "</array>", .array(members))
+            default:
+                var xml = "<dict>", dictionary = PropertyListDictionary()
+                for index in 0..<Int.random(in: 0...4, using: &generator) {
+                    let (text, value) = element(depth + 1)
+                    xml += space() + "<key>k\(index)</key>" + space() + text
+                    dictionary.entries.append((PropertyListValue("k\(index)"), value))
+                }
+                return (xml + space() + "</dict>", .dictionary(dictionary))
+            }
+        }
+        for round in 0..<300 {
+            let (body, value) = element(0)
+            XCTAssertEqual(try read(document(space() + body + space())), value, "round \(round): \(body)")
+        }
+    }
+
     func testObjectAndLengthLimits() {
         let many = document("<array>" + String(repeating: "<true/>", count: 100) + "</array>")
         XCTAssertThrowsError(try read(many, limits: DecodingLimits(maximumObjectCount: 50))) { error in

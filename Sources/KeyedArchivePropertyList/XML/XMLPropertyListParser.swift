@@ -593,9 +593,21 @@ struct XMLPropertyListParser {
         }
     }
 
+    /// Skips white space. Indentation (tabs from Apple's writer, spaces from others) after a
+    /// newline is skipped eight bytes at a time: deeply nested files are mostly indentation.
     @inline(__always)
     private mutating func skipSpace() {
-        while position < bytes.count, isXMLSpace(bytes[position]) { position += 1 }
+        let count = bytes.count
+        while position < count {
+            let byte = bytes[position]
+            guard isXMLSpace(byte) else { return }
+            position += 1
+            guard byte == 0x0A, position < count else { continue }
+            let indent = bytes[position]
+            guard indent == 0x09 || indent == 0x20 else { continue }
+            let run = UInt64(indent) &* 0x0101_0101_0101_0101
+            while count - position >= 8, bytes.loadUnaligned(fromByteOffset: position, as: UInt64.self) == run { position += 8 }
+        }
     }
 
     private mutating func skipComment() throws {
