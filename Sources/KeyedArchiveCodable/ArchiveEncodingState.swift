@@ -17,8 +17,12 @@ final class ArchiveEncodingState: Encoder {
     var level = Level()
     /// Containers opened with `nestedContainer`/`superEncoder` at the current level.
     var nestedBuilders: [ContainerBuilder] = []
-    private var classUIDs: [ObjectIdentifier: UInt32] = [:]
+    /// Class-description UIDs by type: a short list scanned linearly, then a dictionary.
+    private var classTypes: [(id: ObjectIdentifier, uid: UInt32)] = []
+    private var moreClassUIDs: [ObjectIdentifier: UInt32] = [:]
     private var dictionaryClassUID: UInt32 = 0
+    private var arrayClassUID: UInt32 = 0
+    private var typeKinds = TypeKindCache(decoding: false)
     /// Class instances whose `encode(to:)` is running, with the coding-path depth they started at.
     private(set) var inProgress: [ObjectIdentifier: [any CodingKey]] = [:]
     /// Conditional references not yet resolved (target not encoded when they were met).
@@ -71,17 +75,21 @@ final class ArchiveEncodingState: Encoder {
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        UnkeyedArchiveEncodingContainer(state: self, builder: unkeyedBuilder())
+    }
+
+    /// The builder of the unkeyed container at the current level (made on first use).
+    func unkeyedBuilder() -> ContainerBuilder {
         if let builder = level.builder {
             if builder.kind != .array && builder.kind != .set {
                 level.misuse = "asked for an unkeyed container after a keyed one"
             }
-            return UnkeyedArchiveEncodingContainer(state: self, builder: builder)
+            return builder
         }
         if level.single != nil { level.misuse = "asked for an unkeyed container after encoding a single value" }
-        let builder = ContainerBuilder(
-            kind: .array, uid: takeUID(), classUID: table.classUID(chain: FoundationClassNames.arrayChain), depth: keys.count)
+        let builder = ContainerBuilder(kind: .array, uid: takeUID(), classUID: arrayClass(), depth: keys.count)
         level.builder = builder
-        return UnkeyedArchiveEncodingContainer(state: self, builder: builder)
+        return builder
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer {
@@ -101,10 +109,15 @@ final class ArchiveEncodingState: Encoder {
 
     func classUID(for type: Any.Type) -> UInt32 {
         let id = ObjectIdentifier(type)
-        if let uid = classUIDs[id] { return uid }
+        for known in classTypes where known.id == id { return known.uid }
+        if let uid = moreClassUIDs[id] { return uid }
         let name = ClassNames.archiveName(of: type, overrides: classNames)
         let uid = table.classUID(chain: name == "NSObject" ? ["NSObject"] : [name, "NSObject"])
-        classUIDs[id] = uid
+        if classTypes.count < 16 {
+            classTypes.append((id, uid))
+        } else {
+            moreClassUIDs[id] = uid
+        }
         return uid
     }
 
@@ -113,9 +126,14 @@ final class ArchiveEncodingState: Encoder {
         return dictionaryClassUID
     }
 
+    func arrayClass() -> UInt32 {
+        if arrayClassUID == 0 { arrayClassUID = table.classUID(chain: FoundationClassNames.arrayChain) }
+        return arrayClassUID
+    }
+
     /// A new NSDictionary-form or NSArray-form container referenced from a parent container.
     func nestedBuilder(_ kind: ContainerBuilder.Kind) -> ContainerBuilder {
-        let classUID = kind == .dictionary ? dictionaryClass() : table.classUID(chain: FoundationClassNames.arrayChain)
+        let classUID = kind == .dictionary ? dictionaryClass() : arrayClass()
         let builder = ContainerBuilder(kind: kind, uid: table.reserveUID(), classUID: classUID, depth: keys.count)
         nestedBuilders.append(builder)
         return builder
@@ -133,10 +151,8 @@ final class ArchiveEncodingState: Encoder {
     /// Encodes one value and returns what its container stores: an inline number or boolean
     /// (when `inline`, i.e. directly in an object's dictionary), or a UID.
     func box<T: Encodable>(_ value: T, inline: Bool) throws -> PropertyListValue {
-        if let primitive = Self.primitive(value) {
-            return store(primitive, inline: inline)
-        }
-        if let special = try boxSpecial(value) { return special }
+        let kind = typeKinds.kind(of: T.self)
+        if kind.isLeaf || kind.isSpecial, let stored = try boxLeaf(value, kind: kind, inline: inline) { return stored }
         depth += 1
         defer { depth -= 1 }
         guard depth <= maximumDepth else {
@@ -149,7 +165,7 @@ final class ArchiveEncodingState: Encoder {
         level = Level(type: T.self)
         defer { level = saved }
         var identity: ObjectIdentifier?
-        if T.self is AnyObject.Type {
+        if case .object = kind {
             let object = value as AnyObject
             let id = ObjectIdentifier(object)
             if let uid = table.uid(for: object) {
@@ -169,7 +185,11 @@ final class ArchiveEncodingState: Encoder {
         }
         let reserved = level.reservedUID
         defer { if let identity { inProgress[identity] = nil } }
-        try value.encode(to: self)
+        if case .encodableArray(let arrayType) = kind, try arrayType.encodeArchiveArray(value, state: self) {
+            // Done: what Array.encode(to:) does through unkeyedContainer(), without the generic path.
+        } else {
+            try value.encode(to: self)
+        }
         if let misuse = level.misuse {
             throw EncodingError.invalidValue(value, EncodingError.Context(codingPath: keys, debugDescription: misuse))
         }
@@ -193,6 +213,18 @@ final class ArchiveEncodingState: Encoder {
         let uid = reserved != 0 ? reserved : table.reserveUID()
         table.setObject(ContainerBuilder(kind: .object, uid: uid, classUID: classUID(for: T.self), depth: 0).finishedValue(), at: uid)
         return .uid(uid)
+    }
+
+    /// Primitives, and the values ``boxSpecial(_:)`` stores itself (kept out of ``box(_:inline:)``
+    /// so its stack frame stays small: it recurses once per nesting level).
+    private func boxLeaf<T: Encodable>(_ value: T, kind: CodableTypeKind, inline: Bool) throws -> PropertyListValue? {
+        switch kind {
+        case .string, .int, .double, .bool, .float, .int64, .int32, .int16, .int8, .uint, .uint64, .uint32, .uint16, .uint8:
+            if let primitive = Self.primitive(value) { return store(primitive, inline: inline) }
+            return nil
+        default:
+            return try boxSpecial(value)
+        }
     }
 
     /// Finishes containers opened with `nestedContainer` since `start`.
