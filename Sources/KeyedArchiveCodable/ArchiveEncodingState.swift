@@ -18,7 +18,7 @@ final class ArchiveEncodingState: Encoder {
     /// Containers opened with `nestedContainer`/`superEncoder` at the current level.
     var nestedBuilders: [ContainerBuilder] = []
     /// Class-description UIDs by type: a short list scanned linearly, then a dictionary.
-    private var classTypes: [(id: ObjectIdentifier, uid: UInt32)] = []
+    private var classTypes: [(id: ObjectIdentifier, uid: UInt32, fields: Int)] = []
     private var moreClassUIDs: [ObjectIdentifier: UInt32] = [:]
     private var dictionaryClassUID: UInt32 = 0
     private var arrayClassUID: UInt32 = 0
@@ -66,7 +66,13 @@ final class ArchiveEncodingState: Encoder {
         if level.single != nil { level.misuse = "asked for a keyed container after encoding a single value" }
         let builder: ContainerBuilder
         if let type = level.type {
-            builder = ContainerBuilder(kind: .object, uid: takeUID(), classUID: classUID(for: type), depth: keys.count)
+            // The UID first, then the class description (the order of `$objects` entries).
+            let uid = takeUID()
+            let slot = classSlot(for: type)
+            builder = ContainerBuilder(kind: .object, uid: uid, classUID: slot.uid, depth: keys.count)
+            builder.fieldHintSlot = slot.index
+            // As many entries as the last object of this type had: no regrowth, no slack.
+            if slot.fields > 1 { builder.entries.reserveCapacity(slot.fields) }
         } else {
             builder = ContainerBuilder(kind: .dictionary, uid: takeUID(), classUID: dictionaryClass(), depth: keys.count)
         }
@@ -107,18 +113,30 @@ final class ArchiveEncodingState: Encoder {
 
     // MARK: Class descriptions
 
-    func classUID(for type: Any.Type) -> UInt32 {
+    func classUID(for type: Any.Type) -> UInt32 { classSlot(for: type).uid }
+
+    /// The class-description UID of a type, with where it is cached (`index`, -1 past the
+    /// short list) and how many entries the last object of the type had (`fields`).
+    private func classSlot(for type: Any.Type) -> (uid: UInt32, index: Int, fields: Int) {
         let id = ObjectIdentifier(type)
-        for known in classTypes where known.id == id { return known.uid }
-        if let uid = moreClassUIDs[id] { return uid }
+        for index in classTypes.indices where classTypes[index].id == id {
+            return (classTypes[index].uid, index, classTypes[index].fields)
+        }
+        if let uid = moreClassUIDs[id] { return (uid, -1, 0) }
         let name = ClassNames.archiveName(of: type, overrides: classNames)
         let uid = table.classUID(chain: name == "NSObject" ? ["NSObject"] : [name, "NSObject"])
         if classTypes.count < 16 {
-            classTypes.append((id, uid))
-        } else {
-            moreClassUIDs[id] = uid
+            classTypes.append((id, uid, 0))
+            return (uid, classTypes.count - 1, 0)
         }
-        return uid
+        moreClassUIDs[id] = uid
+        return (uid, -1, 0)
+    }
+
+    /// Remembers the entry count of a finished object for the next one of its type.
+    private func noteFieldCount(of builder: ContainerBuilder) {
+        let slot = builder.fieldHintSlot
+        if slot >= 0 && slot < classTypes.count { classTypes[slot].fields = min(builder.entries.count, 64) }
     }
 
     func dictionaryClass() -> UInt32 {
@@ -195,6 +213,7 @@ final class ArchiveEncodingState: Encoder {
         }
         finishNested(from: nestedStart)
         if let builder = level.builder {
+            if builder.fieldHintSlot >= 0 { noteFieldCount(of: builder) }
             builder.finish(into: table)
             return .uid(builder.uid)
         }
@@ -453,6 +472,8 @@ final class ContainerBuilder {
     var entries: [PropertyListDictionary.Entry]
     /// Array and set forms: element references.
     var elements: [PropertyListValue] = []
+    /// Object form: where the encoder keeps the entry count of this type (-1: nowhere).
+    var fieldHintSlot = -1
 
     init(kind: Kind, uid: UInt32, classUID: UInt32, depth: Int) {
         self.kind = kind
