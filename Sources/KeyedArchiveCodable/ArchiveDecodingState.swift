@@ -20,7 +20,9 @@ final class ArchiveDecodingState: Decoder {
     private var expandedBytes = 0
     /// Objects whose decoding is running (a reference back to one is a cycle).
     private var active: [Bool]
-    private var instances: [InstanceKey: AnyObject] = [:]
+    /// Decoded class instances by UID and type. Held as `Any`: `as AnyObject` on a generic value
+    /// goes through the Objective-C bridging entry point (thousands of instructions on Linux).
+    private var instances: [InstanceKey: Any] = [:]
     /// Class descriptions met so far, by UID: a short list scanned linearly (archives have few
     /// classes), then a dictionary, so archives with many classes stay linear.
     private var knownClasses: [(uid: UInt32, info: ClassInfo)] = []
@@ -354,7 +356,7 @@ final class ArchiveDecodingState: Decoder {
         }
         let result = try T(from: self)
         if marked != 0, isObject {
-            instances[InstanceKey(uid: marked, type: ObjectIdentifier(T.self))] = result as AnyObject
+            instances[InstanceKey(uid: marked, type: ObjectIdentifier(T.self))] = result
         }
         return result
     }

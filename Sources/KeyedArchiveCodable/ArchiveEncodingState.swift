@@ -69,10 +69,9 @@ final class ArchiveEncodingState: Encoder {
             // The UID first, then the class description (the order of `$objects` entries).
             let uid = takeUID()
             let slot = classSlot(for: type)
-            builder = ContainerBuilder(kind: .object, uid: uid, classUID: slot.uid, depth: keys.count)
-            builder.fieldHintSlot = slot.index
             // As many entries as the last object of this type had: no regrowth, no slack.
-            if slot.fields > 1 { builder.entries.reserveCapacity(slot.fields) }
+            builder = ContainerBuilder(kind: .object, uid: uid, classUID: slot.uid, depth: keys.count, capacity: slot.fields)
+            builder.fieldHintSlot = slot.index
         } else {
             builder = ContainerBuilder(kind: .dictionary, uid: takeUID(), classUID: dictionaryClass(), depth: keys.count)
         }
@@ -184,7 +183,7 @@ final class ArchiveEncodingState: Encoder {
         defer { level = saved }
         var identity: ObjectIdentifier?
         if case .object = kind {
-            let object = value as AnyObject
+            let object = Self.instance(value)
             let id = ObjectIdentifier(object)
             if let uid = table.uid(for: object) {
                 if let startPath = inProgress[id] {
@@ -244,6 +243,15 @@ final class ArchiveEncodingState: Encoder {
         default:
             return try boxSpecial(value)
         }
+    }
+
+    /// A class instance as `AnyObject`, by a conditional cast to a class-bound existential:
+    /// `as AnyObject` on a generic value goes through the Objective-C bridging entry point,
+    /// thousands of instructions on Linux. (The cast never fails: only called for class types.)
+    /// Not inlined, so its existential temporaries stay out of the recursive ``box(_:inline:)``.
+    @inline(never)
+    private static func instance<T: Encodable>(_ value: T) -> AnyObject {
+        (value as? any Encodable & AnyObject) ?? (value as AnyObject)
     }
 
     /// Finishes containers opened with `nestedContainer` since `start`.
@@ -475,11 +483,15 @@ final class ContainerBuilder {
     /// Object form: where the encoder keeps the entry count of this type (-1: nowhere).
     var fieldHintSlot = -1
 
-    init(kind: Kind, uid: UInt32, classUID: UInt32, depth: Int) {
+    /// `capacity`: the entries expected, `$class` included (a hint; one allocation when right).
+    init(kind: Kind, uid: UInt32, classUID: UInt32, depth: Int, capacity: Int = 1) {
         self.kind = kind
         self.uid = uid
         self.depth = depth
-        self.entries = [(ArchiveEncodingKeys.classKey, .uid(classUID))]
+        var entries: [PropertyListDictionary.Entry] = []
+        entries.reserveCapacity(max(capacity, 1))
+        entries.append((ArchiveEncodingKeys.classKey, .uid(classUID)))
+        self.entries = entries
     }
 
     /// The object dictionary for this container.
