@@ -72,6 +72,7 @@ final class ArchiveEncodingState: Encoder {
             // As many entries as the last object of this type had: no regrowth, no slack.
             builder = ContainerBuilder(kind: .object, uid: uid, classUID: slot.uid, depth: keys.count, capacity: slot.fields)
             builder.fieldHintSlot = slot.index
+            builder.fieldHint = slot.fields
         } else {
             builder = ContainerBuilder(kind: .dictionary, uid: takeUID(), classUID: dictionaryClass(), depth: keys.count)
         }
@@ -212,7 +213,7 @@ final class ArchiveEncodingState: Encoder {
         }
         finishNested(from: nestedStart)
         if let builder = level.builder {
-            if builder.fieldHintSlot >= 0 { noteFieldCount(of: builder) }
+            if builder.fieldHintSlot >= 0 && builder.entries.count != builder.fieldHint { noteFieldCount(of: builder) }
             builder.finish(into: table)
             return .uid(builder.uid)
         }
@@ -480,8 +481,10 @@ final class ContainerBuilder {
     var entries: [PropertyListDictionary.Entry]
     /// Array and set forms: element references.
     var elements: [PropertyListValue] = []
-    /// Object form: where the encoder keeps the entry count of this type (-1: nowhere).
+    /// Object form: where the encoder keeps the entry count of this type (-1: nowhere), and
+    /// the count it held when this builder was made (updated only when it changes).
     var fieldHintSlot = -1
+    var fieldHint = 0
 
     /// `capacity`: the entries expected, `$class` included (a hint; one allocation when right).
     init(kind: Kind, uid: UInt32, classUID: UInt32, depth: Int, capacity: Int = 1) {
