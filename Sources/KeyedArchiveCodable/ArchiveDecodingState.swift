@@ -20,9 +20,15 @@ final class ArchiveDecodingState: Decoder {
     private var expandedBytes = 0
     /// Objects whose decoding is running (a reference back to one is a cycle).
     private var active: [Bool]
-    private var instances: [InstanceKey: AnyObject] = [:]
-    private var classInfo: [UInt32: ClassInfo] = [:]
+    /// Decoded class instances by UID and type. Held as `Any`: `as AnyObject` on a generic value
+    /// goes through the Objective-C bridging entry point (thousands of instructions on Linux).
+    private var instances: [InstanceKey: Any] = [:]
+    /// Class descriptions met so far, by UID: a short list scanned linearly (archives have few
+    /// classes), then a dictionary, so archives with many classes stay linear.
+    private var knownClasses: [(uid: UInt32, info: ClassInfo)] = []
+    private var moreClassInfo: [UInt32: ClassInfo] = [:]
     private var accepted: [AcceptKey: Bool] = [:]
+    private var typeKinds = TypeKindCache(decoding: true)
 
     /// The value the `Decoder` methods read, and the type being decoded from it (for the class
     /// name check; cleared once a container is made).
@@ -122,13 +128,19 @@ final class ArchiveDecodingState: Decoder {
 
     /// The class of an object dictionary (cached per class description).
     func classOf(_ fields: PropertyListDictionary, uid: UInt32, key: (any CodingKey)? = nil) throws -> (ClassInfo, UInt32) {
-        guard let first = fields.entries.first, case .string(let name) = first.key, name.value == ArchiveKeys.classReference,
-            case .uid(let classUID) = first.value
+        guard !fields.entries.isEmpty, case .uid(let classUID) = fields.entries[0].value,
+            case .string(let name) = fields.entries[0].key, name.value == ArchiveKeys.classReference
         else {
             return try slowClassOf(fields, uid: uid, key: key)
         }
-        if let info = classInfo[classUID] { return (info, classUID) }
+        if let info = knownClass(classUID) { return (info, classUID) }
         return try describeClass(classUID, uid: uid, key: key)
+    }
+
+    @inline(__always)
+    private func knownClass(_ classUID: UInt32) -> ClassInfo? {
+        for known in knownClasses where known.uid == classUID { return known.info }
+        return moreClassInfo.isEmpty ? nil : moreClassInfo[classUID]
     }
 
     private func slowClassOf(_ fields: PropertyListDictionary, uid: UInt32, key: (any CodingKey)?) throws -> (ClassInfo, UInt32) {
@@ -138,7 +150,7 @@ final class ArchiveDecodingState: Decoder {
         guard case .uid(let classUID) = classValue else {
             throw corrupted("$class of $objects[\(uid)] is a \(classValue.typeName), not a UID", key: key)
         }
-        if let info = classInfo[classUID] { return (info, classUID) }
+        if let info = knownClass(classUID) { return (info, classUID) }
         return try describeClass(classUID, uid: uid, key: key)
     }
 
@@ -166,7 +178,11 @@ final class ArchiveDecodingState: Decoder {
         case .archivedObject?, .type?, nil: kind = .keyed
         }
         let info = ClassInfo(name: description.name, kind: kind)
-        classInfo[classUID] = info
+        if knownClasses.count < 16 {
+            knownClasses.append((classUID, info))
+        } else {
+            moreClassInfo[classUID] = info
+        }
         return (info, classUID)
     }
 
@@ -245,6 +261,13 @@ final class ArchiveDecodingState: Decoder {
     }
 
     func unkeyedContainer(for value: PropertyListValue) throws -> any UnkeyedDecodingContainer {
+        let elements = try unkeyedElements(for: value)
+        return UnkeyedArchiveDecodingContainer(state: self, elements: elements, depth: keys.count)
+    }
+
+    /// The elements of the NSArray / NSSet (or interleaved NSDictionary keys and values) a
+    /// stored value refers to, counted toward the expansion limit.
+    func unkeyedElements(for value: PropertyListValue) throws -> [PropertyListValue] {
         guard case .uid(let uid) = value else {
             throw mismatch([Any].self, "expected an array, found an inline \(value.typeName)")
         }
@@ -279,7 +302,7 @@ final class ArchiveDecodingState: Decoder {
         // Elements decoded as primitives do not pass through decodeValue: count them here, so an
         // array shared by many containers counts its elements at every use.
         try countExpansion(elements.count)
-        return UnkeyedArchiveDecodingContainer(state: self, elements: elements, depth: keys.count)
+        return elements
     }
 
     // MARK: Values
@@ -289,21 +312,23 @@ final class ArchiveDecodingState: Decoder {
     /// `checkCycle` is false only when a single-value container decodes the value it stands on
     /// again (a wrapper type), which is not a reference back.
     func decodeValue<T: Decodable>(_ type: T.Type, from value: PropertyListValue, checkCycle: Bool) throws -> T {
-        if let primitive = try decodePrimitive(type, from: value) { return primitive }
-        if let special = try decodeSpecial(type, from: value) { return special }
+        let kind = typeKinds.kind(of: T.self)
+        if kind.isLeaf { return try decodeLeaf(type, kind: kind, from: value) }
         depth += 1
         defer { depth -= 1 }
         guard depth <= limits.maximumDepth else {
             throw corrupted("nesting deeper than the maximum depth \(limits.maximumDepth)")
         }
         try countExpansion(1)
+        let isObject: Bool
+        if case .object = kind { isObject = true } else { isObject = false }
         var marked: UInt32 = 0
         if case .uid(let uid) = value, uid != 0 {
             let index = Int(uid)
             guard index < objects.count else {
                 throw corrupted("UID \(uid) is out of range ($objects has \(objects.count) entries)")
             }
-            if T.self is AnyObject.Type, let instance = instances[InstanceKey(uid: uid, type: ObjectIdentifier(T.self))],
+            if isObject, let instance = instances[InstanceKey(uid: uid, type: ObjectIdentifier(T.self))],
                 let typed = instance as? T
             {
                 return typed
@@ -317,6 +342,10 @@ final class ArchiveDecodingState: Decoder {
             }
         }
         defer { if marked != 0 { active[Int(marked)] = false } }
+        if case .decodableArray(let arrayType) = kind {
+            // What Array.init(from:) does through unkeyedContainer(), without the generic path.
+            return try typed(arrayType.decodeArchiveArray(from: value, state: self), as: type)
+        }
         let savedValue = current
         let savedType = currentType
         current = value
@@ -326,10 +355,45 @@ final class ArchiveDecodingState: Decoder {
             currentType = savedType
         }
         let result = try T(from: self)
-        if marked != 0, T.self is AnyObject.Type {
-            instances[InstanceKey(uid: marked, type: ObjectIdentifier(T.self))] = result as AnyObject
+        if marked != 0, isObject {
+            instances[InstanceKey(uid: marked, type: ObjectIdentifier(T.self))] = result
         }
         return result
+    }
+
+    /// Strings, numbers, booleans, Data, Date, URL and UUID (kept out of ``decodeValue`` so its
+    /// stack frame stays small: it recurses once per nesting level).
+    private func decodeLeaf<T>(_ type: T.Type, kind: CodableTypeKind, from value: PropertyListValue) throws -> T {
+        switch kind {
+        case .plain, .object, .decodableArray, .dictionary, .set, .encodableArray, .optional:
+            throw mismatch(type, "internal: \(T.self) is not a leaf type")
+        case .string: return try typed(decodeString(value), as: type)
+        case .int: return try typed(decodeInteger(Int.self, value), as: type)
+        case .double: return try typed(decodeDouble(value), as: type)
+        case .bool: return try typed(decodeBool(value), as: type)
+        case .float: return try typed(decodeFloat(value), as: type)
+        case .int64: return try typed(decodeInteger(Int64.self, value), as: type)
+        case .int32: return try typed(decodeInteger(Int32.self, value), as: type)
+        case .int16: return try typed(decodeInteger(Int16.self, value), as: type)
+        case .int8: return try typed(decodeInteger(Int8.self, value), as: type)
+        case .uint: return try typed(decodeInteger(UInt.self, value), as: type)
+        case .uint64: return try typed(decodeInteger(UInt64.self, value), as: type)
+        case .uint32: return try typed(decodeInteger(UInt32.self, value), as: type)
+        case .uint16: return try typed(decodeInteger(UInt16.self, value), as: type)
+        case .uint8: return try typed(decodeInteger(UInt8.self, value), as: type)
+        case .data: return try typed(decodeData(value), as: type)
+        case .date: return try typed(decodeDate(value), as: type)
+        case .url: return try typed(decodeURL(value), as: type)
+        case .uuid: return try typed(decodeUUID(value), as: type)
+        }
+    }
+
+    /// A decoded value as the type asked for, which it is whenever the type's kind says so (a
+    /// failed cast would be a bug here, reported as a type mismatch rather than a trap).
+    @inline(__always)
+    private func typed<V, T>(_ value: V, as type: T.Type) throws -> T {
+        if let result = value as? T { return result }
+        throw mismatch(type, "internal: decoded a \(V.self) for \(T.self)")
     }
 
     /// Follows a reference to a leaf: strings, numbers, booleans, data, or the NSString /
@@ -374,24 +438,43 @@ final class ArchiveDecodingState: Decoder {
         return "a \(target.typeName)"
     }
 
-    /// Strings, numbers and booleans.
+    // MARK: Quick paths
+    //
+    // The common stored forms of primitives, decoded without the coding key (an existential
+    // per field otherwise). `nil` sends the caller to the full decoder, which also reports the
+    // error; nothing is counted unless the quick path succeeds.
+
+    /// A reference to a plain string in `$objects`.
     @inline(__always)
-    func decodePrimitive<T>(_ type: T.Type, from value: PropertyListValue, key: (any CodingKey)? = nil) throws -> T? {
-        if type == String.self { return try decodeString(value, key: key) as? T }
-        if type == Int.self { return try decodeInteger(Int.self, value, key: key) as? T }
-        if type == Double.self { return try decodeDouble(value, key: key) as? T }
-        if type == Bool.self { return try decodeBool(value, key: key) as? T }
-        if type == Float.self { return try decodeFloat(value, key: key) as? T }
-        if type == Int64.self { return try decodeInteger(Int64.self, value, key: key) as? T }
-        if type == Int32.self { return try decodeInteger(Int32.self, value, key: key) as? T }
-        if type == Int16.self { return try decodeInteger(Int16.self, value, key: key) as? T }
-        if type == Int8.self { return try decodeInteger(Int8.self, value, key: key) as? T }
-        if type == UInt.self { return try decodeInteger(UInt.self, value, key: key) as? T }
-        if type == UInt64.self { return try decodeInteger(UInt64.self, value, key: key) as? T }
-        if type == UInt32.self { return try decodeInteger(UInt32.self, value, key: key) as? T }
-        if type == UInt16.self { return try decodeInteger(UInt16.self, value, key: key) as? T }
-        if type == UInt8.self { return try decodeInteger(UInt8.self, value, key: key) as? T }
-        return nil
+    func quickString(_ value: PropertyListValue) -> String? {
+        guard case .uid(let uid) = value, uid != 0, Int(uid) < objects.count, case .string(let string) = objects[Int(uid)] else {
+            return nil
+        }
+        let (sum, overflow) = expandedBytes.addingReportingOverflow(string.value.utf8.count)
+        guard !overflow, sum <= limits.maximumExpandedByteCount else { return nil }
+        expandedBytes = sum
+        return string.value
+    }
+
+    /// An inline integer that fits.
+    @inline(__always)
+    func quickInteger<I: FixedWidthInteger>(_ type: I.Type, _ value: PropertyListValue) -> I? {
+        guard case .integer(let integer) = value else { return nil }
+        return integer.isAboveInt64Max ? I(exactly: integer.bitPattern) : I(exactly: Int64(bitPattern: integer.bitPattern))
+    }
+
+    /// An inline real.
+    @inline(__always)
+    func quickDouble(_ value: PropertyListValue) -> Double? {
+        guard case .real(let real) = value else { return nil }
+        return real.value
+    }
+
+    /// An inline boolean.
+    @inline(__always)
+    func quickBool(_ value: PropertyListValue) -> Bool? {
+        guard case .bool(let bool) = value else { return nil }
+        return bool
     }
 
     func decodeString(_ value: PropertyListValue, key: (any CodingKey)? = nil) throws -> String {
@@ -477,15 +560,6 @@ final class ArchiveDecodingState: Decoder {
         default:
             throw mismatch(Bool.self, "expected a boolean, found \(describe(value))", key: key)
         }
-    }
-
-    /// Data, Date, URL and UUID from their Foundation object forms.
-    private func decodeSpecial<T>(_ type: T.Type, from value: PropertyListValue) throws -> T? {
-        if type == Data.self { return try decodeData(value) as? T }
-        if type == Date.self { return try decodeDate(value) as? T }
-        if type == URL.self { return try decodeURL(value) as? T }
-        if type == UUID.self { return try decodeUUID(value) as? T }
-        return nil
     }
 
     func decodeData(_ value: PropertyListValue) throws -> Data {

@@ -17,8 +17,12 @@ final class ArchiveEncodingState: Encoder {
     var level = Level()
     /// Containers opened with `nestedContainer`/`superEncoder` at the current level.
     var nestedBuilders: [ContainerBuilder] = []
-    private var classUIDs: [ObjectIdentifier: UInt32] = [:]
+    /// Class-description UIDs by type: a short list scanned linearly, then a dictionary.
+    private var classTypes: [(id: ObjectIdentifier, uid: UInt32, fields: Int)] = []
+    private var moreClassUIDs: [ObjectIdentifier: UInt32] = [:]
     private var dictionaryClassUID: UInt32 = 0
+    private var arrayClassUID: UInt32 = 0
+    private var typeKinds = TypeKindCache(decoding: false)
     /// Class instances whose `encode(to:)` is running, with the coding-path depth they started at.
     private(set) var inProgress: [ObjectIdentifier: [any CodingKey]] = [:]
     /// Conditional references not yet resolved (target not encoded when they were met).
@@ -62,7 +66,13 @@ final class ArchiveEncodingState: Encoder {
         if level.single != nil { level.misuse = "asked for a keyed container after encoding a single value" }
         let builder: ContainerBuilder
         if let type = level.type {
-            builder = ContainerBuilder(kind: .object, uid: takeUID(), classUID: classUID(for: type), depth: keys.count)
+            // The UID first, then the class description (the order of `$objects` entries).
+            let uid = takeUID()
+            let slot = classSlot(for: type)
+            // As many entries as the last object of this type had: no regrowth, no slack.
+            builder = ContainerBuilder(kind: .object, uid: uid, classUID: slot.uid, depth: keys.count, capacity: slot.fields)
+            builder.fieldHintSlot = slot.index
+            builder.fieldHint = slot.fields
         } else {
             builder = ContainerBuilder(kind: .dictionary, uid: takeUID(), classUID: dictionaryClass(), depth: keys.count)
         }
@@ -71,17 +81,21 @@ final class ArchiveEncodingState: Encoder {
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        UnkeyedArchiveEncodingContainer(state: self, builder: unkeyedBuilder())
+    }
+
+    /// The builder of the unkeyed container at the current level (made on first use).
+    func unkeyedBuilder() -> ContainerBuilder {
         if let builder = level.builder {
             if builder.kind != .array && builder.kind != .set {
                 level.misuse = "asked for an unkeyed container after a keyed one"
             }
-            return UnkeyedArchiveEncodingContainer(state: self, builder: builder)
+            return builder
         }
         if level.single != nil { level.misuse = "asked for an unkeyed container after encoding a single value" }
-        let builder = ContainerBuilder(
-            kind: .array, uid: takeUID(), classUID: table.classUID(chain: FoundationClassNames.arrayChain), depth: keys.count)
+        let builder = ContainerBuilder(kind: .array, uid: takeUID(), classUID: arrayClass(), depth: keys.count)
         level.builder = builder
-        return UnkeyedArchiveEncodingContainer(state: self, builder: builder)
+        return builder
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer {
@@ -99,13 +113,30 @@ final class ArchiveEncodingState: Encoder {
 
     // MARK: Class descriptions
 
-    func classUID(for type: Any.Type) -> UInt32 {
+    func classUID(for type: Any.Type) -> UInt32 { classSlot(for: type).uid }
+
+    /// The class-description UID of a type, with where it is cached (`index`, -1 past the
+    /// short list) and how many entries the last object of the type had (`fields`).
+    private func classSlot(for type: Any.Type) -> (uid: UInt32, index: Int, fields: Int) {
         let id = ObjectIdentifier(type)
-        if let uid = classUIDs[id] { return uid }
+        for index in classTypes.indices where classTypes[index].id == id {
+            return (classTypes[index].uid, index, classTypes[index].fields)
+        }
+        if let uid = moreClassUIDs[id] { return (uid, -1, 0) }
         let name = ClassNames.archiveName(of: type, overrides: classNames)
         let uid = table.classUID(chain: name == "NSObject" ? ["NSObject"] : [name, "NSObject"])
-        classUIDs[id] = uid
-        return uid
+        if classTypes.count < 16 {
+            classTypes.append((id, uid, 0))
+            return (uid, classTypes.count - 1, 0)
+        }
+        moreClassUIDs[id] = uid
+        return (uid, -1, 0)
+    }
+
+    /// Remembers the entry count of a finished object for the next one of its type.
+    private func noteFieldCount(of builder: ContainerBuilder) {
+        let slot = builder.fieldHintSlot
+        if slot >= 0 && slot < classTypes.count { classTypes[slot].fields = min(builder.entries.count, 64) }
     }
 
     func dictionaryClass() -> UInt32 {
@@ -113,9 +144,14 @@ final class ArchiveEncodingState: Encoder {
         return dictionaryClassUID
     }
 
+    func arrayClass() -> UInt32 {
+        if arrayClassUID == 0 { arrayClassUID = table.classUID(chain: FoundationClassNames.arrayChain) }
+        return arrayClassUID
+    }
+
     /// A new NSDictionary-form or NSArray-form container referenced from a parent container.
     func nestedBuilder(_ kind: ContainerBuilder.Kind) -> ContainerBuilder {
-        let classUID = kind == .dictionary ? dictionaryClass() : table.classUID(chain: FoundationClassNames.arrayChain)
+        let classUID = kind == .dictionary ? dictionaryClass() : arrayClass()
         let builder = ContainerBuilder(kind: kind, uid: table.reserveUID(), classUID: classUID, depth: keys.count)
         nestedBuilders.append(builder)
         return builder
@@ -133,10 +169,8 @@ final class ArchiveEncodingState: Encoder {
     /// Encodes one value and returns what its container stores: an inline number or boolean
     /// (when `inline`, i.e. directly in an object's dictionary), or a UID.
     func box<T: Encodable>(_ value: T, inline: Bool) throws -> PropertyListValue {
-        if let primitive = Self.primitive(value) {
-            return store(primitive, inline: inline)
-        }
-        if let special = try boxSpecial(value) { return special }
+        let kind = typeKinds.kind(of: T.self)
+        if kind.isLeaf || kind.isSpecial, let stored = try boxLeaf(value, kind: kind, inline: inline) { return stored }
         depth += 1
         defer { depth -= 1 }
         guard depth <= maximumDepth else {
@@ -149,8 +183,8 @@ final class ArchiveEncodingState: Encoder {
         level = Level(type: T.self)
         defer { level = saved }
         var identity: ObjectIdentifier?
-        if T.self is AnyObject.Type {
-            let object = value as AnyObject
+        if case .object = kind {
+            let object = Self.instance(value)
             let id = ObjectIdentifier(object)
             if let uid = table.uid(for: object) {
                 if let startPath = inProgress[id] {
@@ -169,12 +203,17 @@ final class ArchiveEncodingState: Encoder {
         }
         let reserved = level.reservedUID
         defer { if let identity { inProgress[identity] = nil } }
-        try value.encode(to: self)
+        if case .encodableArray(let arrayType) = kind, try arrayType.encodeArchiveArray(value, state: self) {
+            // Done: what Array.encode(to:) does through unkeyedContainer(), without the generic path.
+        } else {
+            try value.encode(to: self)
+        }
         if let misuse = level.misuse {
             throw EncodingError.invalidValue(value, EncodingError.Context(codingPath: keys, debugDescription: misuse))
         }
         finishNested(from: nestedStart)
         if let builder = level.builder {
+            if builder.fieldHintSlot >= 0 && builder.entries.count != builder.fieldHint { noteFieldCount(of: builder) }
             builder.finish(into: table)
             return .uid(builder.uid)
         }
@@ -193,6 +232,27 @@ final class ArchiveEncodingState: Encoder {
         let uid = reserved != 0 ? reserved : table.reserveUID()
         table.setObject(ContainerBuilder(kind: .object, uid: uid, classUID: classUID(for: T.self), depth: 0).finishedValue(), at: uid)
         return .uid(uid)
+    }
+
+    /// Primitives, and the values ``boxSpecial(_:)`` stores itself (kept out of ``box(_:inline:)``
+    /// so its stack frame stays small: it recurses once per nesting level).
+    private func boxLeaf<T: Encodable>(_ value: T, kind: CodableTypeKind, inline: Bool) throws -> PropertyListValue? {
+        switch kind {
+        case .string, .int, .double, .bool, .float, .int64, .int32, .int16, .int8, .uint, .uint64, .uint32, .uint16, .uint8:
+            if let primitive = Self.primitive(value) { return store(primitive, inline: inline) }
+            return nil
+        default:
+            return try boxSpecial(value)
+        }
+    }
+
+    /// A class instance as `AnyObject`, by a conditional cast to a class-bound existential:
+    /// `as AnyObject` on a generic value goes through the Objective-C bridging entry point,
+    /// thousands of instructions on Linux. (The cast never fails: only called for class types.)
+    /// Not inlined, so its existential temporaries stay out of the recursive ``box(_:inline:)``.
+    @inline(never)
+    private static func instance<T: Encodable>(_ value: T) -> AnyObject {
+        (value as? any Encodable & AnyObject) ?? (value as AnyObject)
     }
 
     /// Finishes containers opened with `nestedContainer` since `start`.
@@ -421,12 +481,20 @@ final class ContainerBuilder {
     var entries: [PropertyListDictionary.Entry]
     /// Array and set forms: element references.
     var elements: [PropertyListValue] = []
+    /// Object form: where the encoder keeps the entry count of this type (-1: nowhere), and
+    /// the count it held when this builder was made (updated only when it changes).
+    var fieldHintSlot = -1
+    var fieldHint = 0
 
-    init(kind: Kind, uid: UInt32, classUID: UInt32, depth: Int) {
+    /// `capacity`: the entries expected, `$class` included (a hint; one allocation when right).
+    init(kind: Kind, uid: UInt32, classUID: UInt32, depth: Int, capacity: Int = 1) {
         self.kind = kind
         self.uid = uid
         self.depth = depth
-        self.entries = [(ArchiveEncodingKeys.classKey, .uid(classUID))]
+        var entries: [PropertyListDictionary.Entry] = []
+        entries.reserveCapacity(max(capacity, 1))
+        entries.append((ArchiveEncodingKeys.classKey, .uid(classUID)))
+        self.entries = entries
     }
 
     /// The object dictionary for this container.

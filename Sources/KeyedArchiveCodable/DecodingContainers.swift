@@ -68,20 +68,72 @@ struct KeyedArchiveDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProt
         return value == .uid(0)
     }
 
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try state.decodeBool(require(key), key: key) }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try state.decodeString(require(key), key: key) }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try state.decodeDouble(require(key), key: key) }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+        let value = try require(key)
+        if let quick = state.quickBool(value) { return quick }
+        return try state.decodeBool(value, key: key)
+    }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String {
+        let value = try require(key)
+        if let quick = state.quickString(value) { return quick }
+        return try state.decodeString(value, key: key)
+    }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
+        let value = try require(key)
+        if let quick = state.quickDouble(value) { return quick }
+        return try state.decodeDouble(value, key: key)
+    }
     func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try state.decodeFloat(require(key), key: key) }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try state.decodeInteger(type, require(key), key: key) }
-    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try state.decodeInteger(type, require(key), key: key) }
-    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try state.decodeInteger(type, require(key), key: key) }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try state.decodeInteger(type, require(key), key: key) }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try state.decodeInteger(type, require(key), key: key) }
-    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try state.decodeInteger(type, require(key), key: key) }
-    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try state.decodeInteger(type, require(key), key: key) }
-    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try state.decodeInteger(type, require(key), key: key) }
-    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try state.decodeInteger(type, require(key), key: key) }
-    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try state.decodeInteger(type, require(key), key: key) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
+        let value = try require(key)
+        if let quick = state.quickInteger(type, value) { return quick }
+        return try state.decodeInteger(type, value, key: key)
+    }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 {
+        let value = try require(key)
+        if let quick = state.quickInteger(type, value) { return quick }
+        return try state.decodeInteger(type, value, key: key)
+    }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 {
+        let value = try require(key)
+        if let quick = state.quickInteger(type, value) { return quick }
+        return try state.decodeInteger(type, value, key: key)
+    }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 {
+        let value = try require(key)
+        if let quick = state.quickInteger(type, value) { return quick }
+        return try state.decodeInteger(type, value, key: key)
+    }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
+        let value = try require(key)
+        if let quick = state.quickInteger(type, value) { return quick }
+        return try state.decodeInteger(type, value, key: key)
+    }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt {
+        let value = try require(key)
+        if let quick = state.quickInteger(type, value) { return quick }
+        return try state.decodeInteger(type, value, key: key)
+    }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 {
+        let value = try require(key)
+        if let quick = state.quickInteger(type, value) { return quick }
+        return try state.decodeInteger(type, value, key: key)
+    }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 {
+        let value = try require(key)
+        if let quick = state.quickInteger(type, value) { return quick }
+        return try state.decodeInteger(type, value, key: key)
+    }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 {
+        let value = try require(key)
+        if let quick = state.quickInteger(type, value) { return quick }
+        return try state.decodeInteger(type, value, key: key)
+    }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 {
+        let value = try require(key)
+        if let quick = state.quickInteger(type, value) { return quick }
+        return try state.decodeInteger(type, value, key: key)
+    }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         let value = try require(key)
@@ -178,20 +230,89 @@ struct UnkeyedArchiveDecodingContainer: UnkeyedDecodingContainer {
         return false
     }
 
-    mutating func decode(_ type: Bool.Type) throws -> Bool { let i = currentIndex; return try state.decodeBool(next(type), key: IndexKey(i)) }
-    mutating func decode(_ type: String.Type) throws -> String { let i = currentIndex; return try state.decodeString(next(type), key: IndexKey(i)) }
-    mutating func decode(_ type: Double.Type) throws -> Double { let i = currentIndex; return try state.decodeDouble(next(type), key: IndexKey(i)) }
-    mutating func decode(_ type: Float.Type) throws -> Float { let i = currentIndex; return try state.decodeFloat(next(type), key: IndexKey(i)) }
-    mutating func decode(_ type: Int.Type) throws -> Int { let i = currentIndex; return try state.decodeInteger(type, next(type), key: IndexKey(i)) }
-    mutating func decode(_ type: Int8.Type) throws -> Int8 { let i = currentIndex; return try state.decodeInteger(type, next(type), key: IndexKey(i)) }
-    mutating func decode(_ type: Int16.Type) throws -> Int16 { let i = currentIndex; return try state.decodeInteger(type, next(type), key: IndexKey(i)) }
-    mutating func decode(_ type: Int32.Type) throws -> Int32 { let i = currentIndex; return try state.decodeInteger(type, next(type), key: IndexKey(i)) }
-    mutating func decode(_ type: Int64.Type) throws -> Int64 { let i = currentIndex; return try state.decodeInteger(type, next(type), key: IndexKey(i)) }
-    mutating func decode(_ type: UInt.Type) throws -> UInt { let i = currentIndex; return try state.decodeInteger(type, next(type), key: IndexKey(i)) }
-    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { let i = currentIndex; return try state.decodeInteger(type, next(type), key: IndexKey(i)) }
-    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { let i = currentIndex; return try state.decodeInteger(type, next(type), key: IndexKey(i)) }
-    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { let i = currentIndex; return try state.decodeInteger(type, next(type), key: IndexKey(i)) }
-    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { let i = currentIndex; return try state.decodeInteger(type, next(type), key: IndexKey(i)) }
+    mutating func decode(_ type: Bool.Type) throws -> Bool {
+        let index = currentIndex
+        let value = try next(type)
+        if let quick = state.quickBool(value) { return quick }
+        return try state.decodeBool(value, key: IndexKey(index))
+    }
+    mutating func decode(_ type: String.Type) throws -> String {
+        let index = currentIndex
+        let value = try next(type)
+        if let quick = state.quickString(value) { return quick }
+        return try state.decodeString(value, key: IndexKey(index))
+    }
+    mutating func decode(_ type: Double.Type) throws -> Double {
+        let index = currentIndex
+        let value = try next(type)
+        if let quick = state.quickDouble(value) { return quick }
+        return try state.decodeDouble(value, key: IndexKey(index))
+    }
+    mutating func decode(_ type: Float.Type) throws -> Float {
+        let index = currentIndex
+        let value = try next(type)
+        return try state.decodeFloat(value, key: IndexKey(index))
+    }
+    mutating func decode(_ type: Int.Type) throws -> Int {
+        let index = currentIndex
+        let value = try next(type)
+        if let quick = state.quickInteger(type, value) { return quick }
+        return try state.decodeInteger(type, value, key: IndexKey(index))
+    }
+    mutating func decode(_ type: Int8.Type) throws -> Int8 {
+        let index = currentIndex
+        let value = try next(type)
+        if let quick = state.quickInteger(type, value) { return quick }
+        return try state.decodeInteger(type, value, key: IndexKey(index))
+    }
+    mutating func decode(_ type: Int16.Type) throws -> Int16 {
+        let index = currentIndex
+        let value = try next(type)
+        if let quick = state.quickInteger(type, value) { return quick }
+        return try state.decodeInteger(type, value, key: IndexKey(index))
+    }
+    mutating func decode(_ type: Int32.Type) throws -> Int32 {
+        let index = currentIndex
+        let value = try next(type)
+        if let quick = state.quickInteger(type, value) { return quick }
+        return try state.decodeInteger(type, value, key: IndexKey(index))
+    }
+    mutating func decode(_ type: Int64.Type) throws -> Int64 {
+        let index = currentIndex
+        let value = try next(type)
+        if let quick = state.quickInteger(type, value) { return quick }
+        return try state.decodeInteger(type, value, key: IndexKey(index))
+    }
+    mutating func decode(_ type: UInt.Type) throws -> UInt {
+        let index = currentIndex
+        let value = try next(type)
+        if let quick = state.quickInteger(type, value) { return quick }
+        return try state.decodeInteger(type, value, key: IndexKey(index))
+    }
+    mutating func decode(_ type: UInt8.Type) throws -> UInt8 {
+        let index = currentIndex
+        let value = try next(type)
+        if let quick = state.quickInteger(type, value) { return quick }
+        return try state.decodeInteger(type, value, key: IndexKey(index))
+    }
+    mutating func decode(_ type: UInt16.Type) throws -> UInt16 {
+        let index = currentIndex
+        let value = try next(type)
+        if let quick = state.quickInteger(type, value) { return quick }
+        return try state.decodeInteger(type, value, key: IndexKey(index))
+    }
+    mutating func decode(_ type: UInt32.Type) throws -> UInt32 {
+        let index = currentIndex
+        let value = try next(type)
+        if let quick = state.quickInteger(type, value) { return quick }
+        return try state.decodeInteger(type, value, key: IndexKey(index))
+    }
+    mutating func decode(_ type: UInt64.Type) throws -> UInt64 {
+        let index = currentIndex
+        let value = try next(type)
+        if let quick = state.quickInteger(type, value) { return quick }
+        return try state.decodeInteger(type, value, key: IndexKey(index))
+    }
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
         let index = currentIndex

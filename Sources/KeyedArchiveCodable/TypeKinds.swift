@@ -1,0 +1,155 @@
+/// What the bridge does with a Swift type, decided once per type and run (see
+/// ``TypeKindCache``) instead of by a chain of type comparisons and conformance casts per value.
+///
+/// The answer depends only on the static type, which is what the per-value checks looked at
+/// too (`T.self == String.self`, `T.self is AnyObject.Type`, a conditional conformance of
+/// `Array`, `Dictionary` or `Set`), so caching it changes no result.
+enum CodableTypeKind {
+    case string, int, double, bool, float, int64, int32, int16, int8, uint, uint64, uint32, uint16, uint8
+    case data, date, url, uuid
+    /// `Dictionary` (encoded as NSDictionary by the bridge itself).
+    case dictionary
+    /// `Set` (encoded as NSSet by the bridge itself).
+    case set
+    /// `Array` when decoding: its elements are decoded by the bridge directly, as `Array`'s own
+    /// `init(from:)` would through an unkeyed container, without the generic standard-library
+    /// path (an existential container and unspecialized appends per element).
+    case decodableArray(any ArchiveArrayDecodable.Type)
+    /// `Array` when encoding (as `Array.encode(to:)` would through an unkeyed container).
+    case encodableArray(any ArchiveArrayEncodable.Type)
+    /// `Optional`: the encoder's dictionary and set checks are casts of the value, which look
+    /// through a non-nil optional, so they stay per value for it.
+    case optional
+    /// A class: instances have identity (one UID per instance).
+    case object
+    /// Any other type: coded by its own `init(from:)` / `encode(to:)`.
+    case plain
+
+    /// Primitives and the Foundation value types the bridge stores itself.
+    var isLeaf: Bool {
+        switch self {
+        case .string, .int, .double, .bool, .float, .int64, .int32, .int16, .int8, .uint, .uint64, .uint32, .uint16, .uint8,
+            .data, .date, .url, .uuid:
+            return true
+        case .dictionary, .set, .decodableArray, .encodableArray, .optional, .object, .plain:
+            return false
+        }
+    }
+
+    /// Values the encoder stores in Foundation form without their own `encode(to:)`
+    /// (dictionaries, sets; optionals are checked per value, see ``optional``).
+    var isSpecial: Bool {
+        switch self {
+        case .dictionary, .set, .optional: return true
+        default: return false
+        }
+    }
+
+    /// The kind of `type` for a decoder (`decoding`) or an encoder.
+    static func of(_ type: Any.Type, decoding: Bool) -> CodableTypeKind {
+        if type == String.self { return .string }
+        if type == Int.self { return .int }
+        if type == Double.self { return .double }
+        if type == Bool.self { return .bool }
+        if type == Float.self { return .float }
+        if type == Int64.self { return .int64 }
+        if type == Int32.self { return .int32 }
+        if type == Int16.self { return .int16 }
+        if type == Int8.self { return .int8 }
+        if type == UInt.self { return .uint }
+        if type == UInt64.self { return .uint64 }
+        if type == UInt32.self { return .uint32 }
+        if type == UInt16.self { return .uint16 }
+        if type == UInt8.self { return .uint8 }
+        if type == Data.self { return .data }
+        if type == Date.self { return .date }
+        if type == URL.self { return .url }
+        if type == UUID.self { return .uuid }
+        if type is any OptionalMarker.Type { return .optional }
+        if type is any ArchiveDictionaryEncodable.Type { return .dictionary }
+        if type is any ArchiveSetEncodable.Type { return .set }
+        if decoding, let array = type as? any ArchiveArrayDecodable.Type { return .decodableArray(array) }
+        if !decoding, let array = type as? any ArchiveArrayEncodable.Type { return .encodableArray(array) }
+        if type is AnyObject.Type { return .object }
+        return .plain
+    }
+}
+
+/// Marks `Optional` for ``CodableTypeKind/of(_:decoding:)``.
+protocol OptionalMarker {}
+extension Optional: OptionalMarker {}
+
+/// Kinds by type for one coding run: a short list scanned linearly (a run meets few types),
+/// then a dictionary, so a run over many types stays linear.
+struct TypeKindCache {
+    /// Whether the kinds are for a decoder (else an encoder).
+    let decoding: Bool
+    private var known: [(id: ObjectIdentifier, kind: CodableTypeKind)] = []
+    private var overflow: [ObjectIdentifier: CodableTypeKind] = [:]
+    private static let linearLimit = 16
+
+    init(decoding: Bool) { self.decoding = decoding }
+
+    /// The kind of `type`, classified on first use.
+    @inline(__always)
+    mutating func kind(of type: Any.Type) -> CodableTypeKind {
+        let id = ObjectIdentifier(type)
+        for entry in known where entry.id == id { return entry.kind }
+        return slowKind(of: type, id: id)
+    }
+
+    private mutating func slowKind(of type: Any.Type, id: ObjectIdentifier) -> CodableTypeKind {
+        if let known = overflow[id] { return known }
+        let kind = CodableTypeKind.of(type, decoding: decoding)
+        if known.count < Self.linearLimit {
+            known.append((id, kind))
+        } else {
+            overflow[id] = kind
+        }
+        return kind
+    }
+}
+
+/// `Array`, decoded element by element by the bridge (the same containers, keys and checks as
+/// `Array.init(from:)` going through ``ArchiveDecodingState``).
+protocol ArchiveArrayDecodable {
+    /// Decodes the array a stored value refers to: what `Array.init(from:)` does with an unkeyed
+    /// container of ``ArchiveDecodingState``.
+    static func decodeArchiveArray(from value: PropertyListValue, state: ArchiveDecodingState) throws -> Self
+}
+
+/// `Array`, encoded element by element by the bridge (as `Array.encode(to:)` does through an
+/// unkeyed container of ``ArchiveEncodingState``).
+protocol ArchiveArrayEncodable {
+    /// Encodes the elements of `value` into the state's current level and returns true, or
+    /// returns false when `value` is not of this type (it always is; no force cast).
+    static func encodeArchiveArray<V>(_ value: V, state: ArchiveEncodingState) throws -> Bool
+}
+
+extension Array: ArchiveArrayDecodable where Element: Decodable {
+    static func decodeArchiveArray(from value: PropertyListValue, state: ArchiveDecodingState) throws -> [Element] {
+        let elements = try state.unkeyedElements(for: value)
+        var result: [Element] = []
+        result.reserveCapacity(elements.count)
+        for index in elements.indices {
+            state.keys.append(IndexKey(index))
+            defer { state.keys.removeLast() }
+            result.append(try state.decodeValue(Element.self, from: elements[index], checkCycle: true))
+        }
+        return result
+    }
+}
+
+extension Array: ArchiveArrayEncodable where Element: Encodable {
+    static func encodeArchiveArray<V>(_ value: V, state: ArchiveEncodingState) throws -> Bool {
+        guard let array = value as? [Element] else { return false }
+        let builder = state.unkeyedBuilder()
+        builder.elements.reserveCapacity(array.count)
+        for element in array {
+            state.keys.append(IndexKey(builder.elements.count))
+            defer { state.keys.removeLast() }
+            builder.elements.append(try state.box(element, inline: false))
+        }
+        return true
+    }
+}

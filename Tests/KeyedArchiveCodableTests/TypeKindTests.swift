@@ -1,0 +1,234 @@
+import Foundation
+import KeyedArchive
+import XCTest
+
+/// The bridge decides per Swift type (once per run) whether a value is a primitive, a
+/// Foundation value, an array, a dictionary, a class instance or a plain value. These tests
+/// check that decision where a per-value check used to make it: types of the same shape that
+/// differ only in being a class, nested generic types, more types than the short lists hold,
+/// arrays coded by the bridge itself, and an optional dictionary encoded directly.
+final class TypeKindTests: XCTestCase {
+    struct PointS: Codable, Equatable {
+        var x: Int
+        var y: Int
+    }
+
+    final class PointC: Codable {
+        var x: Int
+        var y: Int
+        init(_ x: Int, _ y: Int) {
+            self.x = x
+            self.y = y
+        }
+    }
+
+    struct Shapes: Codable {
+        var structs: [PointS]
+        var classes: [PointC]
+        var single: PointS
+    }
+
+    /// The class first, then a struct of the same shape (the other order than `Shapes`).
+    struct ClassFirst: Codable {
+        var shared: PointC
+        var again: PointC
+        var plain: PointS
+    }
+
+    func testClassAndStructOfTheSameShapeKeepTheirKinds() throws {
+        let shared = PointC(1, 2)
+        let shapes = Shapes(structs: [PointS(x: 1, y: 2), PointS(x: 1, y: 2)], classes: [shared, shared, PointC(1, 2)], single: PointS(x: 5, y: 6))
+        let decoded = try KeyedUnarchiver.unarchivedObject(ofType: Shapes.self, from: KeyedArchiver.archivedData(withRootObject: shapes))
+        XCTAssertEqual(decoded.structs, shapes.structs)
+        XCTAssertEqual(decoded.single, shapes.single)
+        XCTAssertEqual(decoded.classes.count, 3)
+        // Identity is kept for the class (one instance twice), not invented for the equal third one.
+        XCTAssertTrue(decoded.classes[0] === decoded.classes[1])
+        XCTAssertFalse(decoded.classes[0] === decoded.classes[2])
+        XCTAssertEqual(decoded.classes.map { [$0.x, $0.y] }, [[1, 2], [1, 2], [1, 2]])
+
+        let other = ClassFirst(shared: shared, again: shared, plain: PointS(x: 3, y: 4))
+        let back = try KeyedUnarchiver.unarchivedObject(ofType: ClassFirst.self, from: KeyedArchiver.archivedData(withRootObject: other))
+        XCTAssertTrue(back.shared === back.again)
+        XCTAssertEqual(back.plain, other.plain)
+    }
+
+    struct Box<T: Codable & Equatable>: Codable, Equatable {
+        var value: T
+    }
+
+    /// More distinct types than the bridge's short per-run lists hold (16), nested generics
+    /// among them, and every leaf kind.
+    struct ManyTypes: Codable, Equatable {
+        var a: Box<Int8>
+        var b: Box<Int16>
+        var c: Box<Int32>
+        var d: Box<Int64>
+        var e: Box<UInt>
+        var f: Box<UInt8>
+        var g: Box<UInt16>
+        var h: Box<UInt32>
+        var i: Box<UInt64>
+        var j: Box<Float>
+        var k: Box<Double>
+        var l: Box<Bool>
+        var m: Box<String>
+        var n: Box<Box<Int>>
+        var o: Box<[Box<String>]>
+        var p: Box<[[Int]]>
+        var q: Box<[Int?]>
+        var r: Box<[String: [Int]]>
+        var s: Box<Set<Int>>
+        var t: Box<Date>
+        var u: Box<Data>
+        var v: Box<URL>
+        var w: Box<UUID>
+        var x: [Box<Int8>]
+        var y: [[Box<Box<String>>]]
+        var z: Box<Int>?
+    }
+
+    private func sampleManyTypes() throws -> ManyTypes {
+        ManyTypes(
+            a: Box(value: -8), b: Box(value: -16), c: Box(value: -32), d: Box(value: .min), e: Box(value: .max), f: Box(value: 8),
+            g: Box(value: 16), h: Box(value: 32), i: Box(value: .max), j: Box(value: 1.5), k: Box(value: -0.25), l: Box(value: true),
+            m: Box(value: "m"), n: Box(value: Box(value: 42)), o: Box(value: [Box(value: "o1"), Box(value: "o2")]),
+            p: Box(value: [[1, 2], [], [3]]), q: Box(value: [1, nil, 3]), r: Box(value: ["r": [1, 2], "s": []]),
+            s: Box(value: [3, 1, 2]), t: Box(value: Date(timeIntervalSinceReferenceDate: 12_345.5)), u: Box(value: Data([1, 2, 3])),
+            v: Box(value: try XCTUnwrap(URL(string: "https://example.com/a?b=c"))),
+            w: Box(value: try XCTUnwrap(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F"))),
+            x: [Box(value: 1), Box(value: 2)], y: [[Box(value: Box(value: "y"))], []], z: nil)
+    }
+
+    func testNestedGenericTypesAndManyTypesRoundTrip() throws {
+        let value = try sampleManyTypes()
+        for format in [PropertyListFormat.binary, .xml] {
+            let encoder = KeyedArchiveEncoder()
+            encoder.outputFormat = format
+            let data = try encoder.encode(value)
+            XCTAssertEqual(try KeyedArchiveDecoder().decode(ManyTypes.self, from: data), value, "\(format)")
+            // The same value through Foundation's property-list coder (an independent round trip).
+            let peer = try PropertyListDecoder().decode(ManyTypes.self, from: PropertyListEncoder().encode(value))
+            XCTAssertEqual(peer, value)
+        }
+    }
+
+    /// Many distinct classes (more than the short class caches hold), each instance shared.
+    final class Node<T: Codable>: Codable {
+        var value: T
+        init(_ value: T) { self.value = value }
+    }
+
+    struct ManyClasses: Codable {
+        var a: [Node<Int8>]
+        var b: [Node<Int16>]
+        var c: [Node<Int32>]
+        var d: [Node<Int64>]
+        var e: [Node<UInt8>]
+        var f: [Node<UInt16>]
+        var g: [Node<UInt32>]
+        var h: [Node<UInt64>]
+        var i: [Node<String>]
+        var j: [Node<Double>]
+        var k: [Node<Float>]
+        var l: [Node<Bool>]
+        var m: [Node<[Int]>]
+        var n: [Node<Date>]
+        var o: [Node<Data>]
+        var p: [Node<Int>]
+        var q: [Node<UInt>]
+        var r: [Node<[String]>]
+    }
+
+    func testManyClassesKeepIdentity() throws {
+        func two<T>(_ value: T) -> [Node<T>] {
+            let node = Node(value)
+            return [node, node]
+        }
+        let value = ManyClasses(
+            a: two(1), b: two(2), c: two(3), d: two(4), e: two(5), f: two(6), g: two(7), h: two(8), i: two("i"), j: two(1.5),
+            k: two(2.5), l: two(true), m: two([1, 2]), n: two(Date(timeIntervalSinceReferenceDate: 7)), o: two(Data([9])),
+            p: two(-1), q: two(11), r: two(["r"]))
+        let back = try KeyedUnarchiver.unarchivedObject(ofType: ManyClasses.self, from: KeyedArchiver.archivedData(withRootObject: value))
+        XCTAssertTrue(back.a[0] === back.a[1])
+        XCTAssertTrue(back.i[0] === back.i[1])
+        XCTAssertTrue(back.p[0] === back.p[1])
+        XCTAssertTrue(back.r[0] === back.r[1])
+        XCTAssertFalse((back.a[0] as AnyObject) === (back.b[0] as AnyObject))
+        XCTAssertEqual(back.a[1].value, 1)
+        XCTAssertEqual(back.i[1].value, "i")
+        XCTAssertEqual(back.m[1].value, [1, 2])
+        XCTAssertEqual(back.n[0].value, Date(timeIntervalSinceReferenceDate: 7))
+        XCTAssertEqual(back.o[0].value, Data([9]))
+        XCTAssertEqual(back.p[0].value, -1)
+        XCTAssertEqual(back.q[0].value, 11)
+        XCTAssertEqual(back.r[0].value, ["r"])
+    }
+
+    /// Arrays written by the bridge are NSArrays Foundation reads as such.
+    func testFoundationReadsArraysAsNestedNSArrays() throws {
+        let value: [[Int]] = [[1, 2], [], [3]]
+        let data = try KeyedArchiver.archivedData(withRootObject: value)
+        let unarchiver = try NSKeyedUnarchiver(forReadingFrom: data)
+        unarchiver.requiresSecureCoding = false
+        let object = unarchiver.decodeObject(forKey: NSKeyedArchiveRootObjectKey)
+        let arrays = try XCTUnwrap(object as? [[Int]], "Foundation read \(String(describing: object))")
+        XCTAssertEqual(arrays, value)
+    }
+
+    struct Numbers: Codable { var numbers: [Int] }
+    struct Words: Codable { var numbers: [String] }
+
+    /// An error inside an array names the element's index, as Foundation's decoder does.
+    func testArrayElementErrorsCarryTheIndexPath() throws {
+        let ours = try KeyedArchiver.archivedData(withRootObject: Numbers(numbers: [1, 2]))
+        let peer = try PropertyListEncoder().encode(Numbers(numbers: [1, 2]))
+        var paths: [[any CodingKey]] = []
+        for decode in [{ try KeyedUnarchiver.unarchivedObject(ofType: Words.self, from: ours) }, { try PropertyListDecoder().decode(Words.self, from: peer) }] {
+            XCTAssertThrowsError(try decode()) { error in
+                guard case DecodingError.typeMismatch(_, let context) = error else { return XCTFail("\(error)") }
+                paths.append(context.codingPath)
+            }
+        }
+        XCTAssertEqual(paths.count, 2)
+        guard paths.count == 2 else { return }
+        // Ours starts at the archive's root key; compare the path below it.
+        let ourTail = Array(paths[0].drop { $0.stringValue != "numbers" })
+        XCTAssertEqual(ourTail.map(\.stringValue).first, paths[1].first?.stringValue)
+        XCTAssertEqual(ourTail.map(\.intValue), paths[1].map(\.intValue))
+        XCTAssertEqual(ourTail.last?.intValue, 0)
+    }
+
+    /// Encodes an optional dictionary with `encode(_:forKey:)` (not `encodeIfPresent`).
+    struct DirectOptional: Codable, Equatable {
+        var table: [String: Int]?
+        enum CodingKeys: String, CodingKey { case table }
+        init(table: [String: Int]?) { self.table = table }
+        init(from decoder: any Decoder) throws {
+            table = try decoder.container(keyedBy: CodingKeys.self).decode([String: Int]?.self, forKey: .table)
+        }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(table, forKey: .table)
+        }
+    }
+
+    func testOptionalDictionaryEncodedDirectlyIsAnNSDictionary() throws {
+        let value = DirectOptional(table: ["a": 1, "b": 2])
+        let data = try KeyedArchiver.archivedData(withRootObject: value)
+        XCTAssertEqual(try KeyedUnarchiver.unarchivedObject(ofType: DirectOptional.self, from: data), value)
+        // Follow the format by hand: $top.root -> the object, its "table" -> an object whose
+        // class description names NSDictionary.
+        guard case .dictionary(let envelope) = try PropertyList.decode(data), case .array(let objects)? = envelope["$objects"],
+            case .dictionary(let top)? = envelope["$top"], case .uid(let rootUID)? = top["root"],
+            case .dictionary(let root) = objects[Int(rootUID)], case .uid(let tableUID)? = root["table"],
+            case .dictionary(let table) = objects[Int(tableUID)], case .uid(let classUID)? = table["$class"],
+            case .dictionary(let description) = objects[Int(classUID)], case .string(let name)? = description["$classname"]
+        else {
+            return XCTFail("unexpected archive shape")
+        }
+        XCTAssertEqual(name.value, "NSDictionary")
+        let none = DirectOptional(table: nil)
+        XCTAssertEqual(try KeyedUnarchiver.unarchivedObject(ofType: DirectOptional.self, from: KeyedArchiver.archivedData(withRootObject: none)), none)
+    }
+}
