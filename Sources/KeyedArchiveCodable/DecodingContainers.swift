@@ -84,52 +84,21 @@ struct KeyedArchiveDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProt
         return try state.decodeDouble(value, key: key)
     }
     func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try state.decodeFloat(require(key), key: key) }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
-        let value = try require(key)
-        if let quick = state.quickInteger(type, value) { return quick }
-        return try state.decodeInteger(type, value, key: key)
-    }
-    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 {
-        let value = try require(key)
-        if let quick = state.quickInteger(type, value) { return quick }
-        return try state.decodeInteger(type, value, key: key)
-    }
-    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 {
-        let value = try require(key)
-        if let quick = state.quickInteger(type, value) { return quick }
-        return try state.decodeInteger(type, value, key: key)
-    }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 {
-        let value = try require(key)
-        if let quick = state.quickInteger(type, value) { return quick }
-        return try state.decodeInteger(type, value, key: key)
-    }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
-        let value = try require(key)
-        if let quick = state.quickInteger(type, value) { return quick }
-        return try state.decodeInteger(type, value, key: key)
-    }
-    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt {
-        let value = try require(key)
-        if let quick = state.quickInteger(type, value) { return quick }
-        return try state.decodeInteger(type, value, key: key)
-    }
-    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 {
-        let value = try require(key)
-        if let quick = state.quickInteger(type, value) { return quick }
-        return try state.decodeInteger(type, value, key: key)
-    }
-    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 {
-        let value = try require(key)
-        if let quick = state.quickInteger(type, value) { return quick }
-        return try state.decodeInteger(type, value, key: key)
-    }
-    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 {
-        let value = try require(key)
-        if let quick = state.quickInteger(type, value) { return quick }
-        return try state.decodeInteger(type, value, key: key)
-    }
-    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 {
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try decodeInteger(type, forKey: key) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try decodeInteger(type, forKey: key) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try decodeInteger(type, forKey: key) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try decodeInteger(type, forKey: key) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try decodeInteger(type, forKey: key) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try decodeInteger(type, forKey: key) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try decodeInteger(type, forKey: key) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try decodeInteger(type, forKey: key) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try decodeInteger(type, forKey: key) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try decodeInteger(type, forKey: key) }
+
+    /// Every integer width: the common inline form quickly, anything else (and every error)
+    /// through the state's full decoder.
+    @inline(__always)
+    private func decodeInteger<I: FixedWidthInteger>(_ type: I.Type, forKey key: Key) throws -> I {
         let value = try require(key)
         if let quick = state.quickInteger(type, value) { return quick }
         return try state.decodeInteger(type, value, key: key)
@@ -253,61 +222,21 @@ struct UnkeyedArchiveDecodingContainer: UnkeyedDecodingContainer {
         let value = try next(type)
         return try state.decodeFloat(value, key: IndexKey(index))
     }
-    mutating func decode(_ type: Int.Type) throws -> Int {
-        let index = currentIndex
-        let value = try next(type)
-        if let quick = state.quickInteger(type, value) { return quick }
-        return try state.decodeInteger(type, value, key: IndexKey(index))
-    }
-    mutating func decode(_ type: Int8.Type) throws -> Int8 {
-        let index = currentIndex
-        let value = try next(type)
-        if let quick = state.quickInteger(type, value) { return quick }
-        return try state.decodeInteger(type, value, key: IndexKey(index))
-    }
-    mutating func decode(_ type: Int16.Type) throws -> Int16 {
-        let index = currentIndex
-        let value = try next(type)
-        if let quick = state.quickInteger(type, value) { return quick }
-        return try state.decodeInteger(type, value, key: IndexKey(index))
-    }
-    mutating func decode(_ type: Int32.Type) throws -> Int32 {
-        let index = currentIndex
-        let value = try next(type)
-        if let quick = state.quickInteger(type, value) { return quick }
-        return try state.decodeInteger(type, value, key: IndexKey(index))
-    }
-    mutating func decode(_ type: Int64.Type) throws -> Int64 {
-        let index = currentIndex
-        let value = try next(type)
-        if let quick = state.quickInteger(type, value) { return quick }
-        return try state.decodeInteger(type, value, key: IndexKey(index))
-    }
-    mutating func decode(_ type: UInt.Type) throws -> UInt {
-        let index = currentIndex
-        let value = try next(type)
-        if let quick = state.quickInteger(type, value) { return quick }
-        return try state.decodeInteger(type, value, key: IndexKey(index))
-    }
-    mutating func decode(_ type: UInt8.Type) throws -> UInt8 {
-        let index = currentIndex
-        let value = try next(type)
-        if let quick = state.quickInteger(type, value) { return quick }
-        return try state.decodeInteger(type, value, key: IndexKey(index))
-    }
-    mutating func decode(_ type: UInt16.Type) throws -> UInt16 {
-        let index = currentIndex
-        let value = try next(type)
-        if let quick = state.quickInteger(type, value) { return quick }
-        return try state.decodeInteger(type, value, key: IndexKey(index))
-    }
-    mutating func decode(_ type: UInt32.Type) throws -> UInt32 {
-        let index = currentIndex
-        let value = try next(type)
-        if let quick = state.quickInteger(type, value) { return quick }
-        return try state.decodeInteger(type, value, key: IndexKey(index))
-    }
-    mutating func decode(_ type: UInt64.Type) throws -> UInt64 {
+    mutating func decode(_ type: Int.Type) throws -> Int { try decodeInteger(type) }
+    mutating func decode(_ type: Int8.Type) throws -> Int8 { try decodeInteger(type) }
+    mutating func decode(_ type: Int16.Type) throws -> Int16 { try decodeInteger(type) }
+    mutating func decode(_ type: Int32.Type) throws -> Int32 { try decodeInteger(type) }
+    mutating func decode(_ type: Int64.Type) throws -> Int64 { try decodeInteger(type) }
+    mutating func decode(_ type: UInt.Type) throws -> UInt { try decodeInteger(type) }
+    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try decodeInteger(type) }
+    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try decodeInteger(type) }
+    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try decodeInteger(type) }
+    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try decodeInteger(type) }
+
+    /// Every integer width: the common inline form quickly, anything else (and every error)
+    /// through the state's full decoder.
+    @inline(__always)
+    private mutating func decodeInteger<I: FixedWidthInteger>(_ type: I.Type) throws -> I {
         let index = currentIndex
         let value = try next(type)
         if let quick = state.quickInteger(type, value) { return quick }
