@@ -60,6 +60,19 @@ package final class ArchiveObjectTable {
         UInt64(UInt(bitPattern: identifier))
     }
 
+    /// The UID of an object: the one it already has (`isNew` false), or a new one reserved as
+    /// ``reserveUID(for:)`` does (`isNew` true). One lookup where ``uid(for:)`` then
+    /// ``reserveUID(for:)`` would take two.
+    package func uidOrReserve(for object: AnyObject) -> (uid: UInt32, isNew: Bool) {
+        let uid = objects.count
+        if let found = identities.findOrInsert(Self.address(of: ObjectIdentifier(object)), 0, uid) {
+            return (UInt32(truncatingIfNeeded: found), false)
+        }
+        objects.append(.string(PropertyListString(ArchiveKeys.null)))
+        retained.append(object)
+        return (UInt32(truncatingIfNeeded: uid), true)
+    }
+
     /// Appends an entry for an object whose contents come later (``setObject(_:at:)``) and
     /// returns its UID; with `object`, registers its identity first so that references to it
     /// met while encoding its fields (cycles) get the same UID.
@@ -283,6 +296,18 @@ package struct ArchiveObjectFields {
         dictionary = PropertyListDictionary([(PropertyListValue(ArchiveKeys.classReference), .uid(classUID))])
     }
 
+    /// An object of the class whose description has `classUID`, with room for `capacity`
+    /// entries (`$class` included), so that filling it does not regrow the entry array.
+    package init(classUID: UInt32, capacity: Int) {
+        var entries: [PropertyListDictionary.Entry] = []
+        entries.reserveCapacity(max(1, capacity))
+        entries.append((PropertyListValue(ArchiveKeys.classReference), .uid(classUID)))
+        dictionary = PropertyListDictionary(entries)
+    }
+
+    /// The number of entries, `$class` included.
+    package var count: Int { dictionary.entries.count }
+
     /// Fields for `$top` (no `$class`).
     package init() {
         dictionary = PropertyListDictionary()
@@ -316,8 +341,12 @@ package struct ArchiveObjectFields {
 
     private func position(of key: String) -> Int? {
         if !index.isEmpty { return index[key] }
+        // Byte counts first: O(1) for native strings, and they tell most keys apart.
+        let length = key.utf8.count
         return dictionary.entries.firstIndex { entry in
-            if case .string(let name) = entry.key { return PropertyListString.literallyEqual(name.value, key) }
+            if case .string(let name) = entry.key, name.value.utf8.count == length {
+                return PropertyListString.literallyEqual(name.value, key)
+            }
             return false
         }
     }
