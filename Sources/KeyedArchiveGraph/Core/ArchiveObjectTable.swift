@@ -236,14 +236,15 @@ package final class ArchiveObjectTable {
         try list.setLeaf(.string(PropertyListString(archiverName)), at: 5)
         list.setContainer(kind: 0xA0, references: Array(entriesBase..<uidBase), at: 6)
         var references: [Int] = []
-        try appendDictionaryReferences(top, to: &references, list: &list)
+        var keys = KeyReferenceCache()
+        try appendDictionaryReferences(top, to: &references, list: &list, keys: &keys, uidBase: uidBase)
         list.setContainer(kind: 0xD0, references: references, at: 7)
         try list.setLeaf(PropertyListValue(ArchiveKeys.formatVersion), at: 8)
         for (uid, object) in objects.enumerated() {
             switch object {
             case .dictionary(let fields):
                 references.removeAll(keepingCapacity: true)
-                try appendDictionaryReferences(fields, to: &references, list: &list)
+                try appendDictionaryReferences(fields, to: &references, list: &list, keys: &keys, uidBase: uidBase)
                 list.setContainer(kind: 0xD0, references: references, at: entriesBase + uid)
             case .array(let items), .set(let items):
                 references.removeAll(keepingCapacity: true)
@@ -260,13 +261,56 @@ package final class ArchiveObjectTable {
     }
 
     private func appendDictionaryReferences(
-        _ fields: PropertyListDictionary, to references: inout [Int], list: inout BinaryPropertyListObjects
+        _ fields: PropertyListDictionary, to references: inout [Int], list: inout BinaryPropertyListObjects,
+        keys: inout KeyReferenceCache, uidBase: Int
     ) throws {
-        for entry in fields.entries {
+        for (position, entry) in fields.entries.enumerated() {
+            if let known = keys.reference(for: entry.key, at: position) {
+                references.append(known)
+                continue
+            }
             try BinaryPropertyListObjects.checkKey(entry.key)
-            references.append(try list.add(entry.key))
+            let reference = try list.add(entry.key)
+            keys.remember(entry.key, reference, at: position)
+            references.append(reference)
         }
-        for entry in fields.entries { references.append(try list.add(entry.value)) }
+        for entry in fields.entries {
+            // A reference into `$objects` is the UID object laid out at `uidBase + uid` (the
+            // flattener's `uidMapping`); computed here, it skips a call into the flattener.
+            if case .uid(let uid) = entry.value, Int(uid) < objects.count {
+                references.append(uidBase + Int(uid))
+            } else {
+                references.append(try list.add(entry.value))
+            }
+        }
+    }
+}
+
+/// The flattened references of the keys of the last object dictionaries, by position: objects
+/// of one class store the same keys in the same order, so a key usually equals the one at its
+/// position in the previous object and its reference is reused without hashing it again.
+/// A hit requires the same bytes and the same storage hint, the two things the flattener's
+/// string uniquing looks at, so the reference is the one `add` would return.
+private struct KeyReferenceCache {
+    private var entries: [(key: PropertyListString, reference: Int)] = []
+    private static let positions = 64
+
+    func reference(for key: PropertyListValue, at position: Int) -> Int? {
+        guard position < entries.count, case .string(let string) = key else { return nil }
+        let cached = entries[position]
+        guard cached.key.storage == string.storage, cached.key.value.utf8.count == string.value.utf8.count,
+            PropertyListString.literallyEqual(cached.key.value, string.value)
+        else { return nil }
+        return cached.reference
+    }
+
+    mutating func remember(_ key: PropertyListValue, _ reference: Int, at position: Int) {
+        guard position < Self.positions, case .string(let string) = key else { return }
+        if position < entries.count {
+            entries[position] = (string, reference)
+        } else if position == entries.count {
+            entries.append((string, reference))
+        }
     }
 }
 
