@@ -381,12 +381,43 @@ public final class KeyedUnarchiver {
         let names: [String: any KeyedArchiving.Type]
         let description: String
 
+        /// The built-in kinds of ``kinds`` as bits (``bit(of:)``), so that the per-value test
+        /// does not hash.
+        private let builtinBits: UInt32
+
         init(id: Int, kinds: Set<KeyedArchiveClass.Kind>, userTypes: [KeyedArchiveClass], names: [String: any KeyedArchiving.Type], description: String) {
             self.id = id
             self.kinds = kinds
+            var bits: UInt32 = 0
+            for kind in kinds { if let bit = Self.bit(of: kind) { bits |= bit } }
+            self.builtinBits = bits
             self.userTypes = userTypes
             self.names = names
             self.description = description
+        }
+
+        /// Whether `kind` is allowed (``kinds`` contains it).
+        func allows(_ kind: KeyedArchiveClass.Kind) -> Bool {
+            if let bit = Self.bit(of: kind) { return builtinBits & bit != 0 }
+            return kinds.contains(kind)
+        }
+
+        private static func bit(of kind: KeyedArchiveClass.Kind) -> UInt32? {
+            switch kind {
+            case .string: 1 << 0
+            case .number: 1 << 1
+            case .data: 1 << 2
+            case .date: 1 << 3
+            case .array: 1 << 4
+            case .dictionary: 1 << 5
+            case .set: 1 << 6
+            case .orderedSet: 1 << 7
+            case .null: 1 << 8
+            case .url: 1 << 9
+            case .uuid: 1 << 10
+            case .archivedObject: 1 << 11
+            case .type: nil
+            }
         }
     }
 
@@ -535,7 +566,7 @@ public final class KeyedUnarchiver {
         switch try document.storedEntry(uid, path: self.pathString()) {
         case .leaf(let leaf):
             let kind = Self.kind(ofLeaf: leaf)
-            guard allowed.kinds.contains(kind) else {
+            guard allowed.allows(kind) else {
                 throw error(
                     .classNotAllowed,
                     "\(Self.className(of: kind)) at $objects[\(uid)] is not among the allowed classes (\(allowed.description))")
@@ -606,7 +637,7 @@ public final class KeyedUnarchiver {
                 return resolved
             }
         }
-        guard allowed.kinds.contains(.archivedObject) else {
+        guard allowed.allows(.archivedObject) else {
             throw error(
                 .classNotAllowed,
                 "class \(description.name) (chain \(description.chain.joined(separator: ", "))) at $objects[\(uid)] "
@@ -620,10 +651,10 @@ public final class KeyedUnarchiver {
         let name: String
         switch resolved {
         case .builtin(let kind):
-            permitted = allowed.kinds.contains(kind)
+            permitted = allowed.allows(kind)
             name = className ?? Self.className(of: kind)
         case .generic:
-            permitted = allowed.kinds.contains(.archivedObject)
+            permitted = allowed.allows(.archivedObject)
             name = className ?? "an unknown class"
         case .user(let type):
             permitted = allowed.userTypes.contains { $0.matches?(type) ?? false }
