@@ -60,11 +60,15 @@ package enum ArchiveKeys {
     /// object apart, so only keys of the same length are compared.
     package static func value(forStoredKey key: String, in fields: PropertyListDictionary) -> PropertyListValue? {
         let length = key.utf8.count
-        for entry in fields.entries {
-            if case .string(let name) = entry.key, name.value.utf8.count == length,
-                PropertyListString.literallyEqual(name.value, key) {
-                return entry.value
-            }
+        let entries = fields.entries
+        for index in entries.indices {
+            // `==` first: for the short keys of archives it compares the strings' inline bits;
+            // it holds whenever the bytes are equal, and the byte check then rules out strings
+            // that are only canonically equivalent.
+            guard case .string(let name) = entries[index].key, name.value.utf8.count == length, name.value == key,
+                PropertyListString.literallyEqual(name.value, key)
+            else { continue }
+            return entries[index].value
         }
         return nil
     }
