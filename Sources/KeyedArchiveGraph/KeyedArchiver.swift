@@ -172,7 +172,9 @@ public final class KeyedArchiver {
     }
 
     private func setStoredField(_ value: PropertyListValue, forStoredKey key: String) {
-        if current != nil { current?.setStored(value, forStoredKey: key) } else { topFields.setStored(value, forStoredKey: key) }
+        // One access to `current` (each access to a stored property costs a dynamic
+        // exclusivity check): the optional chain tells whether there is a current object.
+        if current?.setStored(value, forStoredKey: key) == nil { topFields.setStored(value, forStoredKey: key) }
     }
 
     private func ensureOpen() throws {

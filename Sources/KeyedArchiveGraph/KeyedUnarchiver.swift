@@ -179,7 +179,8 @@ public final class KeyedUnarchiver {
     /// Decodes a `$top` object (the root by default) as `T`.
     public func decodeTopLevelObject<T>(of type: T.Type, forKey key: String = "root") throws -> T? {
         let value = try decodeTopLevelObject(of: [try Self.archiveClass(for: type, key: key)], forKey: key)
-        return try value.map { try cast($0, to: type, key: key) }
+        guard let value else { return nil }
+        return try cast(value, to: type, key: key)
     }
 
     // MARK: Keyed decoding of objects
@@ -188,12 +189,12 @@ public final class KeyedUnarchiver {
     /// `classes`. Missing key or UID 0: `nil`.
     public func decodeObject(of classes: [KeyedArchiveClass], forKey key: String) throws -> Any? {
         guard let value = storedValue(forKey: key) else { return nil }
-        return try decodeStored(value, classes: classes, segment: savedContexts.isEmpty ? .top(key) : .key(key))
+        return try decodeStored(value, allowed: allowed(classes), key: key)
     }
 
     /// Shared by ``decodeStoredValue(_:classes:key:)``.
     fileprivate func decodeObject(of classes: [KeyedArchiveClass], stored value: PropertyListValue, key: String) throws -> Any? {
-        try decodeStored(value, classes: classes, segment: savedContexts.isEmpty ? .top(key) : .key(key))
+        try decodeStored(value, allowed: allowed(classes), key: key)
     }
 
     /// Decodes the object under a key as `T` (a ``KeyedArchiving`` class or a value type with a
@@ -201,8 +202,9 @@ public final class KeyedUnarchiver {
     public func decodeObject<T>(of type: T.Type, forKey key: String) throws -> T? {
         let allowed = try allowed(for: type, key: key)
         guard let stored = storedValue(forKey: key) else { return nil }
-        let value = try decodeStored(stored, allowed: allowed, segment: savedContexts.isEmpty ? .top(key) : .key(key))
-        return try value.map { try cast($0, to: type, key: key) }
+        let value = try decodeStored(stored, allowed: allowed, key: key)
+        guard let value else { return nil }
+        return try cast(value, to: type, key: key)
     }
 
     /// Decodes the next unkeyed object (`$0`, `$1`, ...) of the current object.
@@ -475,8 +477,18 @@ public final class KeyedUnarchiver {
         try decodeStored(value, allowed: allowed(classes), segment: segment)
     }
 
-    private func decodeStored(_ value: PropertyListValue, allowed: Allowed, segment: PathSegment) throws -> Any? {
+    /// ``decodeStored(_:allowed:segment:)`` for a value found under `key` of the current object
+    /// (or `$top`), which names the path segment.
+    private func decodeStored(_ value: PropertyListValue, allowed: Allowed, key: String) throws -> Any? {
         let isTopLevel = savedContexts.isEmpty
+        return try decodeStored(value, allowed: allowed, segment: isTopLevel ? .top(key) : .key(key), isTopLevel: isTopLevel)
+    }
+
+    private func decodeStored(_ value: PropertyListValue, allowed: Allowed, segment: PathSegment) throws -> Any? {
+        try decodeStored(value, allowed: allowed, segment: segment, isTopLevel: savedContexts.isEmpty)
+    }
+
+    private func decodeStored(_ value: PropertyListValue, allowed: Allowed, segment: PathSegment, isTopLevel: Bool) throws -> Any? {
         if isTopLevel {
             path = []
             addedInstances.removeAll()
