@@ -690,12 +690,15 @@ public final class KeyedUnarchiver {
             pendingIndex += 1
             switch job {
             case .user(let uid, let object, let fields, let name):
-                path = [.object(uid, name)]
+                // Reuses the path's storage: an array literal here would allocate per object.
+                path.removeAll(keepingCapacity: true)
+                path.append(.object(uid, name))
                 pushContext(Context(uid: uid, className: name, fields: fields))
                 defer { popContext() }
                 try object.decodeReferences(with: self)
             case .generic(let uid, let object, let fields, let allowed):
-                path = [.object(uid, object.className)]
+                path.removeAll(keepingCapacity: true)
+                path.append(.object(uid, object.className))
                 var decoded: [(key: String, value: ArchivedField)] = []
                 decoded.reserveCapacity(fields.count)
                 for entry in fields.entries {
