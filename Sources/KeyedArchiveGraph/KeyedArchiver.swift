@@ -31,7 +31,9 @@ public final class KeyedArchiver {
     private var queue: [Job] = []
     private var queueIndex = 0
     private var classNames: [ObjectIdentifier: String] = [:]
-    private var classUIDs: [ObjectIdentifier: UInt32] = [:]
+    /// Per class: the UID of its description, and how many entries its last object had (the
+    /// capacity to reserve for the next one).
+    private var classUIDs: [ObjectIdentifier: (uid: UInt32, fieldCount: Int)] = [:]
     private var finished: Data?
 
     private enum Job {
@@ -115,9 +117,8 @@ public final class KeyedArchiver {
     public func encode<T: KeyedArchiving>(_ object: T?, forKey key: String) throws {
         try ensureOpen()
         guard let object else { return setField(.uid(0), forKey: key) }
-        if let uid = table.uid(for: object) { return setField(.uid(uid), forKey: key) }
-        let uid = table.reserveUID(for: object)
-        queue.append(.object(uid, object))
+        let (uid, isNew) = table.uidOrReserve(for: object)
+        if isNew { queue.append(.object(uid, object)) }
         setField(.uid(uid), forKey: key)
     }
 
@@ -171,7 +172,9 @@ public final class KeyedArchiver {
     }
 
     private func setStoredField(_ value: PropertyListValue, forStoredKey key: String) {
-        if current != nil { current?.setStored(value, forStoredKey: key) } else { topFields.setStored(value, forStoredKey: key) }
+        // One access to `current` (each access to a stored property costs a dynamic
+        // exclusivity check): the optional chain tells whether there is a current object.
+        if current?.setStored(value, forStoredKey: key) == nil { topFields.setStored(value, forStoredKey: key) }
     }
 
     private func ensureOpen() throws {
@@ -212,15 +215,13 @@ public final class KeyedArchiver {
         // of an Array to a class type bridges the whole array to NSArray first.
         if type(of: object) is AnyObject.Type {
             if let value = object as? any KeyedArchiving {
-                if let uid = table.uid(for: value) { return uid }
-                let uid = table.reserveUID(for: value)
-                queue.append(.object(uid, value))
+                let (uid, isNew) = table.uidOrReserve(for: value)
+                if isNew { queue.append(.object(uid, value)) }
                 return uid
             }
             if let value = object as? ArchivedObject {
-                if let uid = table.uid(for: value) { return uid }
-                let uid = table.reserveUID(for: value)
-                queue.append(.archived(uid, value))
+                let (uid, isNew) = table.uidOrReserve(for: value)
+                if isNew { queue.append(.archived(uid, value)) }
                 return uid
             }
         }
@@ -327,23 +328,26 @@ public final class KeyedArchiver {
     private func run(_ job: Job) throws {
         switch job {
         case .object(let uid, let object):
-            let objectType = type(of: object)
+            let typeID = ObjectIdentifier(type(of: object))
             let classUID: UInt32
-            if let known = classUIDs[ObjectIdentifier(objectType)] {
-                classUID = known
+            let capacity: Int
+            if let known = classUIDs[typeID] {
+                (classUID, capacity) = known
             } else {
-                classUID = table.classUID(chain: classChain(for: objectType))
-                classUIDs[ObjectIdentifier(objectType)] = classUID
+                classUID = table.classUID(chain: classChain(for: type(of: object)))
+                capacity = 1
             }
-            let fields = ArchiveObjectFields(classUID: classUID)
-            current = fields
+            current = ArchiveObjectFields(classUID: classUID, capacity: capacity)
             currentUID = uid
             defer {
                 current = nil
                 currentUID = 0
             }
             try object.encode(with: self)
-            if let fields = current { table.setObject(fields.value, at: uid) }
+            if let fields = current {
+                table.setObject(fields.value, at: uid)
+                if fields.count != capacity { classUIDs[typeID] = (classUID, fields.count) }
+            }
         case .archived(let uid, let object):
             let description = object.classDescription
             var fields = ArchiveObjectFields(

@@ -23,11 +23,16 @@ public final class KeyedUnarchiver {
     private var classMap: [String: any KeyedArchiving.Type] = [:]
 
     // Decoding state.
-    private var contexts: [Context] = []
-    private var topContext: Context
-    private var instances: [UInt32: InstanceState] = [:]
+    /// The object being decoded (or `$top`); the ones it interrupted are in `savedContexts`.
+    /// Kept out of the stack so that key lookups read it without copying an array element.
+    private var current: Context
+    private var savedContexts: [Context] = []
+    /// Per UID (index = UID; sized on first use): the class instance made for it, if any.
+    /// An array, not a dictionary: every reference to an object looks here.
+    private var slots: [Slot] = []
+    /// Per UID: bit 0 = `values` may hold entries for it, bit 1 = a value is being built from it.
+    private var valueFlags: [UInt8] = []
     private var values: [CacheKey: Any] = [:]
-    private var valuesInProgress: Set<UInt32> = []
     private var pending: [PendingPhase2] = []
     /// What the current top-level decode added to `instances` and `values`, so that a failed
     /// decode can take it back (see ``rollBack()``).
@@ -38,12 +43,13 @@ public final class KeyedUnarchiver {
     private var allowedSets: [Set<KeyedArchiveClass>: Allowed] = [:]
     private var allowedLists: [[KeyedArchiveClass]: Allowed] = [:]
     private var allowedByType: [ObjectIdentifier: Allowed] = [:]
-    private var resolutions: [ResolutionKey: Resolved] = [:]
-
-    private struct ResolutionKey: Hashable {
-        var classUID: UInt32
-        var allowed: Int
-    }
+    /// The last two Swift types asked for by ``decodeObject(of:forKey:)`` (most recent first):
+    /// decoders alternate between a few types, and this saves the hashing of a dictionary lookup.
+    private var recentTypes: (ObjectIdentifier?, Allowed?, ObjectIdentifier?, Allowed?) = (nil, nil, nil, nil)
+    /// Class descriptions met so far, by the UID of the description, with how they resolved
+    /// under each allowed set.
+    private var classInfos: [UInt32: ClassInfo] = [:]
+    private var lastClassInfo: ClassInfo?
     private var path: [PathSegment] = []
 
     private struct Context {
@@ -53,9 +59,29 @@ public final class KeyedUnarchiver {
         var unkeyedIndex = 0
     }
 
-    private enum InstanceState {
-        case initializing(String)
-        case ready(AnyObject, Resolved)
+    /// A class description of the archive and its resolutions (few: one per allowed set).
+    private final class ClassInfo {
+        let uid: UInt32
+        let description: ArchivedClassDescription
+        var resolutions: [(allowed: Int, resolved: Resolved)] = []
+
+        init(uid: UInt32, description: ArchivedClassDescription) {
+            self.uid = uid
+            self.description = description
+        }
+
+        func resolution(for allowed: Int) -> Resolved? {
+            for entry in resolutions where entry.allowed == allowed { return entry.resolved }
+            return nil
+        }
+    }
+
+    private enum Slot {
+        case empty
+        case initializing(ClassInfo)
+        /// A made instance, how its class resolved, and the id of the last allowed set it was
+        /// checked against (the check is a pure function of the two, so it is not repeated).
+        case ready(AnyObject, Resolved, checked: Int)
     }
 
     private enum PendingPhase2 {
@@ -73,6 +99,9 @@ public final class KeyedUnarchiver {
         case object(UInt32, String?)
         case key(String)
         case element(String, Int)
+        /// An element of a reference list, named as ``ArchiveReferenceList/elementName(_:)``
+        /// names it; kept apart so that the name is only built when an error needs it.
+        case listElement(String, numbered: Bool, Int)
     }
 
     /// An unarchiver over archive bytes (binary or XML). Throws for bytes that are not a
@@ -89,7 +118,7 @@ public final class KeyedUnarchiver {
     /// An unarchiver over a parsed document.
     package init(document: ArchiveDocument) {
         self.document = document
-        self.topContext = Context(uid: 0, className: nil, fields: document.top)
+        self.current = Context(uid: 0, className: nil, fields: document.top)
     }
 
     /// The `$archiver` name of the archive.
@@ -105,7 +134,7 @@ public final class KeyedUnarchiver {
     /// (`nil` removes the mapping). The type must still be allowed by each decode call.
     public func setClass(_ type: (any KeyedArchiving.Type)?, forClassName name: String) {
         classMap[name] = type
-        resolutions.removeAll()
+        for info in classInfos.values { info.resolutions.removeAll() }
     }
 
     /// The type mapped to a class name on this unarchiver, if any.
@@ -139,7 +168,7 @@ public final class KeyedUnarchiver {
     /// Decodes a `$top` object (the root by default), allowing only `classes`. Throws
     /// ``KeyedArchiveError/Code/missingTopLevelKey`` when `$top` has no such key.
     public func decodeTopLevelObject(of classes: [KeyedArchiveClass], forKey key: String = "root") throws -> Any? {
-        if contexts.isEmpty && document.topValue(forKey: key) == nil {
+        if savedContexts.isEmpty && document.topValue(forKey: key) == nil {
             throw KeyedArchiveError(
                 .missingTopLevelKey, "$top has no key \"\(key)\" (keys: \(document.topKeys.joined(separator: ", ")))",
                 path: "$top")
@@ -150,7 +179,8 @@ public final class KeyedUnarchiver {
     /// Decodes a `$top` object (the root by default) as `T`.
     public func decodeTopLevelObject<T>(of type: T.Type, forKey key: String = "root") throws -> T? {
         let value = try decodeTopLevelObject(of: [try Self.archiveClass(for: type, key: key)], forKey: key)
-        return try value.map { try cast($0, to: type, key: key) }
+        guard let value else { return nil }
+        return try cast(value, to: type, key: key)
     }
 
     // MARK: Keyed decoding of objects
@@ -158,29 +188,30 @@ public final class KeyedUnarchiver {
     /// Decodes the object under a key of the current object (or `$top`), allowing only
     /// `classes`. Missing key or UID 0: `nil`.
     public func decodeObject(of classes: [KeyedArchiveClass], forKey key: String) throws -> Any? {
-        guard let value = ArchiveKeys.lookup(key, in: currentFields) else { return nil }
-        return try decodeStored(value, classes: classes, segment: contexts.isEmpty ? .top(key) : .key(key))
+        guard let value = storedValue(forKey: key) else { return nil }
+        return try decodeStored(value, allowed: allowed(classes), key: key)
     }
 
     /// Shared by ``decodeStoredValue(_:classes:key:)``.
     fileprivate func decodeObject(of classes: [KeyedArchiveClass], stored value: PropertyListValue, key: String) throws -> Any? {
-        try decodeStored(value, classes: classes, segment: contexts.isEmpty ? .top(key) : .key(key))
+        try decodeStored(value, allowed: allowed(classes), key: key)
     }
 
     /// Decodes the object under a key as `T` (a ``KeyedArchiving`` class or a value type with a
     /// built-in class), allowing only that class. Missing key or UID 0: `nil`.
     public func decodeObject<T>(of type: T.Type, forKey key: String) throws -> T? {
         let allowed = try allowed(for: type, key: key)
-        guard let stored = ArchiveKeys.lookup(key, in: currentFields) else { return nil }
-        let value = try decodeStored(stored, allowed: allowed, segment: contexts.isEmpty ? .top(key) : .key(key))
-        return try value.map { try cast($0, to: type, key: key) }
+        guard let stored = storedValue(forKey: key) else { return nil }
+        let value = try decodeStored(stored, allowed: allowed, key: key)
+        guard let value else { return nil }
+        return try cast(value, to: type, key: key)
     }
 
     /// Decodes the next unkeyed object (`$0`, `$1`, ...) of the current object.
     public func decodeObject(of classes: [KeyedArchiveClass]) throws -> Any? {
         let key = "$" + String(currentUnkeyedIndex)
         advanceUnkeyed()
-        guard let value = currentFields[key] else { return nil }
+        guard let value = current.fields[key] else { return nil }
         return try decodeStored(value, classes: classes, segment: .key(key))
     }
 
@@ -214,12 +245,12 @@ public final class KeyedUnarchiver {
 
     /// True when the current object (or `$top`) has a value under the key.
     public func containsValue(forKey key: String) -> Bool {
-        ArchiveKeys.lookup(key, in: currentFields) != nil
+        storedValue(forKey: key) != nil
     }
 
     /// The user keys of the current object (or `$top`), unescaped, without `$class`.
     public var allKeys: [String] {
-        currentFields.entries.compactMap { entry in
+        current.fields.entries.compactMap { entry in
             guard let key = entry.key.stringValue, !ArchiveKeys.isReserved(key) else { return nil }
             return ArchiveKeys.unescape(key)
         }
@@ -306,7 +337,7 @@ public final class KeyedUnarchiver {
     /// The inline value under a key; a UID is followed to a leaf in `$objects` (some writers
     /// store numbers by reference).
     private func primitive(forKey key: String) throws -> PropertyListValue? {
-        guard let value = ArchiveKeys.lookup(key, in: currentFields) else { return nil }
+        guard let value = storedValue(forKey: key) else { return nil }
         guard case .uid(let uid) = value else { return value }
         if uid == 0 { return nil }
         let target = try document.object(uid, path: self.pathString(adding: .key(key)))
@@ -319,36 +350,96 @@ public final class KeyedUnarchiver {
 
     // MARK: Context
 
-    private var currentFields: PropertyListDictionary {
-        contexts.last?.fields ?? topContext.fields
+    /// The stored value of a user key in the current object (``ArchiveKeys/lookup(_:in:)``).
+    private func storedValue(forKey key: String) -> PropertyListValue? {
+        ArchiveKeys.lookup(key, in: current.fields)
     }
 
-    private var currentUnkeyedIndex: Int {
-        contexts.last?.unkeyedIndex ?? topContext.unkeyedIndex
-    }
+    private var currentUnkeyedIndex: Int { current.unkeyedIndex }
 
     private func advanceUnkeyed() {
-        if contexts.isEmpty { topContext.unkeyedIndex += 1 } else { contexts[contexts.count - 1].unkeyedIndex += 1 }
+        current.unkeyedIndex += 1
+    }
+
+    /// Makes `context` the current object until the matching ``popContext()``.
+    private func pushContext(_ context: Context) {
+        savedContexts.append(current)
+        current = context
+    }
+
+    private func popContext() {
+        if let saved = savedContexts.popLast() { current = saved }
     }
 
     // MARK: The decoding core
 
     /// The allowed classes, interned so that decoded values can be cached per set.
-    private struct Allowed {
-        var id: Int
-        var kinds: Set<KeyedArchiveClass.Kind>
-        var userTypes: [KeyedArchiveClass]
-        var names: [String: any KeyedArchiving.Type]
-        var description: String
+    /// A class, not a struct: it is passed down every decode, and one reference is cheaper to
+    /// pass than a set, an array, a dictionary and a string.
+    private final class Allowed {
+        let id: Int
+        let kinds: Set<KeyedArchiveClass.Kind>
+        let userTypes: [KeyedArchiveClass]
+        let names: [String: any KeyedArchiving.Type]
+        let description: String
+
+        /// The built-in kinds of ``kinds`` as bits (``bit(of:)``), so that the per-value test
+        /// does not hash.
+        private let builtinBits: UInt32
+
+        init(id: Int, kinds: Set<KeyedArchiveClass.Kind>, userTypes: [KeyedArchiveClass], names: [String: any KeyedArchiving.Type], description: String) {
+            self.id = id
+            self.kinds = kinds
+            var bits: UInt32 = 0
+            for kind in kinds { if let bit = Self.bit(of: kind) { bits |= bit } }
+            self.builtinBits = bits
+            self.userTypes = userTypes
+            self.names = names
+            self.description = description
+        }
+
+        /// Whether `kind` is allowed (``kinds`` contains it).
+        func allows(_ kind: KeyedArchiveClass.Kind) -> Bool {
+            if let bit = Self.bit(of: kind) { return builtinBits & bit != 0 }
+            return kinds.contains(kind)
+        }
+
+        private static func bit(of kind: KeyedArchiveClass.Kind) -> UInt32? {
+            switch kind {
+            case .string: 1 << 0
+            case .number: 1 << 1
+            case .data: 1 << 2
+            case .date: 1 << 3
+            case .array: 1 << 4
+            case .dictionary: 1 << 5
+            case .set: 1 << 6
+            case .orderedSet: 1 << 7
+            case .null: 1 << 8
+            case .url: 1 << 9
+            case .uuid: 1 << 10
+            case .archivedObject: 1 << 11
+            case .type: nil
+            }
+        }
     }
 
     /// The allowed set of one Swift type, cached by type: decoding calls this for every
     /// field, and the conformance test and set building behind it are not free.
     private func allowed<T>(for type: T.Type, key: String) throws -> Allowed {
         let id = ObjectIdentifier(type)
-        if let existing = allowedByType[id] { return existing }
-        let result = allowed([try Self.archiveClass(for: type, key: key)])
-        allowedByType[id] = result
+        if recentTypes.0 == id, let existing = recentTypes.1 { return existing }
+        if recentTypes.2 == id, let existing = recentTypes.3 {
+            recentTypes = (id, existing, recentTypes.0, recentTypes.1)
+            return existing
+        }
+        let result: Allowed
+        if let existing = allowedByType[id] {
+            result = existing
+        } else {
+            result = allowed([try Self.archiveClass(for: type, key: key)])
+            allowedByType[id] = result
+        }
+        recentTypes = (id, result, recentTypes.0, recentTypes.1)
         return result
     }
 
@@ -386,8 +477,18 @@ public final class KeyedUnarchiver {
         try decodeStored(value, allowed: allowed(classes), segment: segment)
     }
 
+    /// ``decodeStored(_:allowed:segment:)`` for a value found under `key` of the current object
+    /// (or `$top`), which names the path segment.
+    private func decodeStored(_ value: PropertyListValue, allowed: Allowed, key: String) throws -> Any? {
+        let isTopLevel = savedContexts.isEmpty
+        return try decodeStored(value, allowed: allowed, segment: isTopLevel ? .top(key) : .key(key), isTopLevel: isTopLevel)
+    }
+
     private func decodeStored(_ value: PropertyListValue, allowed: Allowed, segment: PathSegment) throws -> Any? {
-        let isTopLevel = contexts.isEmpty
+        try decodeStored(value, allowed: allowed, segment: segment, isTopLevel: savedContexts.isEmpty)
+    }
+
+    private func decodeStored(_ value: PropertyListValue, allowed: Allowed, segment: PathSegment, isTopLevel: Bool) throws -> Any? {
         if isTopLevel {
             path = []
             addedInstances.removeAll()
@@ -412,8 +513,10 @@ public final class KeyedUnarchiver {
     /// by their own `decodeReferences(with:)` before the failure are theirs to break.
     private func rollBack() {
         for uid in addedInstances {
-            if case .ready(let object as ArchivedObject, _)? = instances[uid] { object.fields = [] }
-            instances[uid] = nil
+            let index = Int(uid)
+            guard index < slots.count else { continue }
+            if case .ready(let object as ArchivedObject, _, _) = slots[index] { object.fields = [] }
+            slots[index] = .empty
         }
         for key in addedValues { values[key] = nil }
         addedInstances.removeAll()
@@ -426,79 +529,106 @@ public final class KeyedUnarchiver {
         return try decodeUID(uid, allowed: allowed)
     }
 
+    /// The class description at a UID (with its resolutions), cached here so that an object
+    /// costs no copy of the description and usually no hashing.
+    private func classInfo(_ classUID: UInt32, objectUID uid: UInt32) throws -> ClassInfo {
+        if let last = lastClassInfo, last.uid == classUID { return last }
+        let info: ClassInfo
+        if let known = classInfos[classUID] {
+            info = known
+        } else {
+            info = ClassInfo(uid: classUID, description: try document.classDescription(classUID, path: "$objects[\(uid)] $class"))
+            classInfos[classUID] = info
+        }
+        lastClassInfo = info
+        return info
+    }
+
     private func decodeUID(_ uid: UInt32, allowed: Allowed) throws -> Any {
-        if let state = instances[uid] {
-            switch state {
-            case .initializing(let name):
-                throw error(
-                    .unsupportedCycle,
-                    "reference back to $objects[\(uid)] (\(name)) while its init(coder:) is running; "
-                        + "decode references that form cycles in decodeReferences(with:)")
-            case .ready(let object, let resolved):
+        let index = Int(uid)
+        if slots.isEmpty {
+            // Sized once: `reference` checked `uid` against the same count.
+            slots = Array(repeating: .empty, count: document.objects.count)
+            valueFlags = Array(repeating: 0, count: document.objects.count)
+        }
+        switch slots[index] {
+        case .empty:
+            break
+        case .initializing(let info):
+            throw error(
+                .unsupportedCycle,
+                "reference back to $objects[\(uid)] (\(info.description.name)) while its init(coder:) is running; "
+                    + "decode references that form cycles in decodeReferences(with:)")
+        case .ready(let object, let resolved, let checked):
+            if checked != allowed.id {
                 try check(resolved, allowed: allowed, uid: uid)
-                return object
+                slots[index] = .ready(object, resolved, checked: allowed.id)
             }
+            return object
         }
         let cacheKey = CacheKey(uid: uid, allowed: allowed.id)
-        if let cached = values[cacheKey] { return cached }
-        if valuesInProgress.contains(uid) {
+        let flags = valueFlags[index]
+        if flags & 1 != 0, let cached = values[cacheKey] { return cached }
+        if flags & 2 != 0 {
             throw error(
                 .unsupportedCycle,
                 "$objects[\(uid)] contains itself through value types (arrays, dictionaries, sets); "
                     + "such a cycle can only be decoded through reference types")
         }
-        switch try document.entry(uid, path: self.pathString()) {
+        switch try document.storedEntry(uid, path: self.pathString()) {
         case .leaf(let leaf):
             let kind = Self.kind(ofLeaf: leaf)
-            guard allowed.kinds.contains(kind) else {
+            guard allowed.allows(kind) else {
                 throw error(
                     .classNotAllowed,
                     "\(Self.className(of: kind)) at $objects[\(uid)] is not among the allowed classes (\(allowed.description))")
             }
             return Self.swiftValue(ofLeaf: leaf)
-        case .object(let fields, let description, let classUID):
-            let resolutionKey = ResolutionKey(classUID: classUID, allowed: allowed.id)
+        case .object(let fields, let classUID):
+            let info = try classInfo(classUID, objectUID: uid)
             let resolved: Resolved
-            if let known = resolutions[resolutionKey] {
+            if let known = info.resolution(for: allowed.id) {
                 resolved = known
             } else {
-                resolved = try resolve(description, allowed: allowed, uid: uid)
-                resolutions[resolutionKey] = resolved
+                resolved = try resolve(info.description, allowed: allowed, uid: uid)
+                info.resolutions.append((allowed.id, resolved))
             }
             depth += 1
             defer { depth -= 1 }
             guard depth <= document.limits.maximumDepth else {
                 throw error(.depthLimitExceeded, "nesting deeper than \(document.limits.maximumDepth)")
             }
-            path.append(.object(uid, description.name))
+            let name = info.description.name
+            path.append(.object(uid, name))
             defer { path.removeLast() }
             switch resolved {
             case .user(let type):
-                instances[uid] = .initializing(description.name)
-                contexts.append(Context(uid: uid, className: description.name, fields: fields))
+                slots[index] = .initializing(info)
+                pushContext(Context(uid: uid, className: name, fields: fields))
                 let object: any KeyedArchiving
                 do {
-                    defer { contexts.removeLast() }
+                    defer { popContext() }
                     object = try type.init(coder: self)
                 } catch {
-                    instances[uid] = nil
+                    slots[index] = .empty
                     throw error
                 }
-                instances[uid] = .ready(object, resolved)
+                slots[index] = .ready(object, resolved, checked: allowed.id)
                 addedInstances.append(uid)
-                pending.append(.user(uid, object, fields, description.name))
+                pending.append(.user(uid, object, fields, name))
                 return object
             case .generic:
-                let object = ArchivedObject(classDescription: description)
-                instances[uid] = .ready(object, resolved)
+                let object = ArchivedObject(classDescription: info.description)
+                slots[index] = .ready(object, resolved, checked: allowed.id)
                 addedInstances.append(uid)
                 pending.append(.generic(uid, object, fields, allowed))
                 return object
             case .builtin(let kind):
-                valuesInProgress.insert(uid)
-                defer { valuesInProgress.remove(uid) }
+                valueFlags[index] |= 2
+                defer { valueFlags[index] &= ~2 }
                 let value = try decodeBuiltin(kind, fields: fields, uid: uid, allowed: allowed)
                 values[cacheKey] = value
+                valueFlags[index] |= 1
                 addedValues.append(cacheKey)
                 return value
             }
@@ -519,7 +649,7 @@ public final class KeyedUnarchiver {
                 return resolved
             }
         }
-        guard allowed.kinds.contains(.archivedObject) else {
+        guard allowed.allows(.archivedObject) else {
             throw error(
                 .classNotAllowed,
                 "class \(description.name) (chain \(description.chain.joined(separator: ", "))) at $objects[\(uid)] "
@@ -533,10 +663,10 @@ public final class KeyedUnarchiver {
         let name: String
         switch resolved {
         case .builtin(let kind):
-            permitted = allowed.kinds.contains(kind)
+            permitted = allowed.allows(kind)
             name = className ?? Self.className(of: kind)
         case .generic:
-            permitted = allowed.kinds.contains(.archivedObject)
+            permitted = allowed.allows(.archivedObject)
             name = className ?? "an unknown class"
         case .user(let type):
             permitted = allowed.userTypes.contains { $0.matches?(type) ?? false }
@@ -560,12 +690,15 @@ public final class KeyedUnarchiver {
             pendingIndex += 1
             switch job {
             case .user(let uid, let object, let fields, let name):
-                path = [.object(uid, name)]
-                contexts.append(Context(uid: uid, className: name, fields: fields))
-                defer { contexts.removeLast() }
+                // Reuses the path's storage: an array literal here would allocate per object.
+                path.removeAll(keepingCapacity: true)
+                path.append(.object(uid, name))
+                pushContext(Context(uid: uid, className: name, fields: fields))
+                defer { popContext() }
                 try object.decodeReferences(with: self)
             case .generic(let uid, let object, let fields, let allowed):
-                path = [.object(uid, object.className)]
+                path.removeAll(keepingCapacity: true)
+                path.append(.object(uid, object.className))
                 var decoded: [(key: String, value: ArchivedField)] = []
                 decoded.reserveCapacity(fields.count)
                 for entry in fields.entries {
@@ -659,10 +792,10 @@ public final class KeyedUnarchiver {
             var dictionary: [AnyHashable: Any] = [:]
             dictionary.reserveCapacity(keys.items.count)
             for index in keys.items.indices {
-                path.append(.key(keys.elementName(index)))
+                path.append(.listElement(keys.name, numbered: keys.isNumbered, index))
                 let key = try decodeReference(keys.items[index], allowed: allowed)
                 path.removeLast()
-                path.append(.key(objects.elementName(index)))
+                path.append(.listElement(objects.name, numbered: objects.isNumbered, index))
                 let value = try decodeReference(objects.items[index], allowed: allowed)
                 path.removeLast()
                 guard let key, let hashable = key as? AnyHashable else {
@@ -684,7 +817,7 @@ public final class KeyedUnarchiver {
         var result: [Any] = []
         result.reserveCapacity(list.items.count)
         for (index, item) in list.items.enumerated() {
-            path.append(.key(list.elementName(index)))
+            path.append(.listElement(list.name, numbered: list.isNumbered, index))
             defer { path.removeLast() }
             guard let element = try decodeReference(item, allowed: allowed) else {
                 throw error(.invalidObject, "collection element is nil (UID 0)")
@@ -790,8 +923,8 @@ public final class KeyedUnarchiver {
     private func pathString(adding extra: PathSegment? = nil) -> String {
         var segments = path
         if let extra { segments.append(extra) }
-        if segments.isEmpty, let context = contexts.last {
-            segments.append(.object(context.uid, context.className))
+        if segments.isEmpty, !savedContexts.isEmpty {
+            segments.append(.object(current.uid, current.className))
         }
         var groups: [String] = []
         for segment in segments {
@@ -799,6 +932,9 @@ public final class KeyedUnarchiver {
             case .top(let key): groups.append("$top." + key)
             case .object(let uid, let name): groups.append("$objects[\(uid)]" + (name.map { " (\($0))" } ?? ""))
             case .key(let key):
+                if groups.isEmpty { groups.append(key) } else { groups[groups.count - 1] += " " + key }
+            case .listElement(let name, let numbered, let index):
+                let key = ArchiveReferenceList(name: name, isNumbered: numbered, items: []).elementName(index)
                 if groups.isEmpty { groups.append(key) } else { groups[groups.count - 1] += " " + key }
             case .element(let key, let index):
                 let text = key.isEmpty ? "[\(index)]" : "\(key)[\(index)]"

@@ -121,6 +121,28 @@ package final class ArchiveDocument {
     /// Classifies the entry at a UID, validating `$class` and its description.
     /// UID 0 is not an entry (it means nil): callers check for it first.
     package func entry(_ uid: UInt32, path: @autoclosure () -> String) throws(KeyedArchiveError) -> Entry {
+        switch try storedEntry(uid, path: path()) {
+        case .leaf(let value):
+            return .leaf(value)
+        case .object(let fields, let classUID):
+            return .object(fields, try classDescription(classUID, path: "$objects[\(uid)] $class"), classUID: classUID)
+        }
+    }
+
+    /// ``Entry`` without the class description: for readers that cache descriptions by
+    /// `classUID` themselves and so need not copy one per object.
+    package enum StoredEntry {
+        /// A string, number, boolean, data or date stored directly.
+        case leaf(PropertyListValue)
+        /// An object dictionary and the UID (in range) its `$class` names; the description
+        /// there is not validated yet (``classDescription(_:path:)`` does that).
+        case object(PropertyListDictionary, classUID: UInt32)
+    }
+
+    /// Classifies the entry at a UID like ``entry(_:path:)``, with the same errors, except that
+    /// the class description is left to the caller (``classDescription(_:path:)`` with the path
+    /// `$objects[uid] $class`).
+    package func storedEntry(_ uid: UInt32, path: @autoclosure () -> String) throws(KeyedArchiveError) -> StoredEntry {
         let value = try object(uid, path: path())
         switch value {
         case .string, .integer, .real, .bool, .data, .date:
@@ -131,7 +153,7 @@ package final class ArchiveDocument {
                     .invalidClass, "object dictionary has no $class", path: "$objects[\(uid)]")
             }
             let classUID = try reference(classValue, path: "$objects[\(uid)] $class")
-            return .object(fields, try classDescription(classUID, path: "$objects[\(uid)] $class"), classUID: classUID)
+            return .object(fields, classUID: classUID)
         default:
             throw KeyedArchiveError(
                 .invalidObject, "a \(value.typeName) cannot be an entry of $objects", path: "$objects[\(uid)]")

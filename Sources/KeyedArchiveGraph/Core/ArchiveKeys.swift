@@ -51,7 +51,25 @@ package enum ArchiveKeys {
     /// reserved one (`$0`), under that raw key, so that the keys ``unescape(_:)`` lists (including
     /// the `$0, $1, ...` of unkeyed values at the top level) can all be looked up.
     package static func lookup(_ key: String, in fields: PropertyListDictionary) -> PropertyListValue? {
-        if let value = fields[escape(key)] { return value }
-        return isReserved(key) ? fields[key] : nil
+        if let value = value(forStoredKey: escape(key), in: fields) { return value }
+        return isReserved(key) ? value(forStoredKey: key, in: fields) : nil
+    }
+
+    /// `fields[key]` (the first entry whose key is the string `key`, byte for byte), comparing
+    /// byte counts before bytes: the count is O(1) for native strings and tells most keys of an
+    /// object apart, so only keys of the same length are compared.
+    package static func value(forStoredKey key: String, in fields: PropertyListDictionary) -> PropertyListValue? {
+        let length = key.utf8.count
+        let entries = fields.entries
+        for index in entries.indices {
+            // `==` first: for the short keys of archives it compares the strings' inline bits;
+            // it holds whenever the bytes are equal, and the byte check then rules out strings
+            // that are only canonically equivalent.
+            guard case .string(let name) = entries[index].key, name.value.utf8.count == length, name.value == key,
+                PropertyListString.literallyEqual(name.value, key)
+            else { continue }
+            return entries[index].value
+        }
+        return nil
     }
 }

@@ -60,6 +60,19 @@ package final class ArchiveObjectTable {
         UInt64(UInt(bitPattern: identifier))
     }
 
+    /// The UID of an object: the one it already has (`isNew` false), or a new one reserved as
+    /// ``reserveUID(for:)`` does (`isNew` true). One lookup where ``uid(for:)`` then
+    /// ``reserveUID(for:)`` would take two.
+    package func uidOrReserve(for object: AnyObject) -> (uid: UInt32, isNew: Bool) {
+        let uid = objects.count
+        if let found = identities.findOrInsert(Self.address(of: ObjectIdentifier(object)), 0, uid) {
+            return (UInt32(truncatingIfNeeded: found), false)
+        }
+        objects.append(.string(PropertyListString(ArchiveKeys.null)))
+        retained.append(object)
+        return (UInt32(truncatingIfNeeded: uid), true)
+    }
+
     /// Appends an entry for an object whose contents come later (``setObject(_:at:)``) and
     /// returns its UID; with `object`, registers its identity first so that references to it
     /// met while encoding its fields (cycles) get the same UID.
@@ -223,14 +236,15 @@ package final class ArchiveObjectTable {
         try list.setLeaf(.string(PropertyListString(archiverName)), at: 5)
         list.setContainer(kind: 0xA0, references: Array(entriesBase..<uidBase), at: 6)
         var references: [Int] = []
-        try appendDictionaryReferences(top, to: &references, list: &list)
+        var keys = KeyReferenceCache()
+        try appendDictionaryReferences(top, to: &references, list: &list, keys: &keys, uidBase: uidBase)
         list.setContainer(kind: 0xD0, references: references, at: 7)
         try list.setLeaf(PropertyListValue(ArchiveKeys.formatVersion), at: 8)
         for (uid, object) in objects.enumerated() {
             switch object {
             case .dictionary(let fields):
                 references.removeAll(keepingCapacity: true)
-                try appendDictionaryReferences(fields, to: &references, list: &list)
+                try appendDictionaryReferences(fields, to: &references, list: &list, keys: &keys, uidBase: uidBase)
                 list.setContainer(kind: 0xD0, references: references, at: entriesBase + uid)
             case .array(let items), .set(let items):
                 references.removeAll(keepingCapacity: true)
@@ -247,13 +261,56 @@ package final class ArchiveObjectTable {
     }
 
     private func appendDictionaryReferences(
-        _ fields: PropertyListDictionary, to references: inout [Int], list: inout BinaryPropertyListObjects
+        _ fields: PropertyListDictionary, to references: inout [Int], list: inout BinaryPropertyListObjects,
+        keys: inout KeyReferenceCache, uidBase: Int
     ) throws {
-        for entry in fields.entries {
+        for (position, entry) in fields.entries.enumerated() {
+            if let known = keys.reference(for: entry.key, at: position) {
+                references.append(known)
+                continue
+            }
             try BinaryPropertyListObjects.checkKey(entry.key)
-            references.append(try list.add(entry.key))
+            let reference = try list.add(entry.key)
+            keys.remember(entry.key, reference, at: position)
+            references.append(reference)
         }
-        for entry in fields.entries { references.append(try list.add(entry.value)) }
+        for entry in fields.entries {
+            // A reference into `$objects` is the UID object laid out at `uidBase + uid` (the
+            // flattener's `uidMapping`); computed here, it skips a call into the flattener.
+            if case .uid(let uid) = entry.value, Int(uid) < objects.count {
+                references.append(uidBase + Int(uid))
+            } else {
+                references.append(try list.add(entry.value))
+            }
+        }
+    }
+}
+
+/// The flattened references of the keys of the last object dictionaries, by position: objects
+/// of one class store the same keys in the same order, so a key usually equals the one at its
+/// position in the previous object and its reference is reused without hashing it again.
+/// A hit requires the same bytes and the same storage hint, the two things the flattener's
+/// string uniquing looks at, so the reference is the one `add` would return.
+private struct KeyReferenceCache {
+    private var entries: [(key: PropertyListString, reference: Int)] = []
+    private static let positions = 64
+
+    func reference(for key: PropertyListValue, at position: Int) -> Int? {
+        guard position < entries.count, case .string(let string) = key else { return nil }
+        let cached = entries[position]
+        guard cached.key.storage == string.storage, cached.key.value.utf8.count == string.value.utf8.count,
+            PropertyListString.literallyEqual(cached.key.value, string.value)
+        else { return nil }
+        return cached.reference
+    }
+
+    mutating func remember(_ key: PropertyListValue, _ reference: Int, at position: Int) {
+        guard position < Self.positions, case .string(let string) = key else { return }
+        if position < entries.count {
+            entries[position] = (string, reference)
+        } else if position == entries.count {
+            entries.append((string, reference))
+        }
     }
 }
 
@@ -282,6 +339,18 @@ package struct ArchiveObjectFields {
     package init(classUID: UInt32) {
         dictionary = PropertyListDictionary([(PropertyListValue(ArchiveKeys.classReference), .uid(classUID))])
     }
+
+    /// An object of the class whose description has `classUID`, with room for `capacity`
+    /// entries (`$class` included), so that filling it does not regrow the entry array.
+    package init(classUID: UInt32, capacity: Int) {
+        var entries: [PropertyListDictionary.Entry] = []
+        entries.reserveCapacity(max(1, capacity))
+        entries.append((PropertyListValue(ArchiveKeys.classReference), .uid(classUID)))
+        dictionary = PropertyListDictionary(entries)
+    }
+
+    /// The number of entries, `$class` included.
+    package var count: Int { dictionary.entries.count }
 
     /// Fields for `$top` (no `$class`).
     package init() {
@@ -316,8 +385,12 @@ package struct ArchiveObjectFields {
 
     private func position(of key: String) -> Int? {
         if !index.isEmpty { return index[key] }
+        // Byte counts first: O(1) for native strings, and they tell most keys apart.
+        let length = key.utf8.count
         return dictionary.entries.firstIndex { entry in
-            if case .string(let name) = entry.key { return PropertyListString.literallyEqual(name.value, key) }
+            if case .string(let name) = entry.key, name.value.utf8.count == length {
+                return PropertyListString.literallyEqual(name.value, key)
+            }
             return false
         }
     }
