@@ -46,7 +46,7 @@ struct BinaryPropertyListDecoder {
     private let objectsEnd: Int
     /// Per object: how many containers refer to it (0, 1, or 2 meaning "two or more"), counted
     /// over the whole object table in `init`, plus ``onStack`` while the object is a container
-    /// being decoded. One byte per object: only shared objects need more (see ``slots``).
+    /// being decoded. One byte per object: only shared objects need more (see ``denseSlots``).
     private var marks: [UInt8]
     /// Where a decoded shared object sits in ``shared``: per object (0, or 1 + the index) when
     /// many objects are shared, as in keyed archives, whose writers unique strings; otherwise a
@@ -115,7 +115,10 @@ struct BinaryPropertyListDecoder {
                 }
                 position &+= width
                 // Containers whose references do not fit are skipped here; decoding one throws.
-                guard let (start, total) = Self.referenceSpan(bytes, at: Int(offset), end: objectsEnd, referenceWidth: referenceWidth)
+                // Once the budget is spent nothing more is counted (nor subtracted, so the
+                // budget cannot overflow on a huge input).
+                guard referenceBudget >= 0,
+                    let (start, total) = Self.referenceSpan(bytes, at: Int(offset), end: objectsEnd, referenceWidth: referenceWidth)
                 else { continue }
                 referenceBudget -= total
                 guard referenceBudget >= 0 else { continue }
