@@ -450,9 +450,7 @@ final class ArchiveDecodingState: Decoder {
         guard case .uid(let uid) = value, uid != 0, Int(uid) < objects.count, case .string(let string) = objects[Int(uid)] else {
             return nil
         }
-        let (sum, overflow) = expandedBytes.addingReportingOverflow(string.value.utf8.count)
-        guard !overflow, sum <= limits.maximumExpandedByteCount else { return nil }
-        expandedBytes = sum
+        guard addBytes(string.value.utf8.count) else { return nil }
         return string.value
     }
 
@@ -503,12 +501,20 @@ final class ArchiveDecodingState: Decoder {
     /// Counts string and data bytes toward ``DecodingLimits/maximumExpandedByteCount``: values
     /// share storage, but whatever walks the decoded result sees every use.
     func countBytes(_ count: Int, key: (any CodingKey)? = nil) throws {
-        let (sum, overflow) = expandedBytes.addingReportingOverflow(count)
-        guard !overflow, sum <= limits.maximumExpandedByteCount else {
+        guard addBytes(count) else {
             throw corrupted(
                 "more than \(limits.maximumExpandedByteCount) bytes of strings and data once shared references are expanded", key: key)
         }
+    }
+
+    /// Adds `count` to the expanded bytes and returns true, or returns false (counting nothing)
+    /// when that would pass ``DecodingLimits/maximumExpandedByteCount``.
+    @inline(__always)
+    private func addBytes(_ count: Int) -> Bool {
+        let (sum, overflow) = expandedBytes.addingReportingOverflow(count)
+        guard !overflow, sum <= limits.maximumExpandedByteCount else { return false }
         expandedBytes = sum
+        return true
     }
 
     func decodeInteger<I: FixedWidthInteger>(_ type: I.Type, _ value: PropertyListValue, key: (any CodingKey)? = nil) throws -> I {
