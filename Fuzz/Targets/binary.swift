@@ -1,11 +1,27 @@
 import KeyedArchive
 
 /// Binary property lists: the reader must throw or return, never trap, hang or over-allocate;
-/// what it accepts must survive a write and a second read unchanged.
+/// what it accepts must survive a write and a second read unchanged. The streaming binary-to-XML
+/// converter must agree with reading then writing XML: the same bytes, or both refusing.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzBinary(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let input = FuzzSupport.buffer(data, size)
-    guard let value = try? BinaryPropertyListReader.read(input, limits: FuzzSupport.limits) else { return 0 }
+    let read = Result { try BinaryPropertyListReader.read(input, limits: FuzzSupport.limits) }
+    let twoStep = read.flatMap { value in Result { try PropertyList.encode(value, format: .xml) } }
+    // convert detects the format; only input it takes for binary is comparable here.
+    let isBinary = PropertyList.detectFormat(input) == .binary
+    let streamed = Result { try PropertyList.convert(Data(input), to: .xml, limits: FuzzSupport.limits) }
+    switch isBinary ? (twoStep, streamed) : (twoStep, twoStep) {
+    case (.success(let a), .success(let b)):
+        if a != b { FuzzSupport.fail("streamed XML differs from the two-step XML") }
+    case (.failure, .failure):
+        break
+    case (.success, .failure(let error)):
+        FuzzSupport.fail("the streaming converter refused what reading then writing accepts: \(error)")
+    case (.failure(let error), .success):
+        FuzzSupport.fail("the streaming converter accepted what reading then writing refuses: \(error)")
+    }
+    guard case .success(let value) = read else { return 0 }
     FuzzSupport.checkRoundTrip(value, "binary", write: { try BinaryPropertyListWriter.write($0) }) {
         try BinaryPropertyListReader.read($0, limits: FuzzSupport.limits)
     }

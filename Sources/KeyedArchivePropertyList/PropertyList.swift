@@ -82,6 +82,58 @@ extension PropertyList {
         }
     }
 
+    /// Converts a property list from the format it is in (detected as ``decode(_:limits:)``
+    /// does) to `format`.
+    ///
+    /// The result is byte for byte `encode(decode(data, limits: limits), format: format,
+    /// maximumOutputLength: maximumOutputLength)`. Binary to XML, the common conversion of large
+    /// files, is streamed: the XML is written straight from the binary objects, with the binary
+    /// reader's checks and limits, and no value tree is built, so memory is the input, one byte
+    /// per object and the output. Every input the two-step path rejects is rejected here too, with
+    /// the same kind of error, though a file with several problems may have a different one
+    /// reported first. Files in which containers are shared (hand-made ones: Apple's writer and
+    /// ours share only strings, numbers, dates and data) take the two-step path, whose reader
+    /// sizes each shared container once and so rejects expansion bombs at once.
+    public static func convert(
+        _ data: Data, to format: PropertyListFormat, limits: DecodingLimits = .default, maximumOutputLength: Int = .max
+    ) throws -> Data {
+        try convert(data, to: format, limits: limits, maximumOutputLength: maximumOutputLength, sink: nil)
+    }
+
+    /// ``convert(_:to:limits:maximumOutputLength:)``, passing the output to `write` piece by
+    /// piece instead of returning it: streamed binary-to-XML output goes in chunks of about
+    /// 1 MiB as it is made, so not even the output is held in memory (other conversions make
+    /// their output first and pass it in one piece). If conversion fails part way, `write` has
+    /// seen part of the output: write to a temporary file, or somewhere that can be discarded.
+    public static func convert(
+        _ data: Data, to format: PropertyListFormat, limits: DecodingLimits = .default, maximumOutputLength: Int = .max,
+        into write: (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        try withoutActuallyEscaping(write) { write in
+            let whole = try convert(data, to: format, limits: limits, maximumOutputLength: maximumOutputLength, sink: write)
+            if !whole.isEmpty { try whole.withUnsafeBytes(write) }
+        }
+    }
+
+    /// The conversion: streamed for binary to XML (into `sink` when there is one), through a
+    /// tree otherwise (the result is then returned whole, even with a sink).
+    private static func convert(
+        _ data: Data, to format: PropertyListFormat, limits: DecodingLimits, maximumOutputLength: Int,
+        sink: ((UnsafeRawBufferPointer) throws -> Void)?
+    ) throws -> Data {
+        if format == .xml, detectFormat(data) == .binary {
+            return try data.withUnsafeBytes { bytes in
+                var decoder = try BinaryPropertyListDecoder(bytes: bytes, limits: limits)
+                guard decoder.canWriteXMLWithinLimits() else {
+                    return try encode(decoder.decodeRoot(), format: format, maximumOutputLength: maximumOutputLength)
+                }
+                return try decoder.writeXML(
+                    maximumDepth: DecodingLimits.default.maximumDepth, budget: OutputBudget(maximumOutputLength), sink: sink)
+            }
+        }
+        return try encode(decode(data, limits: limits), format: format, maximumOutputLength: maximumOutputLength)
+    }
+
     private static func isWhitespace(_ byte: UInt8) -> Bool {
         byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
     }

@@ -65,6 +65,18 @@ enum Files {
             throw ToolError("\(path): \(error)")
         }
     }
+
+    /// Writes the file at `path` atomically from the pieces `produce` appends; errors that
+    /// `produce` throws as ``ToolError`` pass through unchanged, and the old file is kept.
+    static func write(to path: String, producing produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
+        do {
+            try AtomicFile.write(to: path, producing: produce)
+        } catch let error as ToolError {
+            throw error
+        } catch {
+            throw ToolError("\(path): \(error)")
+        }
+    }
 }
 
 enum FileHandleReader {

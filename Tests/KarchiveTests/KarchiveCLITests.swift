@@ -52,6 +52,30 @@ final class KarchiveCLITests: XCTestCase {
         }
     }
 
+    func testConvertToXMLThatFailsPartWayLeavesTheOldFile() throws {
+        // Large enough that the streamed XML reaches the disk in several chunks before the set
+        // at the end (which XML cannot hold) stops it.
+        var members: [PropertyListValue] = (0..<150_000).map { PropertyListValue("member \($0)") }
+        members.append(.set([1]))
+        let input = scratch.appendingPathComponent("fails-late.bplist")
+        try PropertyList.encode(.array(members), format: .binary).write(to: input)
+        let output = scratch.appendingPathComponent("kept.xml")
+        try Data("old contents".utf8).write(to: output)
+        let result = try ToolRunner.karchive(["convert", "--format", "xml", input.path, "-o", output.path])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.standardError.contains(input.path), result.standardError)
+        XCTAssertTrue(result.standardError.contains("sets have no XML form"), result.standardError)
+        XCTAssertEqual(try Data(contentsOf: output), Data("old contents".utf8))
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: scratch.path).filter { $0.contains(".tmp-") }
+        XCTAssertEqual(leftovers, [], "temporary files must be removed")
+        // Without the set, the same file converts, byte for byte as reading and writing does.
+        members.removeLast()
+        try PropertyList.encode(.array(members), format: .binary).write(to: input)
+        let good = try ToolRunner.karchive(["convert", "--format", "xml", input.path, "-o", output.path])
+        XCTAssertEqual(good.status, 0, good.standardError)
+        XCTAssertEqual(try Data(contentsOf: output), try PropertyList.encode(.array(members), format: .xml))
+    }
+
     func testConvertToJSONIsReadableByPython() throws {
         guard Python.executable != nil else {
             print("python3 not found: skipping the JSON check of karchive convert")

@@ -7,7 +7,7 @@ import Foundation
 /// "n/a (not implemented yet)". To enable one when it lands, replace the `throw` line with the
 /// call written in the comment above it; nothing else in the harness changes.
 public enum OurSide {
-    // MARK: Property lists (issue 2): the API exists; the codecs are placeholders until they land.
+    // MARK: Property lists (issue 2)
 
     /// Reads a property list in any format.
     public static func decode(_ data: Data) throws -> PropertyListValue {
@@ -17,6 +17,11 @@ public enum OurSide {
     /// Writes a property list.
     public static func encode(_ value: PropertyListValue, format: PropertyListFormat) throws -> Data {
         try PropertyList.encode(value, format: format)
+    }
+
+    /// Converts a property list to `format` in one call (binary to XML streams, without a tree).
+    public static func convert(_ data: Data, to format: PropertyListFormat) throws -> Data {
+        try PropertyList.convert(data, to: format)
     }
 
     // MARK: Codable bridge (issue 4)

@@ -39,15 +39,15 @@ public enum BinaryPropertyListReader {
 
 /// The decoding state for one input. Internal: use ``BinaryPropertyListReader``.
 struct BinaryPropertyListDecoder {
-    private let bytes: UnsafeRawBufferPointer
-    private let limits: DecodingLimits
-    private let trailer: BinaryPropertyListTrailer
+    let bytes: UnsafeRawBufferPointer
+    let limits: DecodingLimits
+    let trailer: BinaryPropertyListTrailer
     /// End of the object area (the offset-table offset).
-    private let objectsEnd: Int
+    let objectsEnd: Int
     /// Per object: how many containers refer to it (0, 1, or 2 meaning "two or more"), counted
     /// over the whole object table in `init`, plus ``onStack`` while the object is a container
     /// being decoded. One byte per object: only shared objects need more (see ``denseSlots``).
-    private var marks: [UInt8]
+    var marks: [UInt8]
     /// Where a decoded shared object sits in ``shared``: per object (0, or 1 + the index) when
     /// many objects are shared, as in keyed archives, whose writers unique strings; otherwise a
     /// hash table (and this array is empty), so that a file with few shared objects does not
@@ -60,8 +60,11 @@ struct BinaryPropertyListDecoder {
     /// counted at every use (``DecodingLimits/maximumExpandedByteCount``).
     private var shared: [(value: PropertyListValue, expanded: Int, bytes: Int)] = []
 
-    private static let onStack: UInt8 = 0x80
-    private static let sharedCount: UInt8 = 2
+    static let onStack: UInt8 = 0x80
+    static let sharedCount: UInt8 = 2
+    /// The references of all containers in the table, or nil when counting stopped (see
+    /// `referenceBudget` in `init`).
+    let countedReferences: Int?
 
     /// A container being decoded. Members are appended straight into the container's own
     /// storage, which then becomes the value without copying.
@@ -103,7 +106,8 @@ struct BinaryPropertyListDecoder {
         // References of well-formed containers do not overlap, so there are at most this many.
         // Table entries that point at the same container more than once could otherwise make
         // this pass quadratic: past the budget, counting stops and every object counts as shared.
-        var referenceBudget = (objectsEnd - 8) / referenceWidth
+        let referenceCapacity = (objectsEnd - 8) / referenceWidth
+        var referenceBudget = referenceCapacity
         try marks.withUnsafeMutableBufferPointer { marks in
             var position = trailer.offsetTableOffset
             for index in 0..<count {
@@ -139,6 +143,9 @@ struct BinaryPropertyListDecoder {
         if referenceBudget < 0 {
             marks = [UInt8](repeating: Self.sharedCount, count: count)
             sharedObjects = count
+            self.countedReferences = nil
+        } else {
+            self.countedReferences = referenceCapacity - referenceBudget
         }
         self.marks = marks
         // A hash slot takes about 48 bytes at the table's load, a dense one 4 per object.
@@ -176,7 +183,7 @@ struct BinaryPropertyListDecoder {
 
     /// The byte offset of object `index` (validated in `init`).
     @inline(__always)
-    private func offset(of index: Int) -> Int {
+    func offset(of index: Int) -> Int {
         Int(truncatingIfNeeded: BinaryBytes.readUInt(
             bytes, at: trailer.offsetTableOffset &+ index &* trailer.offsetIntSize, width: trailer.offsetIntSize))
     }
@@ -250,21 +257,25 @@ struct BinaryPropertyListDecoder {
         if bytes > 0 {
             let (byteSum, byteOverflow) = frame.bytes.addingReportingOverflow(bytes)
             guard !byteOverflow, byteSum <= limits.maximumExpandedByteCount else {
-                throw PropertyListError(
-                    .objectLimitExceeded,
-                    "shared references expand past the limit of \(limits.maximumExpandedByteCount) bytes of strings and data",
-                    byteOffset: frame.objectOffset, objectIndex: frame.object)
+                throw expansionError(bytes: true, at: frame.objectOffset, object: frame.object)
             }
             frame.bytes = byteSum
         }
         let (sum, overflow) = frame.expanded.addingReportingOverflow(expanded)
         guard !overflow, sum <= limits.maximumExpandedNodeCount else {
-            throw PropertyListError(
-                .objectLimitExceeded,
-                "shared references expand past the limit of \(limits.maximumExpandedNodeCount) values",
-                byteOffset: frame.objectOffset, objectIndex: frame.object)
+            throw expansionError(bytes: false, at: frame.objectOffset, object: frame.object)
         }
         frame.expanded = sum
+    }
+
+    /// The error for a tree that shared references expand past the limit on values (`bytes`
+    /// false) or on bytes of strings and data (`bytes` true).
+    func expansionError(bytes: Bool, at offset: Int, object: Int) -> PropertyListError {
+        let limit = bytes
+            ? "\(limits.maximumExpandedByteCount) bytes of strings and data"
+            : "\(limits.maximumExpandedNodeCount) values"
+        return PropertyListError(
+            .objectLimitExceeded, "shared references expand past the limit of \(limit)", byteOffset: offset, objectIndex: object)
     }
 
     /// Returns the value of object `index`, its expanded size and its expanded string/data
@@ -300,20 +311,9 @@ struct BinaryPropertyListDecoder {
         let marker = bytes[offset]
         switch marker & 0xF0 {
         case 0xA0, 0xC0, 0xD0:
-            guard frames.count < limits.maximumDepth else {
-                throw PropertyListError(
-                    .depthLimitExceeded, "nesting is deeper than the limit of \(limits.maximumDepth)",
-                    byteOffset: offset, objectIndex: index)
-            }
-            let (count, start) = try readCount(marker: marker, at: offset, object: index)
+            try requireDepth(below: frames.count, at: offset, object: index)
+            let (count, start, total) = try containerSpan(marker: marker, at: offset, object: index)
             let isDictionary = marker & 0xF0 == 0xD0
-            let (total, overflow1) = count.multipliedReportingOverflow(by: isDictionary ? 2 : 1)
-            let (length, overflow2) = total.multipliedReportingOverflow(by: trailer.objectRefSize)
-            guard !overflow1, !overflow2, length <= objectsEnd - start else {
-                throw PropertyListError(
-                    .truncated, "\(containerName(marker)) of \(count) members runs past the object area",
-                    byteOffset: offset, objectIndex: index)
-            }
             marks[index] |= Self.onStack
             // The count is now known to fit in the input (one reference byte or more each).
             var frame = Frame(object: index, kind: marker & 0xF0, objectOffset: offset, refsStart: start, count: count, total: total)
@@ -364,7 +364,7 @@ struct BinaryPropertyListDecoder {
 
     /// Dictionary keys must be primitives: strings, integers, reals, dates or data. Throws
     /// for any other marker (called by ``enter(_:frames:keyOf:)`` once it knows the key is bad).
-    private func checkKey(_ index: Int, container: Int) throws {
+    func checkKey(_ index: Int, container: Int) throws {
         let offset = offset(of: index)
         let marker = bytes[offset]
         switch marker & 0xF0 {
@@ -399,9 +399,60 @@ struct BinaryPropertyListDecoder {
 
     // MARK: - Objects
 
+    /// Throws when a container opened inside `openContainers` others would be too deep.
+    @inline(__always)
+    func requireDepth(below openContainers: Int, at offset: Int, object: Int) throws {
+        guard openContainers < limits.maximumDepth else {
+            throw PropertyListError(
+                .depthLimitExceeded, "nesting is deeper than the limit of \(limits.maximumDepth)",
+                byteOffset: offset, objectIndex: object)
+        }
+    }
+
+    /// The member count of the container at `offset`, where its references start, and how many
+    /// references it has (twice the count for a dictionary), all checked to lie in the object area.
+    func containerSpan(marker: UInt8, at offset: Int, object: Int) throws -> (count: Int, start: Int, total: Int) {
+        let (count, start) = try readCount(marker: marker, at: offset, object: object)
+        let (total, overflow1) = count.multipliedReportingOverflow(by: marker & 0xF0 == 0xD0 ? 2 : 1)
+        let (length, overflow2) = total.multipliedReportingOverflow(by: trailer.objectRefSize)
+        guard !overflow1, !overflow2, length <= objectsEnd - start else {
+            throw PropertyListError(
+                .truncated, "\(containerName(marker)) of \(count) members runs past the object area",
+                byteOffset: offset, objectIndex: object)
+        }
+        return (count, start, total)
+    }
+
+    /// The bytes of the data object (marker 0x4_) at `offset`, checked against the limits.
+    func dataBytes(marker: UInt8, at offset: Int, object: Int) throws -> UnsafeRawBufferPointer {
+        let (count, start) = try readCount(marker: marker, at: offset, object: object)
+        try requireBytes(count, from: start, object: object, at: offset, "data of \(count) bytes")
+        guard count <= limits.maximumDataLength else {
+            throw PropertyListError(
+                .lengthLimitExceeded, "data of \(count) bytes exceeds the limit of \(limits.maximumDataLength)",
+                byteOffset: offset, objectIndex: object)
+        }
+        return UnsafeRawBufferPointer(rebasing: bytes[start..<(start + count)])
+    }
+
+    /// The bytes of the ASCII string object (marker 0x5_) at `offset`, checked against the
+    /// limits and to be ASCII (so they are also UTF-8).
+    func asciiStringBytes(marker: UInt8, at offset: Int, object: Int) throws -> UnsafeRawBufferPointer {
+        let (count, start) = try readCount(marker: marker, at: offset, object: object)
+        try requireBytes(count, from: start, object: object, at: offset, "ASCII string of \(count) bytes")
+        try checkStringLength(count, at: offset, object: object)
+        let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<(start + count)])
+        if let bad = firstNonASCII(slice) {
+            throw PropertyListError(
+                .invalidString, "ASCII string contains the non-ASCII byte 0x\(hex(slice[bad]))",
+                byteOffset: start + bad, objectIndex: object)
+        }
+        return slice
+    }
+
     /// Reads the count of a data, string or container object: the marker's low nibble, or when
     /// that is 0xF, the integer object that follows. Returns the count and where the payload starts.
-    private func readCount(marker: UInt8, at offset: Int, object: Int) throws -> (count: Int, start: Int) {
+    func readCount(marker: UInt8, at offset: Int, object: Int) throws -> (count: Int, start: Int) {
         let nibble = Int(marker & 0x0F)
         if nibble != 0x0F { return (nibble, offset + 1) }
         let intOffset = offset + 1
@@ -427,13 +478,13 @@ struct BinaryPropertyListDecoder {
 
     /// Checks that `length` bytes from `start` lie inside the object area.
     @inline(__always)
-    private func requireBytes(_ length: Int, from start: Int, object: Int, at offset: Int, _ what: @autoclosure () -> String) throws {
+    func requireBytes(_ length: Int, from start: Int, object: Int, at offset: Int, _ what: @autoclosure () -> String) throws {
         guard length >= 0, start <= objectsEnd, length <= objectsEnd - start else {
             throw PropertyListError(.truncated, "\(what()) runs past the object area", byteOffset: offset, objectIndex: object)
         }
     }
 
-    private func decodeScalar(marker: UInt8, at offset: Int, object: Int) throws -> PropertyListValue {
+    func decodeScalar(marker: UInt8, at offset: Int, object: Int) throws -> PropertyListValue {
         let nibble = marker & 0x0F
         switch marker & 0xF0 {
         case 0x00:
@@ -475,24 +526,9 @@ struct BinaryPropertyListDecoder {
             }
             return .date(Date(timeIntervalSinceReferenceDate: seconds))
         case 0x40:
-            let (count, start) = try readCount(marker: marker, at: offset, object: object)
-            try requireBytes(count, from: start, object: object, at: offset, "data of \(count) bytes")
-            guard count <= limits.maximumDataLength else {
-                throw PropertyListError(
-                    .lengthLimitExceeded, "data of \(count) bytes exceeds the limit of \(limits.maximumDataLength)",
-                    byteOffset: offset, objectIndex: object)
-            }
-            return .data(Data(UnsafeRawBufferPointer(rebasing: bytes[start..<(start + count)])))
+            return .data(Data(try dataBytes(marker: marker, at: offset, object: object)))
         case 0x50:
-            let (count, start) = try readCount(marker: marker, at: offset, object: object)
-            try requireBytes(count, from: start, object: object, at: offset, "ASCII string of \(count) bytes")
-            try checkStringLength(count, at: offset, object: object)
-            let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<(start + count)])
-            if let bad = firstNonASCII(slice) {
-                throw PropertyListError(
-                    .invalidString, "ASCII string contains the non-ASCII byte 0x\(hex(slice[bad]))",
-                    byteOffset: start + bad, objectIndex: object)
-            }
+            let slice = try asciiStringBytes(marker: marker, at: offset, object: object)
             return .string(PropertyListString(String(decoding: slice, as: UTF8.self), storage: .ascii))
         case 0x60:
             let (count, start) = try readCount(marker: marker, at: offset, object: object)
@@ -548,7 +584,7 @@ struct BinaryPropertyListDecoder {
         }
     }
 
-    private func checkStringLength(_ length: Int, at offset: Int, object: Int) throws {
+    func checkStringLength(_ length: Int, at offset: Int, object: Int) throws {
         guard length <= limits.maximumStringLength else {
             throw PropertyListError(
                 .lengthLimitExceeded, "string of \(length) bytes exceeds the limit of \(limits.maximumStringLength)",
@@ -557,7 +593,7 @@ struct BinaryPropertyListDecoder {
     }
 
     /// The index of the first byte >= 0x80, checking eight bytes at a time.
-    private func firstNonASCII(_ slice: UnsafeRawBufferPointer) -> Int? {
+    func firstNonASCII(_ slice: UnsafeRawBufferPointer) -> Int? {
         var index = 0
         let count = slice.count
         while index + 8 <= count {
@@ -623,7 +659,7 @@ struct BinaryPropertyListDecoder {
         }
     }
 
-    private func containerName(_ marker: UInt8) -> String {
+    func containerName(_ marker: UInt8) -> String {
         switch marker & 0xF0 {
         case 0xA0: "array"
         case 0xC0: "set"
@@ -633,7 +669,7 @@ struct BinaryPropertyListDecoder {
 }
 
 /// Two hex digits.
-fileprivate func hex(_ byte: UInt8) -> String {
+func hex(_ byte: UInt8) -> String {
     let digits = Array("0123456789abcdef")
     return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
 }

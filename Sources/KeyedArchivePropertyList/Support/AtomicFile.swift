@@ -35,6 +35,16 @@ public struct FileAccessError: Error, Sendable, Hashable, CustomStringConvertibl
 package enum AtomicFile {
     /// Replaces the file at `path` with `bytes` atomically and durably.
     package static func write(_ bytes: UnsafeRawBufferPointer, to path: String, defaultMode: mode_t = 0o644) throws {
+        try write(to: path, defaultMode: defaultMode) { append in try append(bytes) }
+    }
+
+    /// Replaces the file at `path` atomically and durably with the bytes `produce` passes, in
+    /// order, to the function it is given; for outputs too large to hold in memory at once. If
+    /// `produce` throws, the temporary file is removed and the old file is left as it was.
+    package static func write(
+        to path: String, defaultMode: mode_t = 0o644,
+        producing produce: (_ append: (UnsafeRawBufferPointer) throws -> Void) throws -> Void
+    ) throws {
         let directory = parentDirectory(of: path)
         var template = Array((directory + "/." + fileName(of: path) + ".tmp-XXXXXX").utf8CString)
         let descriptor = template.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.map { mkstemp($0) } ?? -1 }
@@ -44,14 +54,16 @@ package enum AtomicFile {
         defer { if !renamed { unlink(temporaryPath) } }
         do {
             defer { close(descriptor) }
-            var offset = 0
-            while offset < bytes.count, let base = bytes.baseAddress {
-                let written = systemWrite(descriptor, base + offset, bytes.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    throw FileAccessError(path: temporaryPath, operation: "cannot write")
+            try produce { bytes in
+                var offset = 0
+                while offset < bytes.count, let base = bytes.baseAddress {
+                    let written = systemWrite(descriptor, base + offset, bytes.count - offset)
+                    if written < 0 {
+                        if errno == EINTR { continue }
+                        throw FileAccessError(path: temporaryPath, operation: "cannot write")
+                    }
+                    offset += written
                 }
-                offset += written
             }
             // mkstemp creates the file 0600; give it the old file's mode, or the default.
             let mode = existingMode(path) ?? defaultMode

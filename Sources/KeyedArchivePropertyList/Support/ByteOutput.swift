@@ -67,7 +67,19 @@ final class GrowableBytes: ByteOutput {
 
     func append(_ bytes: UnsafeRawBufferPointer) {
         guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
-        claim(bytes.count)?.copyMemory(from: source, byteCount: bytes.count)
+        guard let target = claim(bytes.count) else { return }
+        let length = bytes.count
+        // Text writers append many pieces of 4 to 16 bytes (tags, short keys and numbers): two
+        // overlapping word copies beat a call to memmove for those.
+        if length >= 8 && length <= 16 {
+            target.storeBytes(of: source.loadUnaligned(as: UInt64.self), as: UInt64.self)
+            target.storeBytes(of: source.loadUnaligned(fromByteOffset: length &- 8, as: UInt64.self), toByteOffset: length &- 8, as: UInt64.self)
+        } else if length >= 4 && length < 8 {
+            target.storeBytes(of: source.loadUnaligned(as: UInt32.self), as: UInt32.self)
+            target.storeBytes(of: source.loadUnaligned(fromByteOffset: length &- 4, as: UInt32.self), toByteOffset: length &- 4, as: UInt32.self)
+        } else {
+            target.copyMemory(from: source, byteCount: length)
+        }
     }
 
     func append<S: Sequence>(contentsOf bytes: S) where S.Element == UInt8 {
@@ -79,6 +91,16 @@ final class GrowableBytes: ByteOutput {
     func append(repeating byte: UInt8, count repeats: Int) {
         guard repeats > 0 else { return }
         claim(repeats)?.initializeMemory(as: UInt8.self, repeating: byte, count: repeats)
+    }
+
+    /// Passes the bytes written so far to `body`.
+    func withBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try body(UnsafeRawBufferPointer(start: count > 0 ? base : nil, count: count))
+    }
+
+    /// Forgets the bytes written, keeping the buffer for more.
+    func removeAll() {
+        count = 0
     }
 
     /// The bytes as `Data`, taking over the buffer (the object is empty afterwards).

@@ -49,17 +49,13 @@ public enum XMLPropertyListWriter {
     /// ``write(_:maximumDepth:maximumOutputLength:)`` as `Data`, without an intermediate copy.
     public static func writeData(_ value: PropertyListValue, maximumDepth: Int, maximumOutputLength: Int = .max) throws -> Data {
         let writer = Writer(maximumDepth: maximumDepth, budget: OutputBudget(maximumOutputLength))
-        writer.output.append(contentsOf: header)
         try writer.write(value)
-        writer.output.append(contentsOf: "</plist>\n".utf8)
-        guard !writer.output.failed else {
-            throw PropertyListError(.lengthLimitExceeded, "out of memory after \(writer.output.count) bytes of XML")
-        }
-        return writer.output.takeData()
+        return try writer.text.finish()
     }
 }
 
-/// The writer's state: output bytes and the stack of open containers (no recursion).
+/// The writer's state for a value tree: the output and the stack of open containers (no
+/// recursion).
 private final class Writer {
     /// An open container and the position of the next member to write. Frames are updated in
     /// place; a dictionary keeps its stored entries plus the order to write them in.
@@ -77,38 +73,44 @@ private final class Writer {
     }
 
     let maximumDepth: Int
-    let budget: OutputBudget
-    let output = GrowableBytes(capacity: 4096)
+    let text: XMLText
     var frames: [Frame] = []
+    var keyOrders = KeyOrderCache()
 
     init(maximumDepth: Int, budget: OutputBudget) {
         self.maximumDepth = maximumDepth
-        self.budget = budget
+        self.text = XMLText(budget: budget)
     }
 
     func write(_ root: PropertyListValue) throws {
+        do {
+            try writeTree(root)
+        } catch var error as PropertyListError where error.keyPath == nil && error.code == .unrepresentableValue {
+            error.keyPath = keyPath()
+            throw error
+        }
+    }
+
+    private func writeTree(_ root: PropertyListValue) throws {
         try open(root)
         while let last = frames.indices.last {
-            try budget.check(output.count)
+            try text.checkBudget()
             let indent = frames.count
             let next = frames[last].next
             if frames[last].isDictionary {
                 guard next < frames[last].entries.count else {
                     frames.removeLast()
-                    close("</dict>\n", indent: indent - 1)
+                    text.close("</dict>\n", indent: indent - 1)
                     continue
                 }
                 frames[last].next = next + 1
                 let entry = frames[last].entries[frames[last].position(next)]
-                appendIndent(indent)
-                output.append(contentsOf: "<key>".utf8)
-                if case .string(let key) = entry.key { appendEscaped(key.value) }
-                output.append(contentsOf: "</key>\n".utf8)
+                if case .string(let key) = entry.key { text.writeKey(key.value, indent: indent) }
                 try open(entry.value)
             } else {
                 guard next < frames[last].elements.count else {
                     frames.removeLast()
-                    close("</array>\n", indent: indent - 1)
+                    text.close("</array>\n", indent: indent - 1)
                     continue
                 }
                 frames[last].next = next + 1
@@ -116,6 +118,210 @@ private final class Writer {
             }
         }
     }
+
+    /// Writes a scalar completely, or the opening tag of a container and pushes it.
+    private func open(_ value: PropertyListValue) throws {
+        let indent = frames.count
+        switch value {
+        case .array(let elements):
+            try checkDepth()
+            if text.openArray(isEmpty: elements.isEmpty, indent: indent) {
+                frames.append(Frame(elements: elements))
+            }
+        case .dictionary(let dictionary):
+            try checkDepth()
+            for entry in dictionary.entries {
+                guard case .string = entry.key else {
+                    throw XMLText.failure("XML dictionary keys must be strings, not \(entry.key.typeName)")
+                }
+            }
+            if text.openDictionary(isEmpty: dictionary.isEmpty, indent: indent) {
+                let entries = dictionary.entries
+                let order = keyOrders.order(count: entries.count) { index in
+                    if case .string(let key) = entries[index].key { return key.value }
+                    return ""
+                }
+                frames.append(Frame(entries: entries, order: order, isDictionary: true))
+            }
+        default:
+            try text.writeScalar(value, indent: indent)
+        }
+    }
+
+    private func checkDepth() throws {
+        // frames.count containers are open around this one.
+        guard frames.count < maximumDepth else {
+            throw XMLText.failure("nesting deeper than \(maximumDepth)")
+        }
+    }
+
+    /// The key path of the value being written, e.g. `items[3].name`.
+    private func keyPath() -> String {
+        var path = ""
+        for frame in frames where frame.next > 0 {
+            if frame.isDictionary {
+                if !path.isEmpty { path += "." }
+                if case .string(let key) = frame.entries[frame.position(frame.next - 1)].key { path += key.value }
+            } else {
+                path += "[\(frame.next - 1)]"
+            }
+        }
+        return path
+    }
+}
+
+/// The pieces of CF's XML layout, shared by the tree writer above and the streaming binary-to-XML
+/// converter: indentation, tags, escaped text, numbers, dates and base64 lines. Values XML cannot
+/// hold throw ``PropertyListError/Code/unrepresentableValue`` without a key path; the caller
+/// knows where it is and adds one.
+final class XMLText {
+    let output = GrowableBytes(capacity: 4096)
+    let budget: OutputBudget
+    /// Where full chunks go, for output that is not kept in memory; nil to keep it all.
+    private let sink: ((UnsafeRawBufferPointer) throws -> Void)?
+    /// Bytes already passed to the sink.
+    private var flushed = 0
+    /// The chunk size for a sink.
+    private static let chunk = 1 << 20
+
+    init(budget: OutputBudget, sink: ((UnsafeRawBufferPointer) throws -> Void)? = nil) {
+        self.budget = budget
+        self.sink = sink
+        output.append(contentsOf: XMLPropertyListWriter.header)
+    }
+
+    /// Throws once the output has gone past the budget (called once per value); with a sink,
+    /// passes on each full chunk.
+    @inline(__always)
+    func checkBudget() throws {
+        try budget.check(flushed &+ output.count)
+        if sink != nil && output.count >= Self.chunk { try flush() }
+    }
+
+    private func flush() throws {
+        guard !output.failed else {
+            throw PropertyListError(.lengthLimitExceeded, "out of memory after \(flushed + output.count) bytes of XML")
+        }
+        guard let sink else { return }
+        try output.withBytes(sink)
+        flushed += output.count
+        output.removeAll()
+    }
+
+    /// Closes the document and hands over its bytes (with a sink: passes on the rest and
+    /// returns empty data).
+    func finish() throws -> Data {
+        output.append(contentsOf: "</plist>\n".utf8)
+        try flush()
+        return sink == nil ? output.takeData() : Data()
+    }
+
+    static func failure(_ message: String) -> PropertyListError {
+        PropertyListError(.unrepresentableValue, message)
+    }
+
+    /// Writes `<array>` and returns true, or `<array/>` for an empty one and returns false.
+    @inline(__always)
+    func openArray(isEmpty: Bool, indent: Int) -> Bool {
+        appendIndent(indent)
+        append(isEmpty ? "<array/>\n" : "<array>\n")
+        return !isEmpty
+    }
+
+    /// Writes `<dict>` and returns true, or `<dict/>` for an empty one and returns false.
+    @inline(__always)
+    func openDictionary(isEmpty: Bool, indent: Int) -> Bool {
+        appendIndent(indent)
+        append(isEmpty ? "<dict/>\n" : "<dict>\n")
+        return !isEmpty
+    }
+
+    @inline(__always)
+    func close(_ tag: StaticString, indent: Int) {
+        appendIndent(indent)
+        append(tag)
+    }
+
+    /// `<key>...</key>` on its own line.
+    @inline(__always)
+    func writeKey(_ key: String, indent: Int) {
+        appendIndent(indent)
+        append("<key>")
+        appendEscaped(key)
+        append("</key>\n")
+    }
+
+    /// `<string>...</string>` from bytes already known to be UTF-8.
+    func writeString(utf8 bytes: UnsafeRawBufferPointer, indent: Int) {
+        appendIndent(indent)
+        append("<string>")
+        appendEscaped(bytes)
+        append("</string>\n")
+    }
+
+    /// `<data>` with its base64 lines.
+    func writeData(_ bytes: UnsafeRawBufferPointer, indent: Int) {
+        appendIndent(indent)
+        append("<data>\n")
+        appendBase64(bytes, indent: indent)
+        appendIndent(indent)
+        append("</data>\n")
+    }
+
+    /// Writes a value that is not an array or dictionary.
+    func writeScalar(_ value: PropertyListValue, indent: Int) throws {
+        switch value {
+        case .string(let string):
+            appendIndent(indent)
+            append("<string>")
+            appendEscaped(string.value)
+            append("</string>\n")
+        case .integer(let integer):
+            appendIndent(indent)
+            append("<integer>")
+            appendDecimal(integer)
+            append("</integer>\n")
+        case .real(let real):
+            appendIndent(indent)
+            append("<real>")
+            appendReal(real.value)
+            append("</real>\n")
+        case .bool(let bool):
+            appendIndent(indent)
+            append(bool ? "<true/>\n" : "<false/>\n")
+        case .date(let date):
+            guard let parts = GregorianCalendar.components(of: date) else {
+                throw Self.failure("date \(date.timeIntervalSinceReferenceDate) has no XML form (not finite or year beyond 32 bits)")
+            }
+            appendIndent(indent)
+            append("<date>")
+            var sink: GrowableBytes = output
+            XMLDateFormat.append(parts, to: &sink)
+            append("</date>\n")
+        case .data(let data):
+            data.withUnsafeBytes { writeData($0, indent: indent) }
+        case .uid(let uid):
+            appendIndent(indent)
+            append("<dict>\n")
+            appendIndent(indent + 1)
+            append("<key>CF$UID</key>\n")
+            appendIndent(indent + 1)
+            append("<integer>")
+            appendDecimal(PropertyListInteger(UInt64(uid)))
+            append("</integer>\n")
+            appendIndent(indent)
+            append("</dict>\n")
+        case .set:
+            throw Self.failure("sets have no XML form (CoreFoundation refuses them too)")
+        case .null:
+            throw Self.failure("null has no XML form")
+        case .array, .dictionary:
+            // Containers are the walkers' business; reaching here is a caller's mistake.
+            throw Self.failure("internal error: a container was passed as a scalar")
+        }
+    }
+
+    // MARK: - Pieces
 
     /// Decimal digits without going through `String`.
     private func appendDecimal(_ integer: PropertyListInteger) {
@@ -136,104 +342,6 @@ private final class Writer {
         }
     }
 
-    private func close(_ tag: StaticString, indent: Int) {
-        appendIndent(indent)
-        append(tag)
-    }
-
-    /// Writes a scalar completely, or the opening tag of a container and pushes it.
-    private func open(_ value: PropertyListValue) throws {
-        let indent = frames.count
-        appendIndent(indent)
-        switch value {
-        case .string(let string):
-            append("<string>")
-            appendEscaped(string.value)
-            append("</string>\n")
-        case .integer(let integer):
-            append("<integer>")
-            appendDecimal(integer)
-            append("</integer>\n")
-        case .real(let real):
-            append("<real>")
-            appendReal(real.value)
-            append("</real>\n")
-        case .bool(let bool):
-            append(bool ? "<true/>\n" : "<false/>\n")
-        case .date(let date):
-            guard let parts = GregorianCalendar.components(of: date) else {
-                throw failure("date \(date.timeIntervalSinceReferenceDate) has no XML form (not finite or year beyond 32 bits)")
-            }
-            append("<date>")
-            var sink: GrowableBytes = output
-            XMLDateFormat.append(parts, to: &sink)
-            append("</date>\n")
-        case .data(let data):
-            append("<data>\n")
-            appendBase64(data, indent: indent)
-            appendIndent(indent)
-            append("</data>\n")
-        case .uid(let uid):
-            append("<dict>\n")
-            appendIndent(indent + 1)
-            append("<key>CF$UID</key>\n")
-            appendIndent(indent + 1)
-            append("<integer>")
-            output.append(contentsOf: String(uid).utf8)
-            append("</integer>\n")
-            appendIndent(indent)
-            append("</dict>\n")
-        case .array(let elements):
-            try checkDepth()
-            if elements.isEmpty {
-                append("<array/>\n")
-            } else {
-                append("<array>\n")
-                frames.append(Frame(elements: elements))
-            }
-        case .dictionary(let dictionary):
-            try checkDepth()
-            if dictionary.isEmpty {
-                append("<dict/>\n")
-                return
-            }
-            for entry in dictionary.entries {
-                guard case .string = entry.key else {
-                    throw failure("XML dictionary keys must be strings, not \(entry.key.typeName)")
-                }
-            }
-            append("<dict>\n")
-            frames.append(Frame(entries: dictionary.entries, order: keyOrder(dictionary.entries), isDictionary: true))
-        case .set:
-            throw failure("sets have no XML form (CoreFoundation refuses them too)")
-        case .null:
-            throw failure("null has no XML form")
-        }
-    }
-
-    private func checkDepth() throws {
-        // frames.count containers are open around this one.
-        guard frames.count < maximumDepth else {
-            throw failure("nesting deeper than \(maximumDepth)")
-        }
-    }
-
-    /// An unrepresentable-value error with the key path of the value being written.
-    private func failure(_ message: String) -> PropertyListError {
-        var path = ""
-        for frame in frames where frame.next > 0 {
-            if frame.isDictionary {
-                if !path.isEmpty { path += "." }
-                if case .string(let key) = frame.entries[frame.position(frame.next - 1)].key { path += key.value }
-            } else {
-                path += "[\(frame.next - 1)]"
-            }
-        }
-        return PropertyListError(.unrepresentableValue, message, keyPath: path)
-    }
-
-    // MARK: - Pieces
-
     @inline(__always)
     private func append(_ text: StaticString) {
         output.append(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
@@ -247,22 +355,24 @@ private final class Writer {
     /// Appends the UTF-8 text with `<`, `>` and `&` escaped, as CF does (nothing else is).
     private func appendEscaped(_ string: String) {
         var string = string
-        string.withUTF8 { utf8 in
-            var mark = 0
-            for index in 0..<utf8.count {
-                let escape: StaticString
-                switch utf8[index] {
-                case UInt8(ascii: "<"): escape = "&lt;"
-                case UInt8(ascii: ">"): escape = "&gt;"
-                case UInt8(ascii: "&"): escape = "&amp;"
-                default: continue
-                }
-                output.append(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: utf8[mark..<index])))
-                append(escape)
-                mark = index + 1
+        string.withUTF8 { appendEscaped(UnsafeRawBufferPointer($0)) }
+    }
+
+    private func appendEscaped(_ utf8: UnsafeRawBufferPointer) {
+        var mark = 0
+        for index in 0..<utf8.count {
+            let escape: StaticString
+            switch utf8[index] {
+            case UInt8(ascii: "<"): escape = "&lt;"
+            case UInt8(ascii: ">"): escape = "&gt;"
+            case UInt8(ascii: "&"): escape = "&amp;"
+            default: continue
             }
-            output.append(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: utf8[mark...])))
+            output.append(UnsafeRawBufferPointer(rebasing: utf8[mark..<index]))
+            append(escape)
+            mark = index + 1
         }
+        output.append(UnsafeRawBufferPointer(rebasing: utf8[mark...]))
     }
 
     /// CF's `__CFNumberCopyFormattingDescriptionAsFloat64`: `%.17g`, with `nan`, `+infinity`,
@@ -277,43 +387,41 @@ private final class Writer {
     /// Base64 lines exactly as CF's `_XMLPlistAppendDataUsingBase64`: a line is flushed once it
     /// reaches `76 - 8 * indent` characters (indent capped at 8), each line indented; empty data
     /// writes no line at all.
-    private func appendBase64(_ data: Data, indent: Int) {
+    private func appendBase64(_ bytes: UnsafeRawBufferPointer, indent: Int) {
         let indent = min(indent, 8)
         let lineLimit = 76 - 8 * indent
         let alphabet = XMLBase64.alphabet
         var line: [UInt8] = []
         line.reserveCapacity(80)
-        data.withUnsafeBytes { bytes in
-            var previous: UInt8 = 0
-            for index in 0..<bytes.count {
-                let byte = bytes[index]
-                switch index % 3 {
-                case 0:
-                    line.append(alphabet[Int(byte >> 2)])
-                case 1:
-                    line.append(alphabet[Int(((UInt16(previous) << 8 | UInt16(byte)) >> 4) & 0x3F)])
-                default:
-                    line.append(alphabet[Int(((UInt16(previous) << 8 | UInt16(byte)) >> 6) & 0x3F)])
-                    line.append(alphabet[Int(byte & 0x3F)])
-                }
-                previous = byte
-                if line.count >= lineLimit {
-                    appendIndent(indent)
-                    output.append(contentsOf: line)
-                    output.append(UInt8(ascii: "\n"))
-                    line.removeAll(keepingCapacity: true)
-                }
-            }
-            switch bytes.count % 3 {
+        var previous: UInt8 = 0
+        for index in 0..<bytes.count {
+            let byte = bytes[index]
+            switch index % 3 {
+            case 0:
+                line.append(alphabet[Int(byte >> 2)])
             case 1:
-                line.append(alphabet[Int((previous << 4) & 0x30)])
-                line.append(contentsOf: "==".utf8)
-            case 2:
-                line.append(alphabet[Int((previous << 2) & 0x3C)])
-                line.append(UInt8(ascii: "="))
+                line.append(alphabet[Int(((UInt16(previous) << 8 | UInt16(byte)) >> 4) & 0x3F)])
             default:
-                break
+                line.append(alphabet[Int(((UInt16(previous) << 8 | UInt16(byte)) >> 6) & 0x3F)])
+                line.append(alphabet[Int(byte & 0x3F)])
             }
+            previous = byte
+            if line.count >= lineLimit {
+                appendIndent(indent)
+                output.append(contentsOf: line)
+                output.append(UInt8(ascii: "\n"))
+                line.removeAll(keepingCapacity: true)
+            }
+        }
+        switch bytes.count % 3 {
+        case 1:
+            line.append(alphabet[Int((previous << 4) & 0x30)])
+            line.append(contentsOf: "==".utf8)
+        case 2:
+            line.append(alphabet[Int((previous << 2) & 0x3C)])
+            line.append(UInt8(ascii: "="))
+        default:
+            break
         }
         if !line.isEmpty {
             appendIndent(indent)
@@ -363,18 +471,19 @@ enum XMLBase64 {
 /// Each key's first eight bytes, transformed so that byte order is UTF-16 order, are compared
 /// as one integer; only keys whose first eight bytes tie are compared in full.
 func keyOrder(_ entries: [PropertyListDictionary.Entry]) -> [Int] {
-    let count = entries.count
-    if count < 2 { return [] }
-    @inline(__always) func key(_ index: Int) -> String {
+    keyOrder(count: entries.count) { index in
         if case .string(let key) = entries[index].key { return key.value }
         return ""
     }
+}
+
+/// ``keyOrder(_:)`` for the `count` keys that `key` returns by position.
+@inline(__always)
+func keyOrder(count: Int, key: (Int) -> String) -> [Int] {
+    if count < 2 { return [] }
     var prefixes: [UInt64] = []
     prefixes.reserveCapacity(count)
-    for entry in entries {
-        guard case .string(let key) = entry.key else { prefixes.append(0); continue }
-        prefixes.append(utf16SortPrefix(key.value))
-    }
+    for index in 0..<count { prefixes.append(utf16SortPrefix(key(index))) }
     @inline(__always) func precedes(_ a: Int, _ b: Int) -> Bool {
         if prefixes[a] != prefixes[b] { return prefixes[a] < prefixes[b] }
         return utf16Precedes(key(a), key(b))
@@ -403,6 +512,32 @@ func keyOrder(_ entries: [PropertyListDictionary.Entry]) -> [Int] {
         if precedes(left, right) { return true }
         if precedes(right, left) { return false }
         return left < right
+    }
+}
+
+/// The last few key orders computed, by key count: files repeat the same handful of dictionary
+/// shapes (records, nested records), and checking that the keys are the same is cheaper than
+/// sorting them again.
+struct KeyOrderCache {
+    private var slots: [(keys: [String], order: [Int])] = Array(repeating: ([], []), count: 8)
+
+    /// ``keyOrder(count:key:)``, reused when the previous dictionary with as many keys had the
+    /// same keys, byte for byte, in the same order.
+    @inline(__always)
+    mutating func order(count: Int, key: (Int) -> String) -> [Int] {
+        if count < 2 { return [] }
+        let slot = count & 7
+        if slots[slot].keys.count == count {
+            var same = true
+            for index in 0..<count where !PropertyListString.literallyEqual(slots[slot].keys[index], key(index)) {
+                same = false
+                break
+            }
+            if same { return slots[slot].order }
+        }
+        let order = keyOrder(count: count, key: key)
+        slots[slot] = ((0..<count).map(key), order)
+        return order
     }
 }
 
@@ -449,43 +584,4 @@ private func utf16Precedes(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBu
     let xHighBMP = x == 0xEE || x == 0xEF, yHighBMP = y == 0xEE || y == 0xEF
     if (xHighBMP && y >= 0xF0) || (yHighBMP && x >= 0xF0) { return y < 0xF0 }
     return x < y
-}
-
-/// Formats a finite, non-zero double as C's `printf("%.17g")` writes it into a stack buffer (a
-/// locale's decimal separator replaced by '.') and passes the bytes to `body`.
-func withG17<Result>(_ value: Double, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
-    withUnsafeTemporaryAllocation(of: CChar.self, capacity: 48) { buffer in
-        #if canImport(Glibc)
-        // glibc's gcvt is sprintf("%.*g") without building a va_list per call.
-        var written: Int32 = 0
-        if let start = buffer.baseAddress {
-            start[0] = 0
-            _ = gcvt(value, 17, start)
-            written = Int32(truncatingIfNeeded: strlen(start))
-        }
-        #else
-        let written = withVaList([value]) { vsnprintf(buffer.baseAddress, buffer.count, "%.17g", $0) }
-        #endif
-        guard written > 0 else { return Array(String(value).utf8).withUnsafeBufferPointer(body) }
-        let raw = UnsafeMutableRawBufferPointer(buffer)
-        var length = 0
-        var replacedSeparator = false
-        for index in 0..<min(Int(written), buffer.count - 1) {
-            let byte = raw[index]
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "e"), UInt8(ascii: "."):
-                raw[length] = byte
-                length += 1
-                replacedSeparator = false
-            default:
-                // A locale's decimal separator (possibly several bytes): write '.' once.
-                if !replacedSeparator {
-                    raw[length] = UInt8(ascii: ".")
-                    length += 1
-                }
-                replacedSeparator = true
-            }
-        }
-        return body(UnsafeBufferPointer(start: raw.baseAddress?.assumingMemoryBound(to: UInt8.self), count: length))
-    }
 }

@@ -25,9 +25,29 @@ enum ConvertCommand: Command {
         guard parsed.positional.count == 1 else { throw UsageError("expected one INPUT file (or - for standard input)") }
         let format = try OutputFormat(parsed.value("-f", "--format") ?? "binary")
         let input = parsed.positional[0]
-        let (value, length) = try Inputs.readPropertyListAndLength(input)
-        let output = try Inputs.describingFailures(of: input) { try format.encode(value, inputLength: length) }
-        try Files.write(output, to: parsed.value("-o", "--output"))
+        let destination = parsed.value("-o", "--output")
+        guard case .propertyList(let target) = format else {
+            let (value, length) = try Inputs.readPropertyListAndLength(input)
+            let output = try Inputs.describingFailures(of: input) { try format.encode(value, inputLength: length) }
+            try Files.write(output, to: destination)
+            return 0
+        }
+        // One call, so that binary to XML streams: no value tree, and into a file, no output
+        // buffer either. Standard output gets nothing unless the whole conversion succeeds.
+        let data = try Files.read(input)
+        let budget = Inputs.outputBudget(forInputLength: data.count)
+        if let destination, destination != "-" {
+            try Files.write(to: destination) { append in
+                try Inputs.describingFailures(of: input) {
+                    try PropertyList.convert(data, to: target, maximumOutputLength: budget, into: append)
+                }
+            }
+        } else {
+            let output = try Inputs.describingFailures(of: input) {
+                try PropertyList.convert(data, to: target, maximumOutputLength: budget)
+            }
+            try Files.write(output, to: destination)
+        }
         return 0
     }
 }
@@ -96,6 +116,9 @@ enum Inputs {
         do {
             return try body()
         } catch let error as UsageError {
+            throw error
+        } catch let error as FileAccessError {
+            // A failure writing the output, not one of the input: the caller names the output.
             throw error
         } catch {
             throw ToolError("\(displayName(path)): \(error)")
