@@ -104,6 +104,23 @@ final class BinaryToXMLTests: XCTestCase {
         }
     }
 
+    func testKeysThatTieOnTheirFirstEightBytesSortAsTheTreeWriterSortsThem() throws {
+        // ASCII keys stay bytes and UTF-16 keys become strings in the streaming path; the order
+        // must still be UTF-16 order (U+FF5E after U+1F600's surrogates, "abcdefgh" before
+        // "abcdefgh\0x"), duplicates keeping their stored order.
+        let keys = [
+            "abcdefgh", "abcdefghi", "abcdefgh\u{E9}", "abcdefgh\u{FF5E}", "abcdefgh\u{1F600}", "abcdefg", "abcdefgh",
+            "", "ABCDEFGHIJ", "abcdefgh\u{0}x", "\u{FF5E}", "\u{1F600}", "abcdefgh<&>", "abcdefgi",
+        ]
+        for rotation in 0..<keys.count {
+            let rotated = Array(keys[rotation...] + keys[..<rotation])
+            let dictionary = PropertyListDictionary(rotated.enumerated().map { (PropertyListValue($0.element), PropertyListValue($0.offset)) })
+            let binary = try PropertyList.encode(.dictionary(dictionary), format: .binary)
+            XCTAssertTrue(try streams(binary))
+            assertSameOutcome(binary, "rotation \(rotation)")
+        }
+    }
+
     func testStreamedXMLReadsBackInPlistlibAsTheBinaryFileDoes() throws {
         guard Python.executable != nil else { print("SKIP: python3 not found"); return }
         // plistlib reads the binary input and our streamed XML; both must give the same value.

@@ -94,6 +94,53 @@ final class XMLWriterTests: XCTestCase {
         }
     }
 
+    /// CF's `_XMLPlistAppendDataUsingBase64`, transcribed byte by byte (flush once the line
+    /// reaches its limit, padding after the loop), as the reference for the writer's
+    /// line-at-a-time encoder.
+    private func referenceBase64Lines(_ bytes: [UInt8], indent: Int) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+        let indent = min(indent, 8)
+        let tabs = String(repeating: "\t", count: indent)
+        var text = "", line = ""
+        var previous: UInt8 = 0
+        for (index, byte) in bytes.enumerated() {
+            switch index % 3 {
+            case 0: line.append(alphabet[Int(byte >> 2)])
+            case 1: line.append(alphabet[Int((previous & 0x03) << 4 | byte >> 4)])
+            default:
+                line.append(alphabet[Int((previous & 0x0F) << 2 | byte >> 6)])
+                line.append(alphabet[Int(byte & 0x3F)])
+            }
+            previous = byte
+            if line.count >= 76 - 8 * indent {
+                text += tabs + line + "\n"
+                line = ""
+            }
+        }
+        switch bytes.count % 3 {
+        case 1: line += String(alphabet[Int((previous & 0x03) << 4)]) + "=="
+        case 2: line += String(alphabet[Int((previous & 0x0F) << 2)]) + "="
+        default: break
+        }
+        if !line.isEmpty { text += tabs + line + "\n" }
+        return text
+    }
+
+    func testBase64LinesMatchCFsByteByByteLayout() throws {
+        var generator = SeededGenerator(seed: 77)
+        for length in Array(0...200) + [1_000, 4_095, 65_537] {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            for depth in [0, 1, 2, 3, 5, 7, 8, 9, 12] {
+                var value = PropertyListValue.data(Data(bytes))
+                for _ in 0..<depth { value = .array([value]) }
+                let xml = String(decoding: try XMLPropertyListWriter.write(value), as: UTF8.self)
+                let tabs = String(repeating: "\t", count: depth)
+                let expected = tabs + "<data>\n" + referenceBase64Lines(bytes, indent: depth) + tabs + "</data>\n"
+                XCTAssertTrue(xml.contains(expected), "length \(length), depth \(depth)")
+            }
+        }
+    }
+
     /// Keys sharing their first eight bytes, keys around the UTF-16 surrogate rule, and more
     /// than 32 keys (another sort path): the same order as CoreFoundation's writer.
     func testKeyOrderMatchesFoundation() throws {

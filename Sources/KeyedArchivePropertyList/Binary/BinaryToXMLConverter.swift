@@ -17,13 +17,34 @@ extension BinaryPropertyListDecoder {
         /// Members (entries for a dictionary).
         var count: Int
         var next = 0
-        /// A dictionary's keys, decoded when it opens, and the order to write them in (empty
-        /// when the stored order is already sorted).
-        var keys: [String] = []
+        /// A dictionary's keys, read when it opens: ASCII keys stay bytes in the input (no
+        /// `String` is made for them), UTF-16 keys are decoded into ``wideKeys``.
+        var keys: [FileKey] = []
+        var wideKeys: [String] = []
+        /// The order to write the entries in, or empty when the stored order is sorted.
         var order: [Int] = []
 
         /// The stored position of the `member`-th entry in writing order.
         func position(_ member: Int) -> Int { order.isEmpty ? member : order[member] }
+    }
+
+    /// A dictionary key: `count` ASCII bytes at `start` in the input, or (`start` negative) the
+    /// `count`-th of the frame's decoded UTF-16 keys.
+    private struct FileKey {
+        var start: Int
+        var count: Int
+    }
+
+    /// Passes the UTF-8 bytes of `key` to `body`.
+    @inline(__always)
+    private func withUTF8<Result>(
+        _ key: FileKey, _ wideKeys: [String], _ body: (UnsafeBufferPointer<UInt8>) -> Result
+    ) -> Result {
+        if key.start >= 0 {
+            return body(UnsafeRawBufferPointer(rebasing: bytes[key.start..<(key.start &+ key.count)]).bindMemory(to: UInt8.self))
+        }
+        var text = wideKeys[key.count]
+        return text.withUTF8(body)
     }
 
     /// True when writing the objects out one use at a time provably stays within the expansion
@@ -72,11 +93,10 @@ extension BinaryPropertyListDecoder {
         // and data bytes are bounded as the tree reader bounds them.
         var values = 0
         var stringBytes = 0
-        var keyOrders = KeyOrderCache()
         let referenceWidth = trailer.objectRefSize
         do {
             try writeObject(
-                trailer.topObject, text: text, frames: &frames, keyOrders: &keyOrders, values: &values, stringBytes: &stringBytes,
+                trailer.topObject, text: text, frames: &frames, values: &values, stringBytes: &stringBytes,
                 maximumDepth: maximumDepth)
             while let last = frames.indices.last {
                 try text.checkBudget()
@@ -91,18 +111,18 @@ extension BinaryPropertyListDecoder {
                 let slot: Int
                 if frames[last].isDictionary {
                     let position = frames[last].position(next)
-                    text.writeKey(frames[last].keys[position], indent: frames.count)
+                    withUTF8(frames[last].keys[position], frames[last].wideKeys) { text.writeKey(utf8: UnsafeRawBufferPointer($0), indent: frames.count) }
                     slot = frames[last].count &+ position
                 } else {
                     slot = next
                 }
                 let child = try reference(at: frames[last].refsStart &+ slot &* referenceWidth, in: frames[last].object)
                 try writeObject(
-                    child, text: text, frames: &frames, keyOrders: &keyOrders, values: &values, stringBytes: &stringBytes,
+                    child, text: text, frames: &frames, values: &values, stringBytes: &stringBytes,
                     maximumDepth: maximumDepth)
             }
         } catch var error as PropertyListError {
-            if error.keyPath == nil { error.keyPath = Self.keyPath(frames) }
+            if error.keyPath == nil { error.keyPath = keyPath(frames) }
             throw error
         }
         return try text.finish()
@@ -123,8 +143,7 @@ extension BinaryPropertyListDecoder {
     /// Writes a scalar completely, or opens a container: writes its tag and pushes a frame
     /// (reading and sorting a dictionary's keys first).
     private mutating func writeObject(
-        _ index: Int, text: XMLText, frames: inout [XMLFrame], keyOrders: inout KeyOrderCache, values: inout Int,
-        stringBytes: inout Int, maximumDepth: Int
+        _ index: Int, text: XMLText, frames: inout [XMLFrame], values: inout Int, stringBytes: inout Int, maximumDepth: Int
     ) throws {
         let offset = offset(of: index)
         try count(values: &values, at: offset, object: index)
@@ -144,10 +163,13 @@ extension BinaryPropertyListDecoder {
                 frame.keys.reserveCapacity(count)
                 for member in 0..<count {
                     let key = try reference(at: start &+ member &* trailer.objectRefSize, in: index)
-                    frame.keys.append(try keyString(key, in: index, values: &values, stringBytes: &stringBytes))
+                    try readKey(key, in: index, into: &frame, values: &values, stringBytes: &stringBytes)
                 }
-                let keys = frame.keys
-                frame.order = keyOrders.order(count: count) { keys[$0] }
+                let keys = frame.keys, wideKeys = frame.wideKeys
+                frame.order = keyOrder(
+                    count: count,
+                    prefix: { withUTF8(keys[$0], wideKeys, utf16SortPrefix(utf8:)) },
+                    tieBreak: { a, b in withUTF8(keys[a], wideKeys) { left in withUTF8(keys[b], wideKeys) { utf16Precedes(left, $0) } } })
                 guard text.openDictionary(isEmpty: count == 0, indent: indent) else { return }
             } else {
                 guard text.openArray(isEmpty: count == 0, indent: indent) else { return }
@@ -173,23 +195,29 @@ extension BinaryPropertyListDecoder {
         }
     }
 
-    /// The dictionary key that is object `index`: a string, or an error saying why not (other
-    /// primitives are valid binary keys but have no XML form).
-    private func keyString(_ index: Int, in dictionary: Int, values: inout Int, stringBytes: inout Int) throws -> String {
+    /// Reads the dictionary key that is object `index` into `frame`: a string, or an error
+    /// saying why not (other primitives are valid binary keys but have no XML form).
+    private func readKey(_ index: Int, in dictionary: Int, into frame: inout XMLFrame, values: inout Int, stringBytes: inout Int) throws {
         let offset = offset(of: index)
         try count(values: &values, at: offset, object: index)
         let marker = bytes[offset]
         switch marker & 0xF0 {
-        case 0x50, 0x60:
-            guard case .string(let key) = try decodeScalar(marker: marker, at: offset, object: index) else { return "" }
+        case 0x50:
+            let key = try asciiStringBytes(marker: marker, at: offset, object: index)
+            try count(stringBytes: &stringBytes, key.count, at: offset, object: index)
+            // The slice lies inside `bytes`, whose base address exists as the slice is in it.
+            let start = key.baseAddress.map { $0 - (bytes.baseAddress ?? $0) } ?? 0
+            frame.keys.append(FileKey(start: start, count: key.count))
+        case 0x60:
+            guard case .string(let key) = try decodeScalar(marker: marker, at: offset, object: index) else { return }
             try count(stringBytes: &stringBytes, key.value.utf8.count, at: offset, object: index)
-            return key.value
+            frame.keys.append(FileKey(start: -1, count: frame.wideKeys.count))
+            frame.wideKeys.append(key.value)
         case 0x10, 0x20, 0x30, 0x40:
             let key = try decodeScalar(marker: marker, at: offset, object: index)
             throw XMLText.failure("XML dictionary keys must be strings, not \(key.typeName)")
         default:
             try checkKey(index, container: dictionary)
-            return ""
         }
     }
 
@@ -207,11 +235,11 @@ extension BinaryPropertyListDecoder {
     }
 
     /// The key path of the member being written, e.g. `root.records[3].name`.
-    private static func keyPath(_ frames: [XMLFrame]) -> String {
+    private func keyPath(_ frames: [XMLFrame]) -> String {
         var path = "root"
         for frame in frames where frame.next > 0 {
             if frame.isDictionary {
-                path += "." + frame.keys[frame.position(frame.next - 1)]
+                path += "." + withUTF8(frame.keys[frame.position(frame.next - 1)], frame.wideKeys) { String(decoding: $0, as: UTF8.self) }
             } else {
                 path += "[\(frame.next - 1)]"
             }

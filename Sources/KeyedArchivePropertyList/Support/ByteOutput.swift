@@ -87,6 +87,13 @@ final class GrowableBytes: ByteOutput {
         if done == nil { for byte in bytes { append(byte) } }
     }
 
+    /// Appends `length` bytes that `write` fills in (all of them).
+    @inline(__always)
+    func append(uninitialized length: Int, _ write: (UnsafeMutableRawBufferPointer) -> Void) {
+        guard length > 0, let target = claim(length) else { return }
+        write(UnsafeMutableRawBufferPointer(start: target, count: length))
+    }
+
     /// `count` copies of `byte`.
     func append(repeating byte: UInt8, count repeats: Int) {
         guard repeats > 0 else { return }

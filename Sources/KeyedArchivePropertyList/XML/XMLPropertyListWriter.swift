@@ -75,7 +75,6 @@ private final class Writer {
     let maximumDepth: Int
     let text: XMLText
     var frames: [Frame] = []
-    var keyOrders = KeyOrderCache()
 
     init(maximumDepth: Int, budget: OutputBudget) {
         self.maximumDepth = maximumDepth
@@ -136,12 +135,7 @@ private final class Writer {
                 }
             }
             if text.openDictionary(isEmpty: dictionary.isEmpty, indent: indent) {
-                let entries = dictionary.entries
-                let order = keyOrders.order(count: entries.count) { index in
-                    if case .string(let key) = entries[index].key { return key.value }
-                    return ""
-                }
-                frames.append(Frame(entries: entries, order: order, isDictionary: true))
+                frames.append(Frame(entries: dictionary.entries, order: keyOrder(dictionary.entries), isDictionary: true))
             }
         default:
             try text.writeScalar(value, indent: indent)
@@ -245,6 +239,15 @@ final class XMLText {
     /// `<key>...</key>` on its own line.
     @inline(__always)
     func writeKey(_ key: String, indent: Int) {
+        appendIndent(indent)
+        append("<key>")
+        appendEscaped(key)
+        append("</key>\n")
+    }
+
+    /// `<key>...</key>` from bytes already known to be UTF-8.
+    @inline(__always)
+    func writeKey(utf8 key: UnsafeRawBufferPointer, indent: Int) {
         appendIndent(indent)
         append("<key>")
         appendEscaped(key)
@@ -387,46 +390,67 @@ final class XMLText {
     /// Base64 lines exactly as CF's `_XMLPlistAppendDataUsingBase64`: a line is flushed once it
     /// reaches `76 - 8 * indent` characters (indent capped at 8), each line indented; empty data
     /// writes no line at all.
+    ///
+    /// CF checks the line length after each input byte. The limit is a multiple of four, so a
+    /// line fills up exactly after the last byte of a three-byte group, and a final partial
+    /// group with its padding never reaches it: the lines are the padded base64 text cut every
+    /// `76 - 8 * indent` characters (`testBase64LinesMatchCFsByteByByteLayout` checks this
+    /// against CF's byte-by-byte loop). Each line is encoded straight into the output.
     private func appendBase64(_ bytes: UnsafeRawBufferPointer, indent: Int) {
+        let count = bytes.count
+        guard count > 0 else { return }
         let indent = min(indent, 8)
         let lineLimit = 76 - 8 * indent
-        let alphabet = XMLBase64.alphabet
-        var line: [UInt8] = []
-        line.reserveCapacity(80)
-        var previous: UInt8 = 0
-        for index in 0..<bytes.count {
-            let byte = bytes[index]
-            switch index % 3 {
-            case 0:
-                line.append(alphabet[Int(byte >> 2)])
-            case 1:
-                line.append(alphabet[Int(((UInt16(previous) << 8 | UInt16(byte)) >> 4) & 0x3F)])
-            default:
-                line.append(alphabet[Int(((UInt16(previous) << 8 | UInt16(byte)) >> 6) & 0x3F)])
-                line.append(alphabet[Int(byte & 0x3F)])
-            }
-            previous = byte
-            if line.count >= lineLimit {
-                appendIndent(indent)
-                output.append(contentsOf: line)
-                output.append(UInt8(ascii: "\n"))
-                line.removeAll(keepingCapacity: true)
-            }
-        }
-        switch bytes.count % 3 {
-        case 1:
-            line.append(alphabet[Int((previous << 4) & 0x30)])
-            line.append(contentsOf: "==".utf8)
-        case 2:
-            line.append(alphabet[Int((previous << 2) & 0x3C)])
-            line.append(UInt8(ascii: "="))
-        default:
-            break
-        }
-        if !line.isEmpty {
+        let total = (count + 2) / 3 * 4
+        var lineStart = 0
+        while lineStart < total {
+            let lineEnd = min(lineStart + lineLimit, total)
             appendIndent(indent)
-            output.append(contentsOf: line)
-            output.append(UInt8(ascii: "\n"))
+            output.append(uninitialized: lineEnd - lineStart + 1) { line in
+                Self.encodeBase64(bytes, characters: lineStart..<lineEnd, into: line)
+                line[lineEnd - lineStart] = UInt8(ascii: "\n")
+            }
+            lineStart = lineEnd
+        }
+    }
+
+    /// Writes characters `characters` of the padded base64 text of `bytes` into `target`.
+    private static func encodeBase64(_ bytes: UnsafeRawBufferPointer, characters: Range<Int>, into target: UnsafeMutableRawBufferPointer) {
+        let alphabet = XMLBase64.alphabetBytes
+        let count = bytes.count
+        @inline(__always) func character(_ position: Int) -> UInt8 {
+            let group = position >> 2, slot = position & 3
+            let first = 3 * group
+            let b0 = UInt32(bytes[first])
+            let b1 = first + 1 < count ? UInt32(bytes[first + 1]) : 0
+            let b2 = first + 2 < count ? UInt32(bytes[first + 2]) : 0
+            if slot >= 2 && first + slot - 1 >= count { return UInt8(ascii: "=") }
+            let bits = b0 << 16 | b1 << 8 | b2
+            return alphabet[Int((bits >> UInt32(18 - 6 * slot)) & 0x3F)]
+        }
+        var position = characters.lowerBound
+        var written = 0
+        // Up to a group boundary one character at a time, then whole groups of three bytes.
+        while position < characters.upperBound && position & 3 != 0 {
+            target[written] = character(position)
+            position += 1
+            written += 1
+        }
+        let fullGroupsEnd = min(characters.upperBound, count / 3 * 4)
+        while position + 4 <= fullGroupsEnd {
+            let first = 3 * (position >> 2)
+            let bits = UInt32(bytes[first]) << 16 | UInt32(bytes[first + 1]) << 8 | UInt32(bytes[first + 2])
+            target[written] = alphabet[Int(bits >> 18)]
+            target[written + 1] = alphabet[Int(bits >> 12 & 0x3F)]
+            target[written + 2] = alphabet[Int(bits >> 6 & 0x3F)]
+            target[written + 3] = alphabet[Int(bits & 0x3F)]
+            position += 4
+            written += 4
+        }
+        while position < characters.upperBound {
+            target[written] = character(position)
+            position += 1
+            written += 1
         }
     }
 }
@@ -434,6 +458,11 @@ final class XMLText {
 /// The base64 alphabet, shared by the XML and JSON writers.
 enum XMLBase64 {
     static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    /// The alphabet as a static string's bytes: no array, no bounds check once masked to six bits.
+    static var alphabetBytes: UnsafeBufferPointer<UInt8> {
+        let text: StaticString = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+        return UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)
+    }
 
     /// Standard padded base64 on one line.
     static func encode(_ data: Data) -> [UInt8] {
@@ -471,22 +500,24 @@ enum XMLBase64 {
 /// Each key's first eight bytes, transformed so that byte order is UTF-16 order, are compared
 /// as one integer; only keys whose first eight bytes tie are compared in full.
 func keyOrder(_ entries: [PropertyListDictionary.Entry]) -> [Int] {
-    keyOrder(count: entries.count) { index in
+    @inline(__always) func key(_ index: Int) -> String {
         if case .string(let key) = entries[index].key { return key.value }
         return ""
     }
+    return keyOrder(count: entries.count, prefix: { utf16SortPrefix(key($0)) }, tieBreak: { utf16Precedes(key($0), key($1)) })
 }
 
-/// ``keyOrder(_:)`` for the `count` keys that `key` returns by position.
+/// ``keyOrder(_:)`` for `count` keys given by their ``utf16SortPrefix(_:)`` values and a full
+/// comparison (true when the first key sorts before the second), used only when prefixes tie.
 @inline(__always)
-func keyOrder(count: Int, key: (Int) -> String) -> [Int] {
+func keyOrder(count: Int, prefix: (Int) -> UInt64, tieBreak: (Int, Int) -> Bool) -> [Int] {
     if count < 2 { return [] }
     var prefixes: [UInt64] = []
     prefixes.reserveCapacity(count)
-    for index in 0..<count { prefixes.append(utf16SortPrefix(key(index))) }
+    for index in 0..<count { prefixes.append(prefix(index)) }
     @inline(__always) func precedes(_ a: Int, _ b: Int) -> Bool {
         if prefixes[a] != prefixes[b] { return prefixes[a] < prefixes[b] }
-        return utf16Precedes(key(a), key(b))
+        return tieBreak(a, b)
     }
     var sorted = true
     for index in 1..<count where precedes(index, index - 1) {
@@ -515,50 +546,27 @@ func keyOrder(count: Int, key: (Int) -> String) -> [Int] {
     }
 }
 
-/// The last few key orders computed, by key count: files repeat the same handful of dictionary
-/// shapes (records, nested records), and checking that the keys are the same is cheaper than
-/// sorting them again.
-struct KeyOrderCache {
-    private var slots: [(keys: [String], order: [Int])] = Array(repeating: ([], []), count: 8)
-
-    /// ``keyOrder(count:key:)``, reused when the previous dictionary with as many keys had the
-    /// same keys, byte for byte, in the same order.
-    @inline(__always)
-    mutating func order(count: Int, key: (Int) -> String) -> [Int] {
-        if count < 2 { return [] }
-        let slot = count & 7
-        if slots[slot].keys.count == count {
-            var same = true
-            for index in 0..<count where !PropertyListString.literallyEqual(slots[slot].keys[index], key(index)) {
-                same = false
-                break
-            }
-            if same { return slots[slot].order }
-        }
-        let order = keyOrder(count: count, key: key)
-        slots[slot] = ((0..<count).map(key), order)
-        return order
-    }
-}
-
 /// The first eight UTF-8 bytes of `key` as a big-endian integer, missing bytes as zero, with the
 /// lead bytes 0xEE and 0xEF (U+E000...U+FFFF) moved above 0xF0...0xF4 (supplementary scalars,
 /// which UTF-16 spells with surrogates that sort lower). A smaller prefix means an earlier key;
 /// equal prefixes say nothing (a shorter key and one continuing with NUL bytes tie).
 func utf16SortPrefix(_ key: String) -> UInt64 {
-    @inline(__always) func prefix(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        var prefix: UInt64 = 0
-        var shift: UInt64 = 56
-        for index in 0..<min(bytes.count, 8) {
-            let byte = bytes[index]
-            let mapped: UInt8 = byte == 0xEE ? 0xF5 : byte == 0xEF ? 0xF6 : byte
-            prefix |= UInt64(mapped) << shift
-            shift &-= 8
-        }
-        return prefix
+    if let fast = key.utf8.withContiguousStorageIfAvailable(utf16SortPrefix(utf8:)) { return fast }
+    return Array(key.utf8.prefix(8)).withUnsafeBufferPointer(utf16SortPrefix(utf8:))
+}
+
+/// ``utf16SortPrefix(_:)`` of a key given as UTF-8 bytes.
+@inline(__always)
+func utf16SortPrefix(utf8 bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+    var prefix: UInt64 = 0
+    var shift: UInt64 = 56
+    for index in 0..<min(bytes.count, 8) {
+        let byte = bytes[index]
+        let mapped: UInt8 = byte == 0xEE ? 0xF5 : byte == 0xEF ? 0xF6 : byte
+        prefix |= UInt64(mapped) << shift
+        shift &-= 8
     }
-    if let fast = key.utf8.withContiguousStorageIfAvailable(prefix) { return fast }
-    return Array(key.utf8.prefix(8)).withUnsafeBufferPointer(prefix)
+    return prefix
 }
 
 /// True when `a` sorts before `b` by UTF-16 code units. UTF-8 byte order is code-point order,
@@ -573,7 +581,8 @@ func utf16Precedes(_ a: String, _ b: String) -> Bool {
     return left.withUnsafeBufferPointer { l in right.withUnsafeBufferPointer { r in utf16Precedes(l, r) } }
 }
 
-private func utf16Precedes(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Bool {
+/// ``utf16Precedes(_:_:)`` on UTF-8 bytes.
+func utf16Precedes(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Bool {
     let common = min(left.count, right.count)
     var index = 0
     while index < common && left[index] == right[index] { index += 1 }
