@@ -54,10 +54,9 @@ final class RealFormattingTests: XCTestCase {
         var random = SystemRandomNumberGenerator()
         for _ in 0..<100_000 {
             let value = Double(bitPattern: random.next())
-            if !check(value) {
-                let magnitude = value.magnitude
-                XCTAssertFalse(magnitude >= 0.001 && magnitude < 0x1p64 && magnitude.isNormal && fast(value) != nil)
-            }
+            // The fast path takes every finite non-zero value below 2^64 and declines the rest.
+            let taken = check(value)
+            XCTAssertEqual(taken, value.isFinite && value != 0 && value.magnitude < 0x1p64, "\(value.bitPattern)")
         }
     }
 
@@ -74,6 +73,26 @@ final class RealFormattingTests: XCTestCase {
         for value in [0.001, 0.1, 0.5, 1, 2, 10, 100, 1e15, 1e16, 1e17, 1e18, 1e19, 0.3, 2.0 / 3, 1.0 / 7, 123456789.125] {
             _ = check(value)
             _ = check(-value)
+        }
+    }
+
+    func testSmallAndSubnormalValues() {
+        // Below 0.001 the digits come from a multi-word product: every decade down to the
+        // smallest subnormal, its neighbours, and random values, both signs.
+        var random = SystemRandomNumberGenerator()
+        for power in -324 ... -3 {
+            let base = pow(10.0, Double(power))
+            guard base > 0 else { continue }
+            for value in [base, base.nextUp, base.nextDown, base * 1.5, base * 9.999999999999999] where value > 0 {
+                XCTAssertTrue(check(value) && check(-value), "\(value)")
+            }
+        }
+        for value in [Double.leastNonzeroMagnitude, .leastNormalMagnitude, Double.leastNormalMagnitude.nextDown, 0x1p-1060, 5e-324 * 3] {
+            XCTAssertTrue(check(value), "\(value)")
+        }
+        for _ in 0..<100_000 {
+            let value = Double(bitPattern: UInt64.random(in: 0...Double(0.001).bitPattern, using: &random))
+            if value > 0 { XCTAssertTrue(check(value), "\(value.bitPattern)") }
         }
     }
 

@@ -53,22 +53,26 @@ func withG17<Result>(_ value: Double, _ body: (UnsafeBufferPointer<UInt8>) -> Re
     }
 }
 
-/// `%.17g` for the doubles that need no big-number arithmetic: those from 0.001 up to 2^64
-/// (almost every real in real files). The 17 significant digits are the exact decimal value of
-/// the double rounded half to even, as glibc's printf rounds, computed with 64x64-bit products;
-/// the text is laid out as `%g` lays it out (trailing zeros dropped, exponent form below 10^-4
-/// and from 10^17). Returns nil outside that range, for the C library to format.
+/// `%.17g` for every double below 2^64 in magnitude (nearly every real in real files). The 17
+/// significant digits are the exact decimal value of the double rounded half to even, as
+/// glibc's printf rounds: with 64x64-bit products from 0.001 up, with a multi-word product
+/// below (``smallMagnitudeDigits(_:)``). The text is laid out as `%g` lays it out (trailing
+/// zeros dropped, exponent form below 10^-4 and from 10^17). Returns nil from 2^64 up, for the
+/// C library to format (dividing by large powers of ten is not done here).
 @inline(__always)
 func formatG17Fast(_ value: Double, into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int? {
     guard value.isFinite, value != 0, buffer.count >= 32 else { return nil }
     let magnitude = value.magnitude
-    guard magnitude >= 0.001, magnitude < 18_446_744_073_709_551_616.0, magnitude.isNormal else { return nil }
+    guard magnitude < 18_446_744_073_709_551_616.0 else { return nil }
     let significand = magnitude.significandBitPattern | (1 << 52)
     // magnitude = significand * 2^binaryExponent exactly.
     let binaryExponent = Int(magnitude.exponent) - 52
     var digits: UInt64
     var exponent: Int  // the decimal exponent of the first digit: magnitude ~ d.ddd * 10^exponent
-    if binaryExponent >= 0 {
+    if magnitude < 0.001 || !magnitude.isNormal {
+        guard let small = smallMagnitudeDigits(magnitude) else { return nil }
+        (digits, exponent) = small
+    } else if binaryExponent >= 0 {
         // An integer below 2^64.
         let integer = significand << UInt64(binaryExponent)
         var count = 1
@@ -152,6 +156,79 @@ func formatG17Fast(_ value: Double, into buffer: UnsafeMutableBufferPointer<UInt
             put(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: power % 10))
         }
         return length
+    }
+}
+
+/// The 17 digits (rounded half to even) and decimal exponent of a magnitude below 0.001,
+/// subnormals included: `significand * 10^scale / 2^shift` in a multi-word integer of at most
+/// 20 words (the significand's 53 bits times 10^340 at most).
+private func smallMagnitudeDigits(_ magnitude: Double) -> (digits: UInt64, exponent: Int)? {
+    let significand: UInt64, shift: Int
+    if magnitude.isNormal {
+        significand = magnitude.significandBitPattern | (1 << 52)
+        shift = 52 - Int(magnitude.exponent)
+    } else {
+        significand = magnitude.significandBitPattern
+        shift = 1074
+    }
+    guard significand != 0, shift > 0 else { return nil }
+    var guess = Int(log10(magnitude).rounded(.down))
+    return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 24) { limbs -> (digits: UInt64, exponent: Int)? in
+        for _ in 0..<3 {
+            let scale = 16 - guess
+            guard scale >= 0, scale <= 360 else { return nil }
+            limbs[0] = significand
+            var used = 1
+            var remaining = scale
+            while remaining > 0 {
+                let step = min(remaining, 19)
+                let factor = G17.powersOfTen[step]
+                var carry: UInt64 = 0
+                for index in 0..<used {
+                    let (high, low) = limbs[index].multipliedFullWidth(by: factor)
+                    let (sum, overflow) = low.addingReportingOverflow(carry)
+                    limbs[index] = sum
+                    carry = high &+ (overflow ? 1 : 0)
+                }
+                if carry != 0 {
+                    guard used < limbs.count else { return nil }
+                    limbs[used] = carry
+                    used += 1
+                }
+                remaining -= step
+            }
+            @inline(__always) func limb(_ index: Int) -> UInt64 { index < used ? limbs[index] : 0 }
+            // The quotient: the product shifted right by `shift`, if it fits in 64 bits.
+            let word = shift >> 6, bit = UInt64(shift & 63)
+            var quotient = limb(word) >> bit
+            var above = limb(word + 1)
+            if bit > 0 {
+                quotient |= limb(word + 1) << (64 - bit)
+                above = limb(word + 1) >> bit
+            }
+            var tooLarge = above != 0
+            if word + 2 < used {
+                for index in (word + 2)..<used where limbs[index] != 0 { tooLarge = true }
+            }
+            if tooLarge || quotient >= G17.powersOfTen[17] {
+                guess += 1
+                continue
+            }
+            if quotient < G17.powersOfTen[16] {
+                guess -= 1
+                continue
+            }
+            // Round half to even on the bits shifted out: the highest of them, then the rest.
+            let halfIndex = shift - 1
+            let halfWord = halfIndex >> 6, halfBit = UInt64(halfIndex & 63)
+            let halfSet = (limb(halfWord) >> halfBit) & 1 == 1
+            var belowHalf = limb(halfWord) & ((1 << halfBit) &- 1) != 0
+            for index in 0..<min(halfWord, used) where limbs[index] != 0 { belowHalf = true }
+            var digits = quotient
+            if halfSet && (belowHalf || digits & 1 == 1) { digits += 1 }
+            return (digits, guess)
+        }
+        return nil
     }
 }
 
