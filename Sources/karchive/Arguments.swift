@@ -56,7 +56,7 @@ enum Files {
 
     static func write(_ bytes: Data, to path: String?) throws {
         guard let path, path != "-" else {
-            Output.write([UInt8](bytes))
+            Output.write(bytes)
             return
         }
         do {

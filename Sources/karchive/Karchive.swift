@@ -100,6 +100,9 @@ enum Output {
     static func write(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { writeAll(1, $0) }
     }
+    static func write(_ data: Data) {
+        data.withUnsafeBytes { writeAll(1, $0) }
+    }
     static func error(_ text: String) {
         var text = text
         text.withUTF8 { writeAll(2, UnsafeRawBufferPointer($0)) }

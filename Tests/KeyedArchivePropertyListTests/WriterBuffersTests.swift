@@ -77,6 +77,30 @@ final class WriterBuffersTests: XCTestCase {
         XCTAssertEqual(buffer.takeData(), Data())
     }
 
+    func testGrowableBytesSmallCopiesChunksAndHugeGuesses() {
+        // Every piece length around the word-copy paths (4-7 and 8-16 bytes), back to back.
+        let buffer = GrowableBytes(capacity: 16)
+        var model: [UInt8] = []
+        for length in 0...40 {
+            let piece = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ length) }
+            piece.withUnsafeBytes { buffer.append($0) }
+            model += piece
+        }
+        buffer.append(uninitialized: 5) { target in for index in 0..<5 { target[index] = UInt8(index) } }
+        model += [0, 1, 2, 3, 4]
+        XCTAssertEqual(buffer.withBytes { Array($0) }, model)
+        buffer.removeAll()
+        XCTAssertEqual(buffer.count, 0)
+        buffer.append(contentsOf: [7, 8])
+        XCTAssertEqual(buffer.takeData(), Data([7, 8]))
+        // A capacity guess that cannot be reserved falls back to growing as needed.
+        let huge = GrowableBytes(capacity: Int.max / 2)
+        XCTAssertFalse(huge.failed)
+        huge.append(contentsOf: Array(repeating: 1, count: 10_000))
+        XCTAssertFalse(huge.failed)
+        XCTAssertEqual(huge.count, 10_000)
+    }
+
     func testBinarySerializerWritesExactlyTheComputedSize() throws {
         // Every marker width the size pass must predict: counts below and at 15, 1/2/4-byte
         // counts, UTF-16 strings (surrogate pairs), all integer widths, both real widths, UIDs.

@@ -29,6 +29,11 @@ final class GrowableBytes: ByteOutput {
 
     init(capacity: Int) {
         reserve(Swift.max(capacity, 64))
+        if failed && capacity > 4096 {
+            // A guess too large to reserve: start small and grow as needed instead.
+            failed = false
+            reserve(4096)
+        }
     }
 
     deinit { free(base) }

@@ -169,7 +169,7 @@ private final class Writer {
 /// hold throw ``PropertyListError/Code/unrepresentableValue`` without a key path; the caller
 /// knows where it is and adds one.
 final class XMLText {
-    let output = GrowableBytes(capacity: 4096)
+    let output: GrowableBytes
     let budget: OutputBudget
     /// Where full chunks go, for output that is not kept in memory; nil to keep it all.
     private let sink: ((UnsafeRawBufferPointer) throws -> Void)?
@@ -178,9 +178,14 @@ final class XMLText {
     /// The chunk size for a sink.
     private static let chunk = 1 << 20
 
-    init(budget: OutputBudget, sink: ((UnsafeRawBufferPointer) throws -> Void)? = nil) {
+    /// `expectedLength` sizes the buffer up front when the caller can guess the document's
+    /// length: growing a large buffer by doubling can leave the smaller copies resident (glibc
+    /// keeps freed heap blocks below its mapping threshold), while untouched capacity costs no
+    /// memory.
+    init(budget: OutputBudget, sink: ((UnsafeRawBufferPointer) throws -> Void)? = nil, expectedLength: Int = 4096) {
         self.budget = budget
         self.sink = sink
+        self.output = GrowableBytes(capacity: sink == nil ? max(4096, min(expectedLength, budget.limit)) : Self.chunk + 4096)
         output.append(contentsOf: XMLPropertyListWriter.header)
     }
 

@@ -26,28 +26,31 @@ enum ConvertCommand: Command {
         let format = try OutputFormat(parsed.value("-f", "--format") ?? "binary")
         let input = parsed.positional[0]
         let destination = parsed.value("-o", "--output")
-        guard case .propertyList(let target) = format else {
-            let (value, length) = try Inputs.readPropertyListAndLength(input)
-            let output = try Inputs.describingFailures(of: input) { try format.encode(value, inputLength: length) }
-            try Files.write(output, to: destination)
+        var data: Data? = try Files.read(input)
+        if case .propertyList(.xml) = format, let bytes = data, PropertyList.detectFormat(bytes) == .binary {
+            // Binary to XML streams: no value tree, and into a file, no output buffer either.
+            // Standard output gets nothing unless the whole conversion succeeds.
+            let budget = Inputs.outputBudget(forInputLength: bytes.count)
+            if let destination, destination != "-" {
+                try Files.write(to: destination) { append in
+                    try Inputs.describingFailures(of: input) {
+                        try PropertyList.convert(bytes, to: .xml, maximumOutputLength: budget, into: append)
+                    }
+                }
+            } else {
+                let output = try Inputs.describingFailures(of: input) {
+                    try PropertyList.convert(bytes, to: .xml, maximumOutputLength: budget)
+                }
+                try Files.write(output, to: destination)
+            }
             return 0
         }
-        // One call, so that binary to XML streams: no value tree, and into a file, no output
-        // buffer either. Standard output gets nothing unless the whole conversion succeeds.
-        let data = try Files.read(input)
-        let budget = Inputs.outputBudget(forInputLength: data.count)
-        if let destination, destination != "-" {
-            try Files.write(to: destination) { append in
-                try Inputs.describingFailures(of: input) {
-                    try PropertyList.convert(data, to: target, maximumOutputLength: budget, into: append)
-                }
-            }
-        } else {
-            let output = try Inputs.describingFailures(of: input) {
-                try PropertyList.convert(data, to: target, maximumOutputLength: budget)
-            }
-            try Files.write(output, to: destination)
-        }
+        // Other conversions read a tree; the input's bytes are let go before the output is made.
+        let length = data?.count ?? 0
+        let value = try Inputs.decodePropertyList(data ?? Data(), path: input)
+        data = nil
+        let output = try Inputs.describingFailures(of: input) { try format.encode(value, inputLength: length) }
+        try Files.write(output, to: destination)
         return 0
     }
 }
@@ -94,8 +97,13 @@ enum Inputs {
     /// The property list in a file and the file's length (for ``outputBudget(forInputLength:)``).
     static func readPropertyListAndLength(_ path: String) throws -> (value: PropertyListValue, length: Int) {
         let data = try Files.read(path)
+        return (try decodePropertyList(data, path: path), data.count)
+    }
+
+    /// The property list in `data`, read from `path`, with errors that name the file.
+    static func decodePropertyList(_ data: Data, path: String) throws -> PropertyListValue {
         do {
-            return (try PropertyList.decode(data), data.count)
+            return try PropertyList.decode(data)
         } catch let error as PropertyListError {
             throw ToolError("\(displayName(path)): \(error)")
         }

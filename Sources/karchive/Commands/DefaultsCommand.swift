@@ -266,7 +266,7 @@ struct DefaultsTool {
         guard exists(operands[0]) else { throw ToolError("Domain \(operands[0]) does not exist") }
         let value = sortedDictionary(try store(operands[0]).persistentDomain())
         if operands[1] == "-" {
-            Output.write([UInt8](try PropertyList.encode(value, format: .xml)))
+            Output.write(try PropertyList.encode(value, format: .xml))
         } else {
             try Files.write(try PropertyList.encode(value, format: .binary), to: operands[1])
         }
