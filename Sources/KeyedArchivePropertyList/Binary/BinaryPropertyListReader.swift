@@ -181,6 +181,18 @@ struct BinaryPropertyListDecoder {
         return (start, total)
     }
 
+    /// The object index stored at `position` in the references of container `container`.
+    @inline(__always)
+    func reference(at position: Int, in container: Int) throws -> Int {
+        let reference = BinaryBytes.readUInt(bytes, at: position, width: trailer.objectRefSize)
+        guard reference < UInt64(trailer.objectCount) else {
+            throw PropertyListError(
+                .invalidReference, "reference \(reference) is not below the object count \(trailer.objectCount)",
+                byteOffset: position, objectIndex: container)
+        }
+        return Int(truncatingIfNeeded: reference)
+    }
+
     /// The byte offset of object `index` (validated in `init`).
     @inline(__always)
     func offset(of index: Int) -> Int {
@@ -200,13 +212,7 @@ struct BinaryPropertyListDecoder {
                 if next < frames[last].total {
                     let position = frames[last].refsStart &+ next &* trailer.objectRefSize
                     frames[last].next = next + 1
-                    let reference = BinaryBytes.readUInt(bytes, at: position, width: trailer.objectRefSize)
-                    guard reference < UInt64(trailer.objectCount) else {
-                        throw PropertyListError(
-                            .invalidReference, "reference \(reference) is not below the object count \(trailer.objectCount)",
-                            byteOffset: position, objectIndex: frames[last].object)
-                    }
-                    let child = Int(reference)
+                    let child = try reference(at: position, in: frames[last].object)
                     let isDictionary = frames[last].kind == 0xD0
                     let keyOf = isDictionary && next < frames[last].count ? frames[last].object : nil
                     if let (value, expanded, bytes) = try enter(child, frames: &frames, keyOf: keyOf) {

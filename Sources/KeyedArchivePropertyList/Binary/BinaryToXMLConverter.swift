@@ -75,7 +75,8 @@ extension BinaryPropertyListDecoder {
         }
         // Unshared strings and data are written once: at most 1.5 times the input's bytes.
         let (shared, overflow) = references.multipliedReportingOverflow(by: longestShared)
-        return !overflow && shared <= limits.maximumExpandedByteCount - min(limits.maximumExpandedByteCount, 2 * bytes.count)
+        let unshared = bytes.count > Int.max / 2 ? Int.max : 2 * bytes.count
+        return !overflow && shared <= limits.maximumExpandedByteCount - min(limits.maximumExpandedByteCount, unshared)
     }
 
     /// Writes the whole property list as an XML document.
@@ -129,18 +130,6 @@ extension BinaryPropertyListDecoder {
             throw error
         }
         return try text.finish()
-    }
-
-    /// The object index stored at `position` in the references of container `container`.
-    @inline(__always)
-    private func reference(at position: Int, in container: Int) throws -> Int {
-        let reference = BinaryBytes.readUInt(bytes, at: position, width: trailer.objectRefSize)
-        guard reference < UInt64(trailer.objectCount) else {
-            throw PropertyListError(
-                .invalidReference, "reference \(reference) is not below the object count \(trailer.objectCount)",
-                byteOffset: position, objectIndex: container)
-        }
-        return Int(truncatingIfNeeded: reference)
     }
 
     /// Writes a scalar completely, or opens a container: writes its tag and pushes a frame
