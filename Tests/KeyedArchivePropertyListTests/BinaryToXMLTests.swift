@@ -264,6 +264,26 @@ final class BinaryToXMLTests: XCTestCase {
         XCTAssertGreaterThan(seen, 1 << 20)
     }
 
+    func testErrorsInsideNestedSortedDictionariesSayWhere() {
+        // {z: 1, a: {y: 2, b: [1, <unknown marker>]}}: both dictionaries are written in sorted
+        // order, so the path comes from the key stacks' orders, not the stored ones.
+        let bytes = File.file([
+            [0xD2, 0x01, 0x02, 0x03, 0x04], [0x51, 0x7A], [0x51, 0x61], [0x10, 0x01],
+            [0xD2, 0x05, 0x06, 0x07, 0x08], [0x51, 0x79], [0x51, 0x62], [0x10, 0x02],
+            [0xA2, 0x03, 0x09], [0xFF],
+        ])
+        for result in [streamed(Data(bytes)), twoStep(Data(bytes))] {
+            guard case .failure(let error as PropertyListError) = result else { return XCTFail("accepted") }
+            XCTAssertEqual(error.code, .invalidObject)
+            XCTAssertEqual(error.objectIndex, 9)
+            XCTAssertEqual(error.keyPath, "root.a.b[1]")
+        }
+        // With the bad marker fixed, the XML is the two-step XML.
+        var good = bytes
+        good[good.firstIndex(of: 0xFF)!] = 0x09
+        assertSameOutcome(Data(good), "nested sorted dictionaries")
+    }
+
     func testOtherConversionsGoThroughTheTree() throws {
         let value: PropertyListValue = ["name": "Ada", "list": [1, 2.5, true], "blob": .data(Data([1, 2, 3]))]
         let xml = try PropertyList.encode(value, format: .xml)

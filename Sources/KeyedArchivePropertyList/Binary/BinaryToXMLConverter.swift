@@ -17,19 +17,32 @@ extension BinaryPropertyListDecoder {
         /// Members (entries for a dictionary).
         var count: Int
         var next = 0
-        /// A dictionary's keys, read when it opens: ASCII keys stay bytes in the input (no
-        /// `String` is made for them), UTF-16 keys are decoded into ``wideKeys``.
-        var keys: [FileKey] = []
-        var wideKeys: [String] = []
-        /// The order to write the entries in, or empty when the stored order is sorted.
-        var order: [Int] = []
+        /// Where a dictionary's keys start in ``KeyStacks/keys``, and its writing order in
+        /// ``KeyStacks/orders`` (-1 when the stored order is already sorted).
+        var keysStart = 0
+        var wideKeysStart = 0
+        var orderStart = -1
 
         /// The stored position of the `member`-th entry in writing order.
-        func position(_ member: Int) -> Int { order.isEmpty ? member : order[member] }
+        @inline(__always)
+        func position(_ member: Int, _ stacks: KeyStacks) -> Int {
+            orderStart < 0 ? member : stacks.orders[orderStart &+ member]
+        }
+    }
+
+    /// The keys and key orders of all open dictionaries, one stack each (a dictionary pushes
+    /// when it opens and pops when it closes), so that no arrays are made per dictionary.
+    private struct KeyStacks {
+        var keys: [FileKey] = []
+        /// UTF-16 keys, decoded (ASCII keys stay bytes in the input).
+        var wideKeys: [String] = []
+        var orders: [Int] = []
+        /// Scratch for sorting.
+        var prefixes: [UInt64] = []
     }
 
     /// A dictionary key: `count` ASCII bytes at `start` in the input, or (`start` negative) the
-    /// `count`-th of the frame's decoded UTF-16 keys.
+    /// `count`-th of the decoded UTF-16 keys in ``KeyStacks/wideKeys``.
     private struct FileKey {
         var start: Int
         var count: Int
@@ -93,6 +106,7 @@ extension BinaryPropertyListDecoder {
         let (expected, overflow) = bytes.count.multipliedReportingOverflow(by: 2)
         let text = XMLText(budget: budget, sink: sink, expectedLength: overflow ? Int.max : expected)
         var frames: [XMLFrame] = []
+        var stacks = KeyStacks()
         // Shared references are written out at every use, so the totals of values and of string
         // and data bytes are bounded as the tree reader bounds them.
         var values = 0
@@ -100,7 +114,7 @@ extension BinaryPropertyListDecoder {
         let referenceWidth = trailer.objectRefSize
         do {
             try writeObject(
-                trailer.topObject, text: text, frames: &frames, values: &values, stringBytes: &stringBytes,
+                trailer.topObject, text: text, frames: &frames, stacks: &stacks, values: &values, stringBytes: &stringBytes,
                 maximumDepth: maximumDepth)
             while let last = frames.indices.last {
                 try text.checkBudget()
@@ -108,25 +122,32 @@ extension BinaryPropertyListDecoder {
                 guard next < frames[last].count else {
                     let frame = frames.removeLast()
                     marks[frame.object] &= ~Self.onStack
+                    if frame.isDictionary {
+                        stacks.keys.removeLast(stacks.keys.count &- frame.keysStart)
+                        stacks.wideKeys.removeLast(stacks.wideKeys.count &- frame.wideKeysStart)
+                        if frame.orderStart >= 0 { stacks.orders.removeLast(stacks.orders.count &- frame.orderStart) }
+                    }
                     text.close(frame.isDictionary ? "</dict>\n" : "</array>\n", indent: frames.count)
                     continue
                 }
                 frames[last].next = next &+ 1
                 let slot: Int
                 if frames[last].isDictionary {
-                    let position = frames[last].position(next)
-                    withUTF8(frames[last].keys[position], frames[last].wideKeys) { text.writeKey(utf8: UnsafeRawBufferPointer($0), indent: frames.count) }
+                    let position = frames[last].position(next, stacks)
+                    withUTF8(stacks.keys[frames[last].keysStart &+ position], stacks.wideKeys) {
+                        text.writeKey(utf8: UnsafeRawBufferPointer($0), indent: frames.count)
+                    }
                     slot = frames[last].count &+ position
                 } else {
                     slot = next
                 }
                 let child = try reference(at: frames[last].refsStart &+ slot &* referenceWidth, in: frames[last].object)
                 try writeObject(
-                    child, text: text, frames: &frames, values: &values, stringBytes: &stringBytes,
+                    child, text: text, frames: &frames, stacks: &stacks, values: &values, stringBytes: &stringBytes,
                     maximumDepth: maximumDepth)
             }
         } catch var error as PropertyListError {
-            if error.keyPath == nil { error.keyPath = keyPath(frames) }
+            if error.keyPath == nil { error.keyPath = keyPath(frames, stacks) }
             throw error
         }
         return try text.finish()
@@ -135,7 +156,8 @@ extension BinaryPropertyListDecoder {
     /// Writes a scalar completely, or opens a container: writes its tag and pushes a frame
     /// (reading and sorting a dictionary's keys first).
     private mutating func writeObject(
-        _ index: Int, text: XMLText, frames: inout [XMLFrame], values: inout Int, stringBytes: inout Int, maximumDepth: Int
+        _ index: Int, text: XMLText, frames: inout [XMLFrame], stacks: inout KeyStacks, values: inout Int, stringBytes: inout Int,
+        maximumDepth: Int
     ) throws {
         let offset = offset(of: index)
         try count(values: &values, at: offset, object: index)
@@ -151,17 +173,24 @@ extension BinaryPropertyListDecoder {
             let (count, start, _) = try containerSpan(marker: marker, at: offset, object: index)
             var frame = XMLFrame(object: index, objectOffset: offset, isDictionary: marker & 0xF0 == 0xD0, refsStart: start, count: count)
             if frame.isDictionary {
-                // The count fits in the object area (checked by containerSpan).
-                frame.keys.reserveCapacity(count)
+                frame.keysStart = stacks.keys.count
+                frame.wideKeysStart = stacks.wideKeys.count
                 for member in 0..<count {
                     let key = try reference(at: start &+ member &* trailer.objectRefSize, in: index)
-                    try readKey(key, in: index, into: &frame, values: &values, stringBytes: &stringBytes)
+                    try readKey(key, in: index, into: &stacks, values: &values, stringBytes: &stringBytes)
                 }
-                let keys = frame.keys, wideKeys = frame.wideKeys
-                frame.order = keyOrder(
+                let first = frame.keysStart, orderStart = stacks.orders.count
+                let keys = stacks.keys, wideKeys = stacks.wideKeys
+                if appendKeyOrder(
                     count: count,
-                    prefix: { withUTF8(keys[$0], wideKeys, utf16SortPrefix(utf8:)) },
-                    tieBreak: { a, b in withUTF8(keys[a], wideKeys) { left in withUTF8(keys[b], wideKeys) { utf16Precedes(left, $0) } } })
+                    prefix: { withUTF8(keys[first &+ $0], wideKeys, utf16SortPrefix(utf8:)) },
+                    tieBreak: { a, b in
+                        withUTF8(keys[first &+ a], wideKeys) { left in withUTF8(keys[first &+ b], wideKeys) { utf16Precedes(left, $0) } }
+                    },
+                    to: &stacks.orders, scratch: &stacks.prefixes)
+                {
+                    frame.orderStart = orderStart
+                }
                 guard text.openDictionary(isEmpty: count == 0, indent: indent) else { return }
             } else {
                 guard text.openArray(isEmpty: count == 0, indent: indent) else { return }
@@ -187,9 +216,9 @@ extension BinaryPropertyListDecoder {
         }
     }
 
-    /// Reads the dictionary key that is object `index` into `frame`: a string, or an error
+    /// Pushes the dictionary key that is object `index` onto `stacks`: a string, or an error
     /// saying why not (other primitives are valid binary keys but have no XML form).
-    private func readKey(_ index: Int, in dictionary: Int, into frame: inout XMLFrame, values: inout Int, stringBytes: inout Int) throws {
+    private func readKey(_ index: Int, in dictionary: Int, into stacks: inout KeyStacks, values: inout Int, stringBytes: inout Int) throws {
         let offset = offset(of: index)
         try count(values: &values, at: offset, object: index)
         let marker = bytes[offset]
@@ -199,12 +228,12 @@ extension BinaryPropertyListDecoder {
             try count(stringBytes: &stringBytes, key.count, at: offset, object: index)
             // The slice lies inside `bytes`, whose base address exists as the slice is in it.
             let start = key.baseAddress.map { $0 - (bytes.baseAddress ?? $0) } ?? 0
-            frame.keys.append(FileKey(start: start, count: key.count))
+            stacks.keys.append(FileKey(start: start, count: key.count))
         case 0x60:
             guard case .string(let key) = try decodeScalar(marker: marker, at: offset, object: index) else { return }
             try count(stringBytes: &stringBytes, key.value.utf8.count, at: offset, object: index)
-            frame.keys.append(FileKey(start: -1, count: frame.wideKeys.count))
-            frame.wideKeys.append(key.value)
+            stacks.keys.append(FileKey(start: -1, count: stacks.wideKeys.count))
+            stacks.wideKeys.append(key.value)
         case 0x10, 0x20, 0x30, 0x40:
             let key = try decodeScalar(marker: marker, at: offset, object: index)
             throw XMLText.failure("XML dictionary keys must be strings, not \(key.typeName)")
@@ -227,11 +256,12 @@ extension BinaryPropertyListDecoder {
     }
 
     /// The key path of the member being written, e.g. `root.records[3].name`.
-    private func keyPath(_ frames: [XMLFrame]) -> String {
+    private func keyPath(_ frames: [XMLFrame], _ stacks: KeyStacks) -> String {
         var path = "root"
         for frame in frames where frame.next > 0 {
             if frame.isDictionary {
-                path += "." + withUTF8(frame.keys[frame.position(frame.next - 1)], frame.wideKeys) { String(decoding: $0, as: UTF8.self) }
+                let key = stacks.keys[frame.keysStart + frame.position(frame.next - 1, stacks)]
+                path += "." + withUTF8(key, stacks.wideKeys) { String(decoding: $0, as: UTF8.self) }
             } else {
                 path += "[\(frame.next - 1)]"
             }

@@ -516,9 +516,21 @@ func keyOrder(_ entries: [PropertyListDictionary.Entry]) -> [Int] {
 /// comparison (true when the first key sorts before the second), used only when prefixes tie.
 @inline(__always)
 func keyOrder(count: Int, prefix: (Int) -> UInt64, tieBreak: (Int, Int) -> Bool) -> [Int] {
-    if count < 2 { return [] }
+    var order: [Int] = []
     var prefixes: [UInt64] = []
-    prefixes.reserveCapacity(count)
+    _ = appendKeyOrder(count: count, prefix: prefix, tieBreak: tieBreak, to: &order, scratch: &prefixes)
+    return order
+}
+
+/// ``keyOrder(count:prefix:tieBreak:)`` appending the order to `order` instead of returning a
+/// new array, with `prefixes` as scratch, so a caller that sorts many dictionaries allocates
+/// nothing per dictionary. Returns false (and appends nothing) when the keys are in order.
+@inline(__always)
+func appendKeyOrder(
+    count: Int, prefix: (Int) -> UInt64, tieBreak: (Int, Int) -> Bool, to order: inout [Int], scratch prefixes: inout [UInt64]
+) -> Bool {
+    if count < 2 { return false }
+    prefixes.removeAll(keepingCapacity: true)
     for index in 0..<count { prefixes.append(prefix(index)) }
     @inline(__always) func precedes(_ a: Int, _ b: Int) -> Bool {
         if prefixes[a] != prefixes[b] { return prefixes[a] < prefixes[b] }
@@ -529,26 +541,28 @@ func keyOrder(count: Int, prefix: (Int) -> UInt64, tieBreak: (Int, Int) -> Bool)
         sorted = false
         break
     }
-    if sorted { return [] }
+    if sorted { return false }
+    let start = order.count
     if count <= 32 {
         // Insertion sort: stable, and quickest for the small dictionaries of real files.
-        var order = Array(0..<count)
+        order.append(contentsOf: 0..<count)
         for index in 1..<count {
-            let moving = order[index]
+            let moving = order[start + index]
             var position = index
-            while position > 0 && precedes(moving, order[position - 1]) {
-                order[position] = order[position - 1]
+            while position > 0 && precedes(moving, order[start + position - 1]) {
+                order[start + position] = order[start + position - 1]
                 position -= 1
             }
-            order[position] = moving
+            order[start + position] = moving
         }
-        return order
+        return true
     }
-    return (0..<count).sorted { left, right in
+    order.append(contentsOf: (0..<count).sorted { left, right in
         if precedes(left, right) { return true }
         if precedes(right, left) { return false }
         return left < right
-    }
+    })
+    return true
 }
 
 /// The first eight UTF-8 bytes of `key` as a big-endian integer, missing bytes as zero, with the
