@@ -9,7 +9,8 @@ import ucrt
 #endif
 
 /// Formats a finite, non-zero double as C's `printf("%.17g")` writes it into a stack buffer (a
-/// locale's decimal separator replaced by '.') and passes the bytes to `body`.
+/// locale's decimal separator replaced by '.') and passes the bytes to `body`. Below 2^64 in
+/// magnitude the text comes from ``formatG17Fast(_:into:)``; larger values go to the C library.
 func withG17<Result>(_ value: Double, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
     if let fast = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 48, { buffer -> Result? in
         guard let length = formatG17Fast(value, into: buffer) else { return nil }
