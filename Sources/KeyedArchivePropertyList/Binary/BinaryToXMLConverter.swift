@@ -11,7 +11,6 @@ extension BinaryPropertyListDecoder {
     /// A container being written: where its references are and which member is next.
     private struct XMLFrame {
         var object: Int
-        var objectOffset: Int
         var isDictionary: Bool
         var refsStart: Int
         /// Members (entries for a dictionary).
@@ -171,7 +170,7 @@ extension BinaryPropertyListDecoder {
                 throw PropertyListError(.referenceCycle, "a container contains itself", byteOffset: offset, objectIndex: index)
             }
             let (count, start, _) = try containerSpan(marker: marker, at: offset, object: index)
-            var frame = XMLFrame(object: index, objectOffset: offset, isDictionary: marker & 0xF0 == 0xD0, refsStart: start, count: count)
+            var frame = XMLFrame(object: index, isDictionary: marker & 0xF0 == 0xD0, refsStart: start, count: count)
             if frame.isDictionary {
                 frame.keysStart = stacks.keys.count
                 frame.wideKeysStart = stacks.wideKeys.count

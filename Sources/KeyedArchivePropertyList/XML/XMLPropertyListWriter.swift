@@ -244,10 +244,8 @@ final class XMLText {
     /// `<key>...</key>` on its own line.
     @inline(__always)
     func writeKey(_ key: String, indent: Int) {
-        appendIndent(indent)
-        append("<key>")
-        appendEscaped(key)
-        append("</key>\n")
+        var key = key
+        key.withUTF8 { writeKey(utf8: UnsafeRawBufferPointer($0), indent: indent) }
     }
 
     /// `<key>...</key>` from bytes already known to be UTF-8.
@@ -280,10 +278,8 @@ final class XMLText {
     func writeScalar(_ value: PropertyListValue, indent: Int) throws {
         switch value {
         case .string(let string):
-            appendIndent(indent)
-            append("<string>")
-            appendEscaped(string.value)
-            append("</string>\n")
+            var text = string.value
+            text.withUTF8 { writeString(utf8: UnsafeRawBufferPointer($0), indent: indent) }
         case .integer(let integer):
             appendIndent(indent)
             append("<integer>")
@@ -361,11 +357,6 @@ final class XMLText {
     }
 
     /// Appends the UTF-8 text with `<`, `>` and `&` escaped, as CF does (nothing else is).
-    private func appendEscaped(_ string: String) {
-        var string = string
-        string.withUTF8 { appendEscaped(UnsafeRawBufferPointer($0)) }
-    }
-
     private func appendEscaped(_ utf8: UnsafeRawBufferPointer) {
         var mark = 0
         for index in 0..<utf8.count {
@@ -462,7 +453,7 @@ final class XMLText {
 
 /// The base64 alphabet, shared by the XML and JSON writers.
 enum XMLBase64 {
-    static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    static let alphabet: [UInt8] = Array(alphabetBytes)
     /// The alphabet as a static string's bytes: no array, no bounds check once masked to six bits.
     static var alphabetBytes: UnsafeBufferPointer<UInt8> {
         let text: StaticString = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
