@@ -2,7 +2,8 @@ import KeyedArchive
 
 /// Binary property lists: the reader must throw or return, never trap, hang or over-allocate;
 /// what it accepts must survive a write and a second read unchanged. The streaming binary-to-XML
-/// converter must agree with reading then writing XML: the same bytes, or both refusing.
+/// converter must agree with reading then writing XML: the same bytes, or both refusing; cut in
+/// two for a second thread, it must agree with itself exactly.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzBinary(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let input = FuzzSupport.buffer(data, size)
@@ -11,6 +12,19 @@ public func fuzzBinary(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     // convert detects the format; only input it takes for binary is comparable here.
     let isBinary = PropertyList.detectFormat(input) == .binary
     let streamed = Result { try PropertyList.convert(Data(input), to: .xml, limits: FuzzSupport.limits) }
+    // Cut in two wherever possible, the second half on another thread: the same bytes, or
+    // the same error in every detail.
+    if isBinary {
+        let split = Result { try PropertyList.convert(Data(input), to: .xml, limits: FuzzSupport.limits, splitting: .always) }
+        switch (streamed, split) {
+        case (.success(let a), .success(let b)):
+            if a != b { FuzzSupport.fail("split XML differs from the one-thread XML") }
+        case (.failure(let a), .failure(let b)):
+            if "\(a)" != "\(b)" { FuzzSupport.fail("split conversion failed differently: \(b) vs \(a)") }
+        default:
+            FuzzSupport.fail("split conversion \(split) vs one thread \(streamed)")
+        }
+    }
     switch isBinary ? (twoStep, streamed) : (twoStep, twoStep) {
     case (.success(let a), .success(let b)):
         if a != b { FuzzSupport.fail("streamed XML differs from the two-step XML") }

@@ -115,11 +115,20 @@ extension PropertyList {
         }
     }
 
+    /// ``convert(_:to:limits:maximumOutputLength:)`` with the binary-to-XML converter's use of a
+    /// second thread fixed by `policy` (tests and fuzzing force it on small files).
+    package static func convert(
+        _ data: Data, to format: PropertyListFormat, limits: DecodingLimits = .default, maximumOutputLength: Int = .max,
+        splitting policy: XMLSplitPolicy
+    ) throws -> Data {
+        try convert(data, to: format, limits: limits, maximumOutputLength: maximumOutputLength, sink: nil, splitting: policy)
+    }
+
     /// The conversion: streamed for binary to XML (into `sink` when there is one), through a
     /// tree otherwise (the result is then returned whole, even with a sink).
     private static func convert(
         _ data: Data, to format: PropertyListFormat, limits: DecodingLimits, maximumOutputLength: Int,
-        sink: ((UnsafeRawBufferPointer) throws -> Void)?
+        sink: ((UnsafeRawBufferPointer) throws -> Void)?, splitting policy: XMLSplitPolicy = .automatic
     ) throws -> Data {
         if format == .xml, detectFormat(data) == .binary {
             return try data.withUnsafeBytes { bytes in
@@ -128,7 +137,8 @@ extension PropertyList {
                     return try encode(decoder.decodeRoot(), format: format, maximumOutputLength: maximumOutputLength)
                 }
                 return try decoder.writeXML(
-                    maximumDepth: DecodingLimits.default.maximumDepth, budget: OutputBudget(maximumOutputLength), sink: sink)
+                    maximumDepth: DecodingLimits.default.maximumDepth, budget: OutputBudget(maximumOutputLength), sink: sink,
+                    split: policy)
             }
         }
         return try encode(decode(data, limits: limits), format: format, maximumOutputLength: maximumOutputLength)

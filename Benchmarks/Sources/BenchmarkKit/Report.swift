@@ -41,10 +41,13 @@ public struct ExternalResult: Codable, Sendable {
     public var stats: TimingStats?
     public var megabytesPerSecond: Double?
     public var outputBytes: Int?
+    /// Median CPU time (user + system, all threads) of the runs: a tool that uses two cores
+    /// shows more CPU than wall time.
+    public var cpuSeconds: Double?
 
     public init(
         task: String, tool: String, command: String, status: ImplementationResult.Status, message: String?,
-        inputBytes: Int, stats: TimingStats?, outputBytes: Int?
+        inputBytes: Int, stats: TimingStats?, outputBytes: Int?, cpuSeconds: Double? = nil
     ) {
         self.task = task
         self.tool = tool
@@ -55,6 +58,7 @@ public struct ExternalResult: Codable, Sendable {
         self.stats = stats
         self.megabytesPerSecond = stats.map { Double(inputBytes) / 1_000_000 / $0.median }
         self.outputBytes = outputBytes
+        self.cpuSeconds = cpuSeconds
     }
 }
 
@@ -214,15 +218,16 @@ public enum Table {
 
     /// The external (whole-process) table.
     public static func render(external: [ExternalResult]) -> String {
-        var rows: [[String]] = [["task", "tool", "median", "spread", "runs", "rate", "output"]]
+        var rows: [[String]] = [["task", "tool", "median", "spread", "CPU", "runs", "rate", "output"]]
         for result in external {
             guard let stats = result.stats, result.status == .ok else {
-                rows.append([result.task, result.tool, "-", "", "", "", result.message ?? result.status.rawValue])
+                rows.append([result.task, result.tool, "-", "", "", "", "", result.message ?? result.status.rawValue])
                 continue
             }
             rows.append([
                 result.task, result.tool, Format.seconds(stats.median),
-                "\(Format.seconds(stats.min))..\(Format.seconds(stats.max))", "\(stats.samples.count)",
+                "\(Format.seconds(stats.min))..\(Format.seconds(stats.max))", result.cpuSeconds.map(Format.seconds) ?? "",
+                "\(stats.samples.count)",
                 result.megabytesPerSecond.map { String(format: "%.1f MB/s", $0) } ?? "",
                 result.outputBytes.map(Format.size) ?? "",
             ])

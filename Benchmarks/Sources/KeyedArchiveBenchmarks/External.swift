@@ -67,47 +67,59 @@ enum External {
                  arguments: ["convert", "--format", "binary", files.xml.path, "-o", out.appendingPathComponent("ka.bplist").path],
                  input: files.xml, output: out.appendingPathComponent("ka.bplist"), expectedMagic: "bplist00", missing: noKarchive),
         ]
-        let repetitions = max(2, min(3, context.scale.policy.repetitions))
+        let repetitions = max(2, min(5, context.scale.policy.repetitions))
         // plistutil's XML reader is quadratic: cap any one run.
         let timeout: Double = context.scale.name == "full" ? 120 : 60
-        var results: [ExternalResult] = []
-        for tool in tools {
-            let inputBytes = (try? FileManager.default.attributesOfItem(atPath: tool.input.path)[.size] as? Int) ?? 0
-            let command = ([tool.executable ?? tool.tool] + tool.arguments.map { $0.contains("\n") ? "<script>" : $0 }).joined(separator: " ")
-            guard let executable = tool.executable else {
-                results.append(ExternalResult(task: tool.task, tool: tool.tool, command: command, status: .skipped, message: tool.missing, inputBytes: inputBytes, stats: nil, outputBytes: nil))
-                context.log("  \(tool.task) · \(tool.tool): \(tool.missing)")
-                continue
-            }
+        // Rounds: every tool once per round, so that the machine's drift during the run falls on
+        // all of them alike (A B C A B C, as the in-process workloads interleave).
+        struct Runs {
             var samples: [Double] = []
+            var cpu: [Double] = []
             var failure: (ImplementationResult.Status, String)?
             var outputBytes: Int?
-            for _ in 0..<repetitions {
+            var finished = false
+        }
+        var runs = tools.map { Runs(finished: $0.executable == nil) }
+        for _ in 0..<repetitions {
+            for (index, tool) in tools.enumerated() where !runs[index].finished {
+                guard let executable = tool.executable else { continue }
                 if let output = tool.output { try? FileManager.default.removeItem(at: output) }
                 let outcome = ChildProcess.run(executable: executable, arguments: tool.arguments, timeout: timeout)
                 let stderr = String(decoding: outcome.stderr, as: UTF8.self)
                 if outcome.timedOut || outcome.signalled || outcome.status != 0 || outcome.launchError != nil {
-                    failure = stderr.contains("not implemented yet") ? (.notImplemented, "n/a (not implemented yet)") : (.error, outcome.describeFailure())
-                    break
+                    runs[index].failure = stderr.contains("not implemented yet") ? (.notImplemented, "n/a (not implemented yet)") : (.error, outcome.describeFailure())
+                    runs[index].finished = true
+                    continue
                 }
                 if let output = tool.output {
                     // plistutil exits 0 even when it fails: check the output itself.
                     guard let data = try? Data(contentsOf: output), !data.isEmpty,
                         tool.expectedMagic.map({ data.prefix(64).starts(with: Array($0.utf8)) || String(decoding: data.prefix(64), as: UTF8.self).contains($0) }) ?? true
                     else {
-                        failure = (.error, "exit 0 but no valid output (\(stderr.prefix(200)))")
-                        break
+                        runs[index].failure = (.error, "exit 0 but no valid output (\(stderr.prefix(200)))")
+                        runs[index].finished = true
+                        continue
                     }
-                    outputBytes = data.count
+                    runs[index].outputBytes = data.count
                 }
-                samples.append(outcome.seconds)
-                if outcome.seconds > 30 { break }
+                runs[index].samples.append(outcome.seconds)
+                runs[index].cpu.append(outcome.cpuSeconds)
+                if outcome.seconds > 30 { runs[index].finished = true }
             }
+        }
+        var results: [ExternalResult] = []
+        for (tool, run) in zip(tools, runs) {
+            let inputBytes = (try? FileManager.default.attributesOfItem(atPath: tool.input.path)[.size] as? Int) ?? 0
+            let command = ([tool.executable ?? tool.tool] + tool.arguments.map { $0.contains("\n") ? "<script>" : $0 }).joined(separator: " ")
             let result: ExternalResult
-            if let failure {
+            if tool.executable == nil {
+                result = ExternalResult(task: tool.task, tool: tool.tool, command: command, status: .skipped, message: tool.missing, inputBytes: inputBytes, stats: nil, outputBytes: nil)
+            } else if let failure = run.failure {
                 result = ExternalResult(task: tool.task, tool: tool.tool, command: command, status: failure.0, message: failure.1, inputBytes: inputBytes, stats: nil, outputBytes: nil)
             } else {
-                result = ExternalResult(task: tool.task, tool: tool.tool, command: command, status: .ok, message: nil, inputBytes: inputBytes, stats: TimingStats(samples: samples), outputBytes: outputBytes)
+                result = ExternalResult(
+                    task: tool.task, tool: tool.tool, command: command, status: .ok, message: nil, inputBytes: inputBytes,
+                    stats: TimingStats(samples: run.samples), outputBytes: run.outputBytes, cpuSeconds: TimingStats(samples: run.cpu).median)
             }
             context.log("  \(tool.task) · \(tool.tool): \(result.stats.map { Format.seconds($0.median) } ?? result.message ?? "")")
             results.append(result)

@@ -1,3 +1,5 @@
+import Dispatch
+
 /// Writing a binary property list as XML straight from its bytes, without building the value
 /// tree: the binary reader's checks, the XML writer's layout.
 ///
@@ -91,102 +93,222 @@ extension BinaryPropertyListDecoder {
         return !overflow && shared <= limits.maximumExpandedByteCount - min(limits.maximumExpandedByteCount, unshared)
     }
 
+    /// The open containers and running totals of one walk over the objects.
+    private struct XMLWalk {
+        var frames: [XMLFrame] = []
+        var stacks = KeyStacks()
+        /// Values written and string and data bytes written: shared references are written out
+        /// at every use, so these are bounded as the tree reader bounds them.
+        var values = 0
+        var stringBytes = 0
+    }
+
     /// Writes the whole property list as an XML document.
     ///
     /// `maximumDepth` is the XML writer's depth limit (``PropertyList/encode(_:format:maximumOutputLength:)``
     /// passes the default one); the reader's own limits come from the decoder's ``DecodingLimits``.
     ///
     /// With a `sink`, the text goes there in chunks of about 1 MiB and the result is empty.
+    ///
+    /// Large files are written by two threads when the machine has two cores (see
+    /// ``XMLSplitPolicy``); the output and the errors are the same either way.
     mutating func writeXML(
-        maximumDepth: Int, budget: OutputBudget, sink: ((UnsafeRawBufferPointer) throws -> Void)? = nil
+        maximumDepth: Int, budget: OutputBudget, sink: ((UnsafeRawBufferPointer) throws -> Void)? = nil,
+        split policy: XMLSplitPolicy = .automatic
     ) throws -> Data {
         // XML is about 1.8 times a binary file's size (W3: 88.0 MB from 50.3 MB); a little more
         // keeps the usual file from growing the buffer at all.
         let (expected, overflow) = bytes.count.multipliedReportingOverflow(by: 2)
         let text = XMLText(budget: budget, sink: sink, expectedLength: overflow ? Int.max : expected)
-        var frames: [XMLFrame] = []
-        var stacks = KeyStacks()
-        // Shared references are written out at every use, so the totals of values and of string
-        // and data bytes are bounded as the tree reader bounds them.
-        var values = 0
-        var stringBytes = 0
-        let referenceWidth = trailer.objectRefSize
+        var walk = XMLWalk()
+        var secondPart: XMLSecondPart?
+        if policy.allowsSplitting(inputLength: bytes.count), let split = splitPoint(minimumMembers: policy.minimumMembers) {
+            secondPart = XMLSecondPart(split: split)
+            secondPart?.start(self, maximumDepth: maximumDepth, budget: budget)
+        }
+        // The other thread reads `bytes`, which are the caller's only until this returns.
+        defer { _ = secondPart?.join() }
         do {
-            try writeObject(
-                trailer.topObject, text: text, frames: &frames, stacks: &stacks, values: &values, stringBytes: &stringBytes,
-                maximumDepth: maximumDepth)
-            while let last = frames.indices.last {
-                try text.checkBudget()
-                let next = frames[last].next
-                guard next < frames[last].count else {
-                    let frame = frames.removeLast()
-                    marks[frame.object] &= ~Self.onStack
-                    if frame.isDictionary {
-                        stacks.keys.removeLast(stacks.keys.count &- frame.keysStart)
-                        stacks.wideKeys.removeLast(stacks.wideKeys.count &- frame.wideKeysStart)
-                        if frame.orderStart >= 0 { stacks.orders.removeLast(stacks.orders.count &- frame.orderStart) }
-                    }
-                    text.close(frame.isDictionary ? "</dict>\n" : "</array>\n", indent: frames.count)
-                    continue
-                }
-                frames[last].next = next &+ 1
-                let slot: Int
-                if frames[last].isDictionary {
-                    let position = frames[last].position(next, stacks)
-                    withUTF8(stacks.keys[frames[last].keysStart &+ position], stacks.wideKeys) {
-                        text.writeKey(utf8: UnsafeRawBufferPointer($0), indent: frames.count)
-                    }
-                    slot = frames[last].count &+ position
-                } else {
-                    slot = next
-                }
-                let child = try reference(at: frames[last].refsStart &+ slot &* referenceWidth, in: frames[last].object)
-                try writeObject(
-                    child, text: text, frames: &frames, stacks: &stacks, values: &values, stringBytes: &stringBytes,
-                    maximumDepth: maximumDepth)
-            }
+            try writeObject(trailer.topObject, text: text, walk: &walk, maximumDepth: maximumDepth)
+            try write(&walk, text: text, maximumDepth: maximumDepth, handingOffTo: secondPart)
         } catch var error as PropertyListError {
-            if error.keyPath == nil { error.keyPath = keyPath(frames, stacks) }
+            if error.keyPath == nil { error.keyPath = keyPath(walk) }
             throw error
         }
         return try text.finish()
     }
 
+    /// Writes the members of the open containers until they are all closed, or with `stopDepth`,
+    /// until the container at that depth has written its last member (it stays open).
+    ///
+    /// With `secondPart`, the members from its split point on come from the other thread: its
+    /// text is appended in their place when it succeeded within the limits; otherwise they are
+    /// written here as usual, so that whatever went wrong is met, and reported, in document order.
+    private mutating func write(
+        _ walk: inout XMLWalk, text: XMLText, maximumDepth: Int, handingOffTo secondPart: XMLSecondPart? = nil,
+        stopDepth: Int = -1
+    ) throws {
+        let referenceWidth = trailer.objectRefSize
+        var handoffMember = secondPart?.split.member ?? -1
+        let handoffDepth = secondPart?.split.depth ?? -1
+        while let last = walk.frames.indices.last {
+            try text.checkBudget()
+            let next = walk.frames[last].next
+            guard next < walk.frames[last].count else {
+                if last == stopDepth { return }
+                let frame = walk.frames.removeLast()
+                marks[frame.object] &= ~Self.onStack
+                if frame.isDictionary {
+                    walk.stacks.keys.removeLast(walk.stacks.keys.count &- frame.keysStart)
+                    walk.stacks.wideKeys.removeLast(walk.stacks.wideKeys.count &- frame.wideKeysStart)
+                    if frame.orderStart >= 0 { walk.stacks.orders.removeLast(walk.stacks.orders.count &- frame.orderStart) }
+                }
+                text.close(frame.isDictionary ? "</dict>\n" : "</array>\n", indent: walk.frames.count)
+                continue
+            }
+            if next == handoffMember, last == handoffDepth, let secondPart, walk.frames[last].object == secondPart.split.container {
+                handoffMember = -1
+                if try take(secondPart, into: &walk, text: text) {
+                    walk.frames[last].next = walk.frames[last].count
+                    continue
+                }
+            }
+            walk.frames[last].next = next &+ 1
+            let slot: Int
+            if walk.frames[last].isDictionary {
+                let position = walk.frames[last].position(next, walk.stacks)
+                withUTF8(walk.stacks.keys[walk.frames[last].keysStart &+ position], walk.stacks.wideKeys) {
+                    text.writeKey(utf8: UnsafeRawBufferPointer($0), indent: walk.frames.count)
+                }
+                slot = walk.frames[last].count &+ position
+            } else {
+                slot = next
+            }
+            let child = try reference(at: walk.frames[last].refsStart &+ slot &* referenceWidth, in: walk.frames[last].object)
+            try writeObject(child, text: text, walk: &walk, maximumDepth: maximumDepth)
+        }
+    }
+
+    /// Appends the other thread's text and totals when it succeeded and the whole stays within
+    /// the limits; false when the caller is to write those members itself.
+    private func take(_ secondPart: XMLSecondPart, into walk: inout XMLWalk, text: XMLText) throws -> Bool {
+        guard let part = secondPart.join() else { return false }
+        let (values, valuesOverflow) = walk.values.addingReportingOverflow(part.values)
+        let (stringBytes, bytesOverflow) = walk.stringBytes.addingReportingOverflow(part.stringBytes)
+        guard !valuesOverflow, !bytesOverflow, values <= limits.maximumExpandedNodeCount,
+            stringBytes <= limits.maximumExpandedByteCount, text.canAppend(part.text.count)
+        else { return false }
+        walk.values = values
+        walk.stringBytes = stringBytes
+        try part.text.withBytes { try text.appendWritten($0) }
+        return true
+    }
+
+    /// Where to cut the document for a second thread: the first container, from the top object
+    /// down through the member container with the most members, that has `minimumMembers` or
+    /// more; nil when there is none (or the path looks wrong: the walk will say what is wrong).
+    func splitPoint(minimumMembers: Int) -> XMLSplit? {
+        var index = trailer.topObject
+        var path: [Int] = []
+        let width = trailer.objectRefSize
+        // Deeper than this, a file is not one big collection.
+        while path.count < 8 {
+            let offset = offset(of: index)
+            let marker = bytes[offset]
+            guard marker & 0xF0 == 0xA0 || marker & 0xF0 == 0xD0,
+                let (count, start, _) = try? containerSpan(marker: marker, at: offset, object: index)
+            else { return nil }
+            if count >= max(2, minimumMembers) {
+                // The first thread also passes all the output on and syncs it, so the second
+                // takes a little more than half (47:53 measured best on W3).
+                return XMLSplit(path: path, container: index, member: max(1, count / 100 * 47 + count % 100 * 47 / 100))
+            }
+            let valuesStart = marker & 0xF0 == 0xD0 ? count : 0
+            var best: (slot: Int, index: Int, count: Int)?
+            for member in 0..<count {
+                guard let child = try? reference(at: start &+ (valuesStart &+ member) &* width, in: index) else { return nil }
+                let childOffset = self.offset(of: child)
+                let childMarker = bytes[childOffset]
+                guard childMarker & 0xF0 == 0xA0 || childMarker & 0xF0 == 0xD0,
+                    let (childCount, _, _) = try? containerSpan(marker: childMarker, at: childOffset, object: child),
+                    childCount > best?.count ?? 0
+                else { continue }
+                best = (member, child, childCount)
+            }
+            guard let best else { return nil }
+            path.append(best.slot)
+            index = best.index
+        }
+        return nil
+    }
+
+    /// The second thread's work: the members of the split container from the split point on,
+    /// as text at their depth, with their totals; nil when anything fails (the first thread then
+    /// writes them itself and meets the problem where the one-thread walk would).
+    mutating func writeSecondPart(
+        _ split: XMLSplit, maximumDepth: Int, budget: OutputBudget
+    ) -> (text: GrowableBytes, values: Int, stringBytes: Int)? {
+        let text = XMLText(budget: budget, sink: nil, expectedLength: bytes.count)
+        var walk = XMLWalk()
+        do {
+            // Open the containers down to the split one as the first thread does, so that
+            // depths, key paths, sorted keys and cycle marks are the same; their text is dropped.
+            try writeObject(trailer.topObject, text: text, walk: &walk, maximumDepth: maximumDepth)
+            for slot in split.path {
+                guard let frame = walk.frames.last else { return nil }
+                var member = slot
+                if frame.isDictionary {
+                    guard let position = (0..<frame.count).first(where: { frame.position($0, walk.stacks) == slot }) else { return nil }
+                    member = position
+                }
+                walk.frames[walk.frames.count - 1].next = member + 1
+                let reference = frame.refsStart &+ (frame.isDictionary ? frame.count &+ slot : slot) &* trailer.objectRefSize
+                try writeObject(try self.reference(at: reference, in: frame.object), text: text, walk: &walk, maximumDepth: maximumDepth)
+            }
+            guard walk.frames.count == split.depth + 1, walk.frames[split.depth].object == split.container else { return nil }
+            walk.frames[split.depth].next = split.member
+            text.output.removeAll()
+            walk.values = 0
+            walk.stringBytes = 0
+            try write(&walk, text: text, maximumDepth: maximumDepth, stopDepth: split.depth)
+        } catch {
+            return nil
+        }
+        return text.output.failed ? nil : (text.output, walk.values, walk.stringBytes)
+    }
+
     /// Writes a scalar completely, or opens a container: writes its tag and pushes a frame
     /// (reading and sorting a dictionary's keys first).
-    private mutating func writeObject(
-        _ index: Int, text: XMLText, frames: inout [XMLFrame], stacks: inout KeyStacks, values: inout Int, stringBytes: inout Int,
-        maximumDepth: Int
-    ) throws {
+    private mutating func writeObject(_ index: Int, text: XMLText, walk: inout XMLWalk, maximumDepth: Int) throws {
         let offset = offset(of: index)
-        try count(values: &values, at: offset, object: index)
+        try count(values: &walk.values, at: offset, object: index)
         let marker = bytes[offset]
-        let indent = frames.count
+        let indent = walk.frames.count
         switch marker & 0xF0 {
         case 0xA0, 0xD0:
-            try requireDepth(below: frames.count, at: offset, object: index)
-            guard frames.count < maximumDepth else { throw XMLText.failure("nesting deeper than \(maximumDepth)") }
+            try requireDepth(below: walk.frames.count, at: offset, object: index)
+            guard walk.frames.count < maximumDepth else { throw XMLText.failure("nesting deeper than \(maximumDepth)") }
             if marks[index] & Self.onStack != 0 {
                 throw PropertyListError(.referenceCycle, "a container contains itself", byteOffset: offset, objectIndex: index)
             }
             let (count, start, _) = try containerSpan(marker: marker, at: offset, object: index)
             var frame = XMLFrame(object: index, isDictionary: marker & 0xF0 == 0xD0, refsStart: start, count: count)
             if frame.isDictionary {
-                frame.keysStart = stacks.keys.count
-                frame.wideKeysStart = stacks.wideKeys.count
+                frame.keysStart = walk.stacks.keys.count
+                frame.wideKeysStart = walk.stacks.wideKeys.count
                 for member in 0..<count {
                     let key = try reference(at: start &+ member &* trailer.objectRefSize, in: index)
-                    try readKey(key, in: index, into: &stacks, values: &values, stringBytes: &stringBytes)
+                    try readKey(key, in: index, into: &walk.stacks, values: &walk.values, stringBytes: &walk.stringBytes)
                 }
-                let first = frame.keysStart, orderStart = stacks.orders.count
-                let keys = stacks.keys, wideKeys = stacks.wideKeys
+                let first = frame.keysStart, orderStart = walk.stacks.orders.count
+                let keys = walk.stacks.keys, wideKeys = walk.stacks.wideKeys
                 if appendKeyOrder(
                     count: count,
                     prefix: { withUTF8(keys[first &+ $0], wideKeys, utf16SortPrefix(utf8:)) },
                     tieBreak: { a, b in
                         withUTF8(keys[first &+ a], wideKeys) { left in withUTF8(keys[first &+ b], wideKeys) { utf16Precedes(left, $0) } }
                     },
-                    to: &stacks.orders, scratch: &stacks.prefixes)
+                    to: &walk.stacks.orders, scratch: &walk.stacks.prefixes)
                 {
                     frame.orderStart = orderStart
                 }
@@ -195,21 +317,21 @@ extension BinaryPropertyListDecoder {
                 guard text.openArray(isEmpty: count == 0, indent: indent) else { return }
             }
             marks[index] |= Self.onStack
-            frames.append(frame)
+            walk.frames.append(frame)
         case 0xC0:
             throw XMLText.failure("sets have no XML form (CoreFoundation refuses them too)")
         case 0x40:
             let data = try dataBytes(marker: marker, at: offset, object: index)
-            try count(stringBytes: &stringBytes, data.count, at: offset, object: index)
+            try count(stringBytes: &walk.stringBytes, data.count, at: offset, object: index)
             text.writeData(data, indent: indent)
         case 0x50:
             let string = try asciiStringBytes(marker: marker, at: offset, object: index)
-            try count(stringBytes: &stringBytes, string.count, at: offset, object: index)
+            try count(stringBytes: &walk.stringBytes, string.count, at: offset, object: index)
             text.writeString(utf8: string, indent: indent)
         default:
             let value = try decodeScalar(marker: marker, at: offset, object: index)
             if case .string(let string) = value {
-                try count(stringBytes: &stringBytes, string.value.utf8.count, at: offset, object: index)
+                try count(stringBytes: &walk.stringBytes, string.value.utf8.count, at: offset, object: index)
             }
             try text.writeScalar(value, indent: indent)
         }
@@ -255,16 +377,94 @@ extension BinaryPropertyListDecoder {
     }
 
     /// The key path of the member being written, e.g. `root.records[3].name`.
-    private func keyPath(_ frames: [XMLFrame], _ stacks: KeyStacks) -> String {
+    private func keyPath(_ walk: XMLWalk) -> String {
         var path = "root"
-        for frame in frames where frame.next > 0 {
+        for frame in walk.frames where frame.next > 0 {
             if frame.isDictionary {
-                let key = stacks.keys[frame.keysStart + frame.position(frame.next - 1, stacks)]
-                path += "." + withUTF8(key, stacks.wideKeys) { String(decoding: $0, as: UTF8.self) }
+                let key = walk.stacks.keys[frame.keysStart + frame.position(frame.next - 1, walk.stacks)]
+                path += "." + withUTF8(key, walk.stacks.wideKeys) { String(decoding: $0, as: UTF8.self) }
             } else {
                 path += "[\(frame.next - 1)]"
             }
         }
         return path
+    }
+}
+
+/// Where a conversion is cut in two: the split container is reached from the top object through
+/// the stored member positions in `path`; the second thread writes its members from `member`
+/// (in writing order) on.
+struct XMLSplit: Sendable {
+    var path: [Int]
+    var container: Int
+    var member: Int
+    /// The split container's depth (the top object is at 0).
+    var depth: Int { path.count }
+}
+
+/// When the binary-to-XML converter uses a second thread: for inputs of `minimumInputLength`
+/// bytes or more on a machine with more than one core, cut at the first container with
+/// `minimumMembers` members or more on the way down from the top object.
+///
+/// Two threads pay off because the work is the walk itself (about 3.5 G instructions for 88 MB
+/// of XML), not I/O; the second half's text is kept in memory until the first half is written,
+/// which is the price: about half the output (see `Docs/Performance.md`).
+package struct XMLSplitPolicy: Sendable {
+    package var minimumInputLength: Int
+    package var minimumMembers: Int
+    /// Whether to look at the core count (tests force the split on one-core machines too).
+    package var requiresSeveralCores: Bool
+
+    package init(minimumInputLength: Int, minimumMembers: Int, requiresSeveralCores: Bool = true) {
+        self.minimumInputLength = minimumInputLength
+        self.minimumMembers = minimumMembers
+        self.requiresSeveralCores = requiresSeveralCores
+    }
+
+    /// Split files of 1 MiB and more at a container of 16 members or more.
+    package static let automatic = XMLSplitPolicy(minimumInputLength: 1 << 20, minimumMembers: 16)
+    /// Never split.
+    package static let never = XMLSplitPolicy(minimumInputLength: .max, minimumMembers: .max)
+    /// Split wherever a container on the way down has two members or more, on any machine
+    /// (tests and fuzzing: every small file exercises the second thread).
+    package static let always = XMLSplitPolicy(minimumInputLength: 0, minimumMembers: 2, requiresSeveralCores: false)
+
+    func allowsSplitting(inputLength: Int) -> Bool {
+        guard inputLength >= minimumInputLength else { return false }
+        return !requiresSeveralCores || ProcessInfo.processInfo.activeProcessorCount > 1
+    }
+}
+
+/// The second half of a split conversion, written on another thread.
+///
+/// `@unchecked Sendable`: `decoder` is set before the thread starts and then used by it alone (it
+/// points at the caller's bytes, which `writeXML` keeps alive by joining before it returns);
+/// `result` is written by the worker before it leaves `done` and read only after `done.wait()`,
+/// so the group orders every access.
+final class XMLSecondPart: @unchecked Sendable {
+    let split: XMLSplit
+    private var decoder: BinaryPropertyListDecoder?
+    private var result: (text: GrowableBytes, values: Int, stringBytes: Int)?
+    private let done = DispatchGroup()
+
+    init(split: XMLSplit) { self.split = split }
+
+    func start(_ decoder: BinaryPropertyListDecoder, maximumDepth: Int, budget: OutputBudget) {
+        self.decoder = decoder
+        done.enter()
+        DispatchQueue.global().async { [self] in
+            if var decoder = self.decoder {
+                self.decoder = nil
+                result = decoder.writeSecondPart(split, maximumDepth: maximumDepth, budget: budget)
+            }
+            done.leave()
+        }
+    }
+
+    /// Waits for the worker and hands over its result (nil after the first call, or when it failed).
+    func join() -> (text: GrowableBytes, values: Int, stringBytes: Int)? {
+        done.wait()
+        defer { result = nil }
+        return result
     }
 }

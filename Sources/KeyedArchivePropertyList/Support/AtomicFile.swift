@@ -54,6 +54,7 @@ package enum AtomicFile {
         defer { if !renamed { unlink(temporaryPath) } }
         do {
             defer { close(descriptor) }
+            var writeback = Writeback()
             try produce { bytes in
                 var offset = 0
                 while offset < bytes.count, let base = bytes.baseAddress {
@@ -63,6 +64,7 @@ package enum AtomicFile {
                         throw FileAccessError(path: temporaryPath, operation: "cannot write")
                     }
                     offset += written
+                    writeback.wrote(written, to: descriptor)
                 }
             }
             // mkstemp creates the file 0600; give it the old file's mode, or the default.
@@ -145,6 +147,34 @@ package enum AtomicFile {
         return info.st_mode & 0o7777
     }
 }
+
+/// Starts the disk writes of a long output while it is still being made, so that the `fsync`
+/// at the end waits for the last few megabytes instead of all of them (88 MB of XML: `fsync`
+/// 70 ms -> 8 ms on this project's test machine). Linux only (`sync_file_range`); elsewhere
+/// the `fsync` does it all. It only starts writeback: durability still comes from the `fsync`.
+private struct Writeback {
+    private var written: Int64 = 0
+    private var started: Int64 = 0
+    /// Start writing back every this many bytes.
+    private static let step: Int64 = 8 << 20
+
+    mutating func wrote(_ count: Int, to descriptor: Int32) {
+        written += Int64(count)
+        #if os(Linux)
+        guard written - started >= Self.step else { return }
+        // SYNC_FILE_RANGE_WRITE (2): start writeback of the range's dirty pages, do not wait.
+        // A failure only leaves the work to the fsync.
+        _ = linuxSyncFileRange(descriptor, started, written - started, 2)
+        started = written
+        #endif
+    }
+}
+
+#if os(Linux)
+/// glibc's `sync_file_range` (Linux 2.6.17 and later), which the Glibc module does not import.
+@_silgen_name("sync_file_range")
+private func linuxSyncFileRange(_ descriptor: Int32, _ offset: Int64, _ count: Int64, _ flags: UInt32) -> Int32
+#endif
 
 #if canImport(Glibc)
 private let systemWrite = Glibc.write

@@ -207,6 +207,29 @@ final class XMLText {
         output.removeAll()
     }
 
+    /// True when `length` more bytes keep the output within the budget.
+    func canAppend(_ length: Int) -> Bool {
+        let (total, overflow) = (flushed &+ output.count).addingReportingOverflow(length)
+        return !overflow && total <= budget.limit
+    }
+
+    /// Appends text written elsewhere (the second thread's part of a conversion). With a sink,
+    /// it goes there straight from `text`, in chunks, after what is buffered.
+    func appendWritten(_ text: UnsafeRawBufferPointer) throws {
+        guard let sink else {
+            output.append(text)
+            return
+        }
+        try flush()
+        var start = 0
+        while start < text.count {
+            let end = min(text.count, start + Self.chunk)
+            try sink(UnsafeRawBufferPointer(rebasing: text[start..<end]))
+            flushed += end - start
+            start = end
+        }
+    }
+
     /// Closes the document and hands over its bytes (with a sink: passes on the rest and
     /// returns empty data).
     func finish() throws -> Data {

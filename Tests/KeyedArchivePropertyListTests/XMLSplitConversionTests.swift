@@ -1,0 +1,197 @@
+import KeyedArchiveTestSupport
+import XCTest
+@testable import KeyedArchivePropertyList
+
+/// Large binary-to-XML conversions are cut in two and written by two threads. Whatever the input,
+/// the bytes written and the error thrown must be exactly those of the one-thread walk: same
+/// code, message, byte offset, object index and key path.
+final class XMLSplitConversionTests: XCTestCase {
+    private let always = XMLSplitPolicy.always
+
+    /// The streamed conversion under `policy`, or nil when the file takes the tree path.
+    private func convert(
+        _ data: Data, _ policy: XMLSplitPolicy, limits: DecodingLimits = .default, maximumOutputLength: Int = .max,
+        chunked: Bool = false
+    ) -> Result<Data, Error>? {
+        data.withUnsafeBytes { bytes in
+            guard var decoder = try? BinaryPropertyListDecoder(bytes: bytes, limits: limits), decoder.canWriteXMLWithinLimits() else {
+                return nil
+            }
+            var chunks = Data()
+            return Result {
+                let whole = try decoder.writeXML(
+                    maximumDepth: DecodingLimits.default.maximumDepth, budget: OutputBudget(maximumOutputLength),
+                    sink: chunked ? { chunks.append(contentsOf: $0) } : nil, split: policy)
+                return chunked ? chunks : whole
+            }
+        }
+    }
+
+    private func hasSplitPoint(_ data: Data) -> Bool {
+        data.withUnsafeBytes { bytes in
+            (try? BinaryPropertyListDecoder(bytes: bytes, limits: .default))?.splitPoint(minimumMembers: 2) != nil
+        }
+    }
+
+    /// Same bytes, or the same error in every detail; returns what the one-thread walk did
+    /// (nil when the file takes the tree path).
+    @discardableResult
+    private func assertSplitMatches(
+        _ data: Data, _ context: @autoclosure () -> String, limits: DecodingLimits = .default, maximumOutputLength: Int = .max,
+        file: StaticString = #filePath, line: UInt = #line
+    ) -> Result<Data, Error>? {
+        guard let expected = convert(data, .never, limits: limits, maximumOutputLength: maximumOutputLength) else { return nil }
+        for chunked in [false, true] {
+            let actual = convert(data, always, limits: limits, maximumOutputLength: maximumOutputLength, chunked: chunked)
+            switch (expected, actual) {
+            case (.success(let a), .success(let b)?):
+                XCTAssertTrue(a == b, "\(context()): split output differs (\(b.count) bytes, one thread \(a.count))", file: file, line: line)
+            case (.failure(let a as PropertyListError), .failure(let b as PropertyListError)?):
+                XCTAssertEqual(b.code, a.code, "\(context())", file: file, line: line)
+                XCTAssertEqual(b.keyPath, a.keyPath, "\(context())", file: file, line: line)
+                XCTAssertEqual(b.byteOffset, a.byteOffset, "\(context())", file: file, line: line)
+                XCTAssertEqual(b.objectIndex, a.objectIndex, "\(context())", file: file, line: line)
+                XCTAssertEqual("\(b)", "\(a)", "\(context())", file: file, line: line)
+            default:
+                XCTFail("\(context()): split \(String(describing: actual)), one thread \(expected)", file: file, line: line)
+            }
+        }
+        return expected
+    }
+
+    func testCorpusFilesSplitToTheSameBytesAndErrors() throws {
+        guard Corpus.root != nil else { print("SKIP: corpus not found (../shared/corpus)"); return }
+        var split = 0, rejected = 0
+        for entry in BinaryCorpusTests.binaryEntries() {
+            guard hasSplitPoint(entry.data) else { continue }
+            switch assertSplitMatches(entry.data, entry.path) {
+            case .success?: split += 1
+            case .failure?: rejected += 1
+            case nil: break
+            }
+        }
+        XCTAssertGreaterThan(split, 20, "corpus files with a split point that convert")
+        XCTAssertGreaterThan(rejected, 3, "corpus files with a split point that are refused")
+    }
+
+    func testDamagedCorpusFilesSplitToTheSameBytesAndErrors() throws {
+        guard Corpus.root != nil else { print("SKIP: corpus not found (../shared/corpus)"); return }
+        var generator = SeededGenerator(seed: 51)
+        var failures = 0
+        for entry in BinaryCorpusTests.binaryEntries() {
+            let original = Array(entry.data)
+            guard original.count > 8, original.count < 200_000, hasSplitPoint(entry.data) else { continue }
+            for attempt in 0..<16 {
+                var bytes = original
+                for _ in 0..<Int.random(in: 1...3, using: &generator) {
+                    let index = Int.random(in: 8..<bytes.count, using: &generator)
+                    bytes[index] ^= 1 << UInt8.random(in: 0...7, using: &generator)
+                }
+                if case .failure? = assertSplitMatches(Data(bytes), "\(entry.path) flip \(attempt)") { failures += 1 }
+            }
+        }
+        XCTAssertGreaterThan(failures, 50, "damaged files that fail in the walk")
+    }
+
+    func testRandomTreesSplitToTheSameBytes() throws {
+        var options = RandomPropertyList.Options()
+        options.maximumDepth = 8
+        var random = RandomPropertyList(seed: 52, options: options)
+        var split = 0
+        for index in 0..<300 {
+            let binary = try PropertyList.encode(random.rootDictionary(), format: .binary)
+            if hasSplitPoint(binary) { split += 1 }
+            assertSplitMatches(binary, "random value \(index)")
+        }
+        XCTAssertGreaterThan(split, 200)
+    }
+
+    func testTheSecondThreadWritesItsMembersAtTheirDepth() throws {
+        // Its text must be the one-thread text of those members, at the split container's depth,
+        // found where they are in the whole document.
+        var options = RandomPropertyList.Options()
+        options.maximumDepth = 6
+        var random = RandomPropertyList(seed: 53, options: options)
+        var checked = 0
+        for index in 0..<100 {
+            let value: PropertyListValue = ["outer": ["records": .array((0..<8).map { _ in random.rootDictionary() })]]
+            let binary = try PropertyList.encode(value, format: .binary)
+            let whole = try PropertyList.encode(value, format: .xml)
+            try binary.withUnsafeBytes { bytes in
+                var decoder = try BinaryPropertyListDecoder(bytes: bytes, limits: .default)
+                let split = try XCTUnwrap(decoder.splitPoint(minimumMembers: 2))
+                XCTAssertEqual(split.depth, 2, "value \(index): the records array is two levels down")
+                XCTAssertEqual(split.member, 3, "47% of 8 members stay with the first thread")
+                let part = try XCTUnwrap(
+                    decoder.writeSecondPart(split, maximumDepth: DecodingLimits.default.maximumDepth, budget: OutputBudget(.max)))
+                let text = part.text.withBytes { Data($0) }
+                XCTAssertTrue(text.starts(with: Data("\t\t\t<dict".utf8)), "value \(index): starts at depth 3")
+                XCTAssertNotNil(whole.firstRange(of: text + Data("\t\t</array>\n\t</dict>\n</dict>\n</plist>\n".utf8)))
+                checked += 1
+            }
+        }
+        XCTAssertEqual(checked, 100)
+    }
+
+    /// `count` dictionaries in an array under a key; member `bad` holds `badValue` under "x".
+    private func records(_ count: Int, bad: Int? = nil, badValue: PropertyListValue = .set([1])) throws -> Data {
+        let records: [PropertyListValue] = (0..<count).map { index in
+            var record: PropertyListValue = ["name": PropertyListValue("record \(index) <&>"), "index": PropertyListValue(index)]
+            if index == bad, case .dictionary(var fields) = record {
+                fields.entries.append((PropertyListValue("x"), badValue))
+                record = .dictionary(fields)
+            }
+            return record
+        }
+        return try PropertyList.encode(["records": .array(records)], format: .binary)
+    }
+
+    func testFailuresInTheSecondPartAreReportedWhereOneThreadReportsThem() throws {
+        // The second thread fails; the first writes those members itself and meets the problem
+        // in document order: the same error, key path included.
+        for bad in [0, 49, 50, 51, 99] {
+            let data = try records(100, bad: bad)
+            guard case .failure(let error as PropertyListError)? = assertSplitMatches(data, "set at \(bad)") else {
+                return XCTFail("set at \(bad) accepted")
+            }
+            XCTAssertEqual(error.code, .unrepresentableValue)
+            XCTAssertEqual(error.keyPath, "root.records[\(bad)].x")
+        }
+        // The same through the public API, which splits files this size on several cores.
+        let big = try records(40_000, bad: 30_000)
+        XCTAssertGreaterThan(big.count, 1 << 20)
+        XCTAssertThrowsError(try PropertyList.convert(big, to: .xml)) { error in
+            XCTAssertEqual((error as? PropertyListError)?.keyPath, "root.records[30000].x")
+        }
+    }
+
+    func testTheOutputBudgetHoldsAcrossTheParts() throws {
+        let data = try records(100)
+        guard case .success(let xml)? = convert(data, .never) else { return XCTFail("does not convert") }
+        // Exactly enough converts; less fails at the same value either way, wherever the limit
+        // falls: in the first part, in the second, or only when the two are put together.
+        // (The budget is checked before each value and each closing tag, so the last few
+        // closing tags can overshoot it: limits just below the length may or may not fail,
+        // but the same way with one thread or two.)
+        XCTAssertEqual(try convert(data, always, maximumOutputLength: xml.count)?.get(), xml)
+        assertSplitMatches(data, "limit one byte short", maximumOutputLength: xml.count - 1)
+        var failures = 0
+        for limit in [xml.count - 40, xml.count * 3 / 4, xml.count / 2 + 10, xml.count / 2 - 10, xml.count / 4, 100] {
+            if case .failure? = assertSplitMatches(data, "limit \(limit)", maximumOutputLength: limit) { failures += 1 }
+        }
+        XCTAssertEqual(failures, 6)
+    }
+
+    func testBigFilesConvertTheSameThroughThePublicAPI() throws {
+        // Over 1 MiB, so `convert` splits it on a machine with two cores; the tree path is the
+        // independent check.
+        let data = try records(40_000)
+        XCTAssertGreaterThan(data.count, 1 << 20)
+        XCTAssertTrue(hasSplitPoint(data))
+        let expected = try PropertyList.encode(PropertyList.decode(data), format: .xml)
+        XCTAssertEqual(try PropertyList.convert(data, to: .xml), expected)
+        var chunks = Data()
+        try PropertyList.convert(data, to: .xml) { chunks.append(contentsOf: $0) }
+        XCTAssertEqual(chunks, expected)
+    }
+}
