@@ -86,7 +86,10 @@ struct BinaryPropertyListDecoder {
         var entries: [PropertyListDictionary.Entry] = []
     }
 
-    init(bytes: UnsafeRawBufferPointer, limits: DecodingLimits) throws {
+    /// Validates the trailer and the offset table and counts references. Tables of
+    /// `secondThreadObjectCount` objects or more are scanned by two threads on a machine with a
+    /// spare core (tests pass other thresholds to force or forbid it).
+    init(bytes: UnsafeRawBufferPointer, limits: DecodingLimits, secondThreadObjectCount: Int = Self.secondThreadObjectCount) throws {
         self.bytes = bytes
         self.limits = limits
         let trailer = try BinaryPropertyListTrailer(validating: bytes, limits: limits)
@@ -97,59 +100,113 @@ struct BinaryPropertyListDecoder {
         // same pass counts references, so that only objects used twice or more are cached:
         // a per-object cache of values was most of the reader's memory on large files.
         let count = trailer.objectCount
-        let width = trailer.offsetIntSize
         let referenceWidth = trailer.objectRefSize
         let objectsEnd = trailer.offsetTableOffset
         // The table fits in the input, so this allocation is bounded by the input's size.
         var marks = [UInt8](repeating: 0, count: count)
-        var sharedObjects = 0
         // References of well-formed containers do not overlap, so there are at most this many.
         // Table entries that point at the same container more than once could otherwise make
-        // this pass quadratic: past the budget, counting stops and every object counts as shared.
+        // this pass quadratic: past this budget, counting stops and every object counts as shared.
         let referenceCapacity = (objectsEnd - 8) / referenceWidth
-        var referenceBudget = referenceCapacity
-        try marks.withUnsafeMutableBufferPointer { marks in
-            var position = trailer.offsetTableOffset
-            for index in 0..<count {
-                let offset = BinaryBytes.readUInt(bytes, at: position, width: width)
-                guard offset >= 8, offset < UInt64(objectsEnd) else {
-                    throw PropertyListError(
-                        .invalidOffset, "offset \(offset) is outside the object area [8, \(objectsEnd))",
-                        byteOffset: position, objectIndex: index)
-                }
-                position &+= width
-                // Containers whose references do not fit are skipped here; decoding one throws.
-                // Once the budget is spent nothing more is counted (nor subtracted, so the
-                // budget cannot overflow on a huge input).
-                guard referenceBudget >= 0,
-                    let (start, total) = Self.referenceSpan(bytes, at: Int(offset), end: objectsEnd, referenceWidth: referenceWidth)
-                else { continue }
-                referenceBudget -= total
-                guard referenceBudget >= 0 else { continue }
-                var reference = start
-                for _ in 0..<total {
-                    let target = BinaryBytes.readUInt(bytes, at: reference, width: referenceWidth)
-                    reference &+= referenceWidth
-                    if target < UInt64(count) {
-                        let target = Int(truncatingIfNeeded: target)
-                        if marks[target] < Self.sharedCount {
-                            marks[target] &+= 1
-                            if marks[target] == Self.sharedCount { sharedObjects &+= 1 }
-                        }
+        var counted: Int?
+        if count >= max(2, secondThreadObjectCount), SecondThread<Void>.hasSpareCore || secondThreadObjectCount < Self.secondThreadObjectCount {
+            // Large tables are scanned in two halves at once, the second into its own marks;
+            // the first half's error, if any, is the one the one-thread pass would throw first.
+            let half = count / 2
+            let second = SecondThread { () -> Result<(marks: [UInt8], counted: Int?), any Error> in
+                var secondMarks = [UInt8](repeating: 0, count: count)
+                return Result {
+                    let counted = try secondMarks.withUnsafeMutableBufferPointer { marks in
+                        try Self.scanOffsetTable(bytes, trailer, entries: half..<count, marks: marks, budget: referenceCapacity)
                     }
+                    return (secondMarks, counted)
                 }
             }
+            // The second thread reads `bytes`: join on every path, throwing ones included.
+            defer { _ = second.join() }
+            let first = try marks.withUnsafeMutableBufferPointer { marks in
+                try Self.scanOffsetTable(bytes, trailer, entries: 0..<half, marks: marks, budget: referenceCapacity)
+            }
+            // join() is nil only when called twice; the deferred call is the second.
+            guard let secondResult = second.join() else { throw PropertyListError(.invalidObject, "offset table pass lost") }
+            let (secondMarks, secondCounted) = try secondResult.get()
+            Self.mergeCounts(secondMarks, into: &marks)
+            if let first, let secondCounted, first &+ secondCounted <= referenceCapacity { counted = first &+ secondCounted }
+        } else {
+            counted = try marks.withUnsafeMutableBufferPointer { marks in
+                try Self.scanOffsetTable(bytes, trailer, entries: 0..<count, marks: marks, budget: referenceCapacity)
+            }
         }
-        if referenceBudget < 0 {
+        var sharedObjects = 0
+        if let counted {
+            self.countedReferences = counted
+            for mark in marks where mark == Self.sharedCount { sharedObjects &+= 1 }
+        } else {
             marks = [UInt8](repeating: Self.sharedCount, count: count)
             sharedObjects = count
             self.countedReferences = nil
-        } else {
-            self.countedReferences = referenceCapacity - referenceBudget
         }
         self.marks = marks
         // A hash slot takes about 48 bytes at the table's load, a dense one 4 per object.
         self.denseSlots = sharedObjects >= count / 12 && sharedObjects > 0 ? [UInt32](repeating: 0, count: count) : []
+    }
+
+    /// Objects in the table from which the offset-table pass runs on two threads (about 5 ms of
+    /// work on one).
+    static let secondThreadObjectCount = 1 << 18
+
+    /// Checks that each of the table's `entries` points into the object area and counts the
+    /// references of each container among them into `marks` (saturating at ``sharedCount``).
+    /// Returns the number of references counted, or nil once more than `budget` were met
+    /// (counting stops then, the checks go on).
+    private static func scanOffsetTable(
+        _ bytes: UnsafeRawBufferPointer, _ trailer: BinaryPropertyListTrailer, entries: Range<Int>,
+        marks: UnsafeMutableBufferPointer<UInt8>, budget: Int
+    ) throws -> Int? {
+        let width = trailer.offsetIntSize
+        let referenceWidth = trailer.objectRefSize
+        let objectsEnd = trailer.offsetTableOffset
+        let count = marks.count
+        var referenceBudget = budget
+        var position = trailer.offsetTableOffset &+ entries.lowerBound &* width
+        for index in entries {
+            let offset = BinaryBytes.readUInt(bytes, at: position, width: width)
+            guard offset >= 8, offset < UInt64(objectsEnd) else {
+                throw PropertyListError(
+                    .invalidOffset, "offset \(offset) is outside the object area [8, \(objectsEnd))",
+                    byteOffset: position, objectIndex: index)
+            }
+            position &+= width
+            // Containers whose references do not fit are skipped here; decoding one throws.
+            // Once the budget is spent nothing more is counted (nor subtracted, so the budget
+            // cannot overflow on a huge input).
+            guard referenceBudget >= 0,
+                let (start, total) = referenceSpan(bytes, at: Int(offset), end: objectsEnd, referenceWidth: referenceWidth)
+            else { continue }
+            referenceBudget -= total
+            guard referenceBudget >= 0 else { continue }
+            var reference = start
+            for _ in 0..<total {
+                let target = BinaryBytes.readUInt(bytes, at: reference, width: referenceWidth)
+                reference &+= referenceWidth
+                if target < UInt64(count) {
+                    let target = Int(truncatingIfNeeded: target)
+                    if marks[target] < sharedCount { marks[target] &+= 1 }
+                }
+            }
+        }
+        return referenceBudget >= 0 ? budget - referenceBudget : nil
+    }
+
+    /// Adds the counts of the other half's pass to `marks`, saturating at ``sharedCount``.
+    private static func mergeCounts(_ other: [UInt8], into marks: inout [UInt8]) {
+        marks.withUnsafeMutableBufferPointer { marks in
+            other.withUnsafeBufferPointer { other in
+                for index in 0..<min(marks.count, other.count) {
+                    marks[index] = min(sharedCount, marks[index] &+ other[index])
+                }
+            }
+        }
     }
 
     /// Where the references of the container at `offset` start and how many there are (twice

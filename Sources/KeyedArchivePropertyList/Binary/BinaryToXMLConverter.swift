@@ -1,5 +1,3 @@
-import Dispatch
-
 /// Writing a binary property list as XML straight from its bytes, without building the value
 /// tree: the binary reader's checks, the XML writer's layout.
 ///
@@ -121,16 +119,19 @@ extension BinaryPropertyListDecoder {
         let (expected, overflow) = bytes.count.multipliedReportingOverflow(by: 2)
         let text = XMLText(budget: budget, sink: sink, expectedLength: overflow ? Int.max : expected)
         var walk = XMLWalk()
-        var secondPart: XMLSecondPart?
+        var handoff: XMLHandoff?
         if policy.allowsSplitting(inputLength: bytes.count), let split = splitPoint(minimumMembers: policy.minimumMembers) {
-            secondPart = XMLSecondPart(split: split)
-            secondPart?.start(self, maximumDepth: maximumDepth, budget: budget)
+            let copy = self
+            handoff = XMLHandoff(split: split, thread: SecondThread {
+                var decoder = copy
+                return decoder.writeSecondPart(split, maximumDepth: maximumDepth, budget: budget)
+            })
         }
         // The other thread reads `bytes`, which are the caller's only until this returns.
-        defer { _ = secondPart?.join() }
+        defer { _ = handoff?.thread.join() }
         do {
             try writeObject(trailer.topObject, text: text, walk: &walk, maximumDepth: maximumDepth)
-            try write(&walk, text: text, maximumDepth: maximumDepth, handingOffTo: secondPart)
+            try write(&walk, text: text, maximumDepth: maximumDepth, handoff: handoff)
         } catch var error as PropertyListError {
             if error.keyPath == nil { error.keyPath = keyPath(walk) }
             throw error
@@ -141,16 +142,15 @@ extension BinaryPropertyListDecoder {
     /// Writes the members of the open containers until they are all closed, or with `stopDepth`,
     /// until the container at that depth has written its last member (it stays open).
     ///
-    /// With `secondPart`, the members from its split point on come from the other thread: its
+    /// With a `handoff`, the members from its split point on come from the other thread: its
     /// text is appended in their place when it succeeded within the limits; otherwise they are
     /// written here as usual, so that whatever went wrong is met, and reported, in document order.
     private mutating func write(
-        _ walk: inout XMLWalk, text: XMLText, maximumDepth: Int, handingOffTo secondPart: XMLSecondPart? = nil,
-        stopDepth: Int = -1
+        _ walk: inout XMLWalk, text: XMLText, maximumDepth: Int, handoff: XMLHandoff? = nil, stopDepth: Int = -1
     ) throws {
         let referenceWidth = trailer.objectRefSize
-        var handoffMember = secondPart?.split.member ?? -1
-        let handoffDepth = secondPart?.split.depth ?? -1
+        var handoffMember = handoff?.split.member ?? -1
+        let handoffDepth = handoff?.split.depth ?? -1
         while let last = walk.frames.indices.last {
             try text.checkBudget()
             let next = walk.frames[last].next
@@ -166,9 +166,9 @@ extension BinaryPropertyListDecoder {
                 text.close(frame.isDictionary ? "</dict>\n" : "</array>\n", indent: walk.frames.count)
                 continue
             }
-            if next == handoffMember, last == handoffDepth, let secondPart, walk.frames[last].object == secondPart.split.container {
+            if next == handoffMember, last == handoffDepth, let handoff, walk.frames[last].object == handoff.split.container {
                 handoffMember = -1
-                if try take(secondPart, into: &walk, text: text) {
+                if try take(handoff.thread, into: &walk, text: text) {
                     walk.frames[last].next = walk.frames[last].count
                     continue
                 }
@@ -191,8 +191,8 @@ extension BinaryPropertyListDecoder {
 
     /// Appends the other thread's text and totals when it succeeded and the whole stays within
     /// the limits; false when the caller is to write those members itself.
-    private func take(_ secondPart: XMLSecondPart, into walk: inout XMLWalk, text: XMLText) throws -> Bool {
-        guard let part = secondPart.join() else { return false }
+    private func take(_ thread: SecondThread<XMLPart?>, into walk: inout XMLWalk, text: XMLText) throws -> Bool {
+        guard let part = thread.join() ?? nil else { return false }
         let (values, valuesOverflow) = walk.values.addingReportingOverflow(part.values)
         let (stringBytes, bytesOverflow) = walk.stringBytes.addingReportingOverflow(part.stringBytes)
         guard !valuesOverflow, !bytesOverflow, values <= limits.maximumExpandedNodeCount,
@@ -245,9 +245,7 @@ extension BinaryPropertyListDecoder {
     /// The second thread's work: the members of the split container from the split point on,
     /// as text at their depth, with their totals; nil when anything fails (the first thread then
     /// writes them itself and meets the problem where the one-thread walk would).
-    mutating func writeSecondPart(
-        _ split: XMLSplit, maximumDepth: Int, budget: OutputBudget
-    ) -> (text: GrowableBytes, values: Int, stringBytes: Int)? {
+    mutating func writeSecondPart(_ split: XMLSplit, maximumDepth: Int, budget: OutputBudget) -> XMLPart? {
         let text = XMLText(budget: budget, sink: nil, expectedLength: bytes.count)
         var walk = XMLWalk()
         do {
@@ -274,7 +272,7 @@ extension BinaryPropertyListDecoder {
         } catch {
             return nil
         }
-        return text.output.failed ? nil : (text.output, walk.values, walk.stringBytes)
+        return text.output.failed ? nil : XMLPart(text: text.output, values: walk.values, stringBytes: walk.stringBytes)
     }
 
     /// Writes a scalar completely, or opens a container: writes its tag and pushes a frame
@@ -431,40 +429,19 @@ package struct XMLSplitPolicy: Sendable {
 
     func allowsSplitting(inputLength: Int) -> Bool {
         guard inputLength >= minimumInputLength else { return false }
-        return !requiresSeveralCores || ProcessInfo.processInfo.activeProcessorCount > 1
+        return !requiresSeveralCores || SecondThread<Void>.hasSpareCore
     }
 }
 
-/// The second half of a split conversion, written on another thread.
-///
-/// `@unchecked Sendable`: `decoder` is set before the thread starts and then used by it alone (it
-/// points at the caller's bytes, which `writeXML` keeps alive by joining before it returns);
-/// `result` is written by the worker before it leaves `done` and read only after `done.wait()`,
-/// so the group orders every access.
-final class XMLSecondPart: @unchecked Sendable {
-    let split: XMLSplit
-    private var decoder: BinaryPropertyListDecoder?
-    private var result: (text: GrowableBytes, values: Int, stringBytes: Int)?
-    private let done = DispatchGroup()
+/// The second thread's part of a split conversion: its text and totals.
+struct XMLPart {
+    var text: GrowableBytes
+    var values: Int
+    var stringBytes: Int
+}
 
-    init(split: XMLSplit) { self.split = split }
-
-    func start(_ decoder: BinaryPropertyListDecoder, maximumDepth: Int, budget: OutputBudget) {
-        self.decoder = decoder
-        done.enter()
-        DispatchQueue.global().async { [self] in
-            if var decoder = self.decoder {
-                self.decoder = nil
-                result = decoder.writeSecondPart(split, maximumDepth: maximumDepth, budget: budget)
-            }
-            done.leave()
-        }
-    }
-
-    /// Waits for the worker and hands over its result (nil after the first call, or when it failed).
-    func join() -> (text: GrowableBytes, values: Int, stringBytes: Int)? {
-        done.wait()
-        defer { result = nil }
-        return result
-    }
+/// A split conversion's second thread and where its part goes.
+struct XMLHandoff {
+    var split: XMLSplit
+    var thread: SecondThread<XMLPart?>
 }
