@@ -121,7 +121,7 @@ final class XMLSplitConversionTests: XCTestCase {
                 var decoder = try BinaryPropertyListDecoder(bytes: bytes, limits: .default)
                 let split = try XCTUnwrap(decoder.splitPoint(minimumMembers: 2))
                 XCTAssertEqual(split.depth, 2, "value \(index): the records array is two levels down")
-                XCTAssertEqual(split.member, 3, "47% of 8 members stay with the first thread")
+                XCTAssertEqual(split.member, 4, "half of the 8 members stay with the first thread")
                 let part = try XCTUnwrap(
                     decoder.writeSecondPart(split, maximumDepth: DecodingLimits.default.maximumDepth, budget: OutputBudget(.max)))
                 let text = part.text.withBytes { Data($0) }
