@@ -8,6 +8,16 @@ import KeyedArchive
 public func fuzzBinary(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let input = FuzzSupport.buffer(data, size)
     let read = Result { try BinaryPropertyListReader.read(input, limits: FuzzSupport.limits) }
+    // The offset-table pass forced onto two threads: the same value, or the same error.
+    let splitRead = Result { try BinaryPropertyListReader.read(input, limits: FuzzSupport.limits, secondThreadObjectCount: 2) }
+    switch (read, splitRead) {
+    case (.success(let a), .success(let b)):
+        if a != b { FuzzSupport.fail("the two-thread offset-table pass read another value") }
+    case (.failure(let a), .failure(let b)):
+        if "\(a)" != "\(b)" { FuzzSupport.fail("the two-thread offset-table pass failed differently: \(b) vs \(a)") }
+    default:
+        FuzzSupport.fail("two-thread offset-table pass \(splitRead) vs one thread \(read)")
+    }
     let twoStep = read.flatMap { value in Result { try PropertyList.encode(value, format: .xml) } }
     // convert detects the format; only input it takes for binary is comparable here.
     let isBinary = PropertyList.detectFormat(input) == .binary

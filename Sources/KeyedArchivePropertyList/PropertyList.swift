@@ -93,7 +93,10 @@ extension PropertyList {
     /// the same kind of error, though a file with several problems may have a different one
     /// reported first. Files in which containers are shared (hand-made ones: Apple's writer and
     /// ours share only strings, numbers, dates and data) take the two-step path, whose reader
-    /// sizes each shared container once and so rejects expansion bombs at once.
+    /// sizes each shared container once and so rejects expansion bombs at once. On a machine with
+    /// more than one core, binary inputs of 1 MiB or more are converted by two threads (the
+    /// second writes the later half of the largest collection into memory); the output and the
+    /// errors are the same as with one.
     public static func convert(
         _ data: Data, to format: PropertyListFormat, limits: DecodingLimits = .default, maximumOutputLength: Int = .max
     ) throws -> Data {

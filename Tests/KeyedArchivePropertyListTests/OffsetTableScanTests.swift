@@ -127,6 +127,17 @@ final class OffsetTableScanTests: XCTestCase {
         }
     }
 
+    func testManyConcurrentReadersAllFinishWithTheSameValue() throws {
+        let value: PropertyListValue = .array((0..<3_000).map { PropertyListValue("m\($0)") })
+        let bytes = try PropertyList.encode(value, format: .binary)
+        let matches = ConcurrentCount()
+        DispatchQueue.concurrentPerform(iterations: 16) { _ in
+            let read = bytes.withUnsafeBytes { try? BinaryPropertyListReader.read($0, secondThreadObjectCount: 2) }
+            if read == value { matches.increment() }
+        }
+        XCTAssertEqual(matches.value, 16)
+    }
+
     func testLargeFilesReadTheSameThroughThePublicAPI() throws {
         // Over 2^18 objects, so `decode` scans on two threads on a machine with two cores.
         let wide: PropertyListValue = .array((0..<300_000).map { PropertyListValue("m\($0)") })

@@ -182,6 +182,18 @@ final class XMLSplitConversionTests: XCTestCase {
         XCTAssertEqual(failures, 6)
     }
 
+    func testManyConcurrentCallersAllFinishWithTheSameBytes() throws {
+        // Sixteen callers on a shared pool, each blocking in its own join: every second thread
+        // is a thread of its own, so none waits behind the callers that wait for it.
+        let data = try records(2_000)
+        let expected = try PropertyList.convert(data, to: .xml, splitting: .never)
+        let matches = ConcurrentCount()
+        DispatchQueue.concurrentPerform(iterations: 16) { _ in
+            if (try? PropertyList.convert(data, to: .xml, splitting: .always)) == expected { matches.increment() }
+        }
+        XCTAssertEqual(matches.value, 16)
+    }
+
     func testBigFilesConvertTheSameThroughThePublicAPI() throws {
         // Over 1 MiB, so `convert` splits it on a machine with two cores; the tree path is the
         // independent check.
@@ -194,4 +206,13 @@ final class XMLSplitConversionTests: XCTestCase {
         try PropertyList.convert(data, to: .xml) { chunks.append(contentsOf: $0) }
         XCTAssertEqual(chunks, expected)
     }
+}
+
+/// A counter several threads add to.
+final class ConcurrentCount: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+
+    func increment() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
 }

@@ -21,6 +21,15 @@ public enum BinaryPropertyListReader {
         return try decoder.decodeRoot()
     }
 
+    /// ``read(_:limits:)`` with the offset-table pass on two threads from `secondThreadObjectCount`
+    /// objects on (tests and fuzzing pass 2 to force it on small files, `.max` to forbid it).
+    package static func read(
+        _ bytes: UnsafeRawBufferPointer, limits: DecodingLimits = .default, secondThreadObjectCount: Int
+    ) throws -> PropertyListValue {
+        var decoder = try BinaryPropertyListDecoder(bytes: bytes, limits: limits, secondThreadObjectCount: secondThreadObjectCount)
+        return try decoder.decodeRoot()
+    }
+
     /// Reads a binary property list from `data`.
     public static func read(_ data: Data, limits: DecodingLimits = .default) throws -> PropertyListValue {
         try data.withUnsafeBytes { try read($0, limits: limits) }

@@ -1,4 +1,10 @@
-import Dispatch
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Work run on a second thread while the caller does its own part, then joined.
 ///
@@ -6,31 +12,78 @@ import Dispatch
 /// pass, the binary-to-XML converter). The work usually reads the caller's borrowed bytes, so
 /// every path of the caller joins before those bytes go away (`defer { _ = thread.join() }`).
 ///
+/// The thread is a thread of its own (`pthread_create`), not a work item on a shared queue: the
+/// caller blocks in ``join()``, and work queued behind other work on a pool the caller may itself
+/// be occupying (a dispatch queue, Swift concurrency's pool) could then wait for a long time. If
+/// no thread can be started, the work runs on the caller's thread before `init` returns.
+///
 /// `@unchecked Sendable`: `work` and `result` are used by one thread at a time: the worker between
-/// the start and `done.leave()`, the caller only after `done.wait()`; the group orders them.
+/// its start and its exit, the caller only after `pthread_join` (or, without a thread, in `init`).
 final class SecondThread<Result>: @unchecked Sendable {
     private var work: (() -> Result)?
     private var result: Result?
-    private let done = DispatchGroup()
+    #if canImport(Glibc) || canImport(Musl) || canImport(Darwin)
+    private var thread: pthread_t?
+    #endif
+    private var joined = false
 
-    /// Starts `work` at once on another thread.
+    /// Starts `work` at once on another thread (or runs it now if none can be started).
     init(_ work: @escaping () -> Result) {
         self.work = work
-        done.enter()
-        DispatchQueue.global().async { [self] in
-            result = self.work?()
-            self.work = nil
-            done.leave()
+        if !startThread() { run() }
+    }
+
+    /// Starts the thread that calls ``run()``; false when none could be started.
+    private func startThread() -> Bool {
+        #if canImport(Glibc) || canImport(Musl) || canImport(Darwin)
+        // The thread owns the body (and through it this object) until the work has run.
+        let context = Unmanaged.passRetained(ThreadBody { [self] in run() }).toOpaque()
+        #if canImport(Darwin)
+        var handle: pthread_t?
+        #else
+        var handle = pthread_t()
+        #endif
+        let status = pthread_create(&handle, nil, { context in
+            #if !canImport(Darwin)
+            guard let context else { return nil }
+            #endif
+            Unmanaged<ThreadBody>.fromOpaque(context).takeRetainedValue().body()
+            return nil
+        }, context)
+        guard status == 0 else {
+            Unmanaged<ThreadBody>.fromOpaque(context).release()
+            return false
         }
+        thread = handle
+        return true
+        #else
+        return false
+        #endif
+    }
+
+    private func run() {
+        result = work?()
+        work = nil
     }
 
     /// Waits for the work and hands over its result (nil on every later call).
     func join() -> Result? {
-        done.wait()
+        guard !joined else { return nil }
+        joined = true
+        #if canImport(Glibc) || canImport(Musl) || canImport(Darwin)
+        if let thread { pthread_join(thread, nil) }
+        #endif
         defer { result = nil }
         return result
     }
 
     /// True when a second thread can run beside the caller (more than one core).
     static var hasSpareCore: Bool { ProcessInfo.processInfo.activeProcessorCount > 1 }
+}
+
+/// What a started thread runs: a non-generic box, because a C function pointer cannot capture
+/// the generic context of ``SecondThread``.
+private final class ThreadBody {
+    let body: () -> Void
+    init(_ body: @escaping () -> Void) { self.body = body }
 }
