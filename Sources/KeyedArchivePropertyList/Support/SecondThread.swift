@@ -38,10 +38,10 @@ final class SecondThread<Result>: @unchecked Sendable {
         #if canImport(Glibc) || canImport(Musl) || canImport(Darwin)
         // The thread owns the body (and through it this object) until the work has run.
         let context = Unmanaged.passRetained(ThreadBody { [self] in run() }).toOpaque()
-        #if canImport(Darwin)
-        var handle: pthread_t?
-        #else
+        #if canImport(Glibc)
         var handle = pthread_t()
+        #else
+        var handle: pthread_t?  // a pointer type on Darwin and Musl
         #endif
         let status = pthread_create(&handle, nil, { context in
             #if !canImport(Darwin)
