@@ -25,10 +25,15 @@ public func fuzzBinary(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     // Cut in two wherever possible, the second half on another thread: the same bytes, or
     // the same error in every detail.
     if isBinary {
-        let split = Result { try PropertyList.convert(Data(input), to: .xml, limits: FuzzSupport.limits, splitting: .always) }
+        let handoffs = Protected<[Bool]>([])
+        var policy = XMLSplitPolicy.always
+        policy.onHandoff = { taken in handoffs.withLock { $0.append(taken) } }
+        let split = Result { try PropertyList.convert(Data(input), to: .xml, limits: FuzzSupport.limits, splitting: policy) }
         switch (streamed, split) {
         case (.success(let a), .success(let b)):
             if a != b { FuzzSupport.fail("split XML differs from the one-thread XML") }
+            // A file that converts gives the second thread nothing to fail on: its text is used.
+            if handoffs.withLock({ $0.contains(false) }) { FuzzSupport.fail("the second thread's text was not used") }
         case (.failure(let a), .failure(let b)):
             if "\(a)" != "\(b)" { FuzzSupport.fail("split conversion failed differently: \(b) vs \(a)") }
         default:

@@ -27,25 +27,33 @@ final class XMLSplitConversionTests: XCTestCase {
         }
     }
 
-    private func hasSplitPoint(_ data: Data) -> Bool {
+    private func hasSplitPoint(_ data: Data, minimumMembers: Int = 2) -> Bool {
         data.withUnsafeBytes { bytes in
-            (try? BinaryPropertyListDecoder(bytes: bytes, limits: .default))?.splitPoint(minimumMembers: 2) != nil
+            (try? BinaryPropertyListDecoder(bytes: bytes, limits: .default))?.splitPoint(minimumMembers: minimumMembers) != nil
         }
     }
 
     /// Same bytes, or the same error in every detail; returns what the one-thread walk did
-    /// (nil when the file takes the tree path).
+    /// (nil when the file takes the tree path). When the conversion succeeds with a split, the
+    /// second thread's text must have been used (not rewritten by the first thread).
     @discardableResult
     private func assertSplitMatches(
         _ data: Data, _ context: @autoclosure () -> String, limits: DecodingLimits = .default, maximumOutputLength: Int = .max,
-        file: StaticString = #filePath, line: UInt = #line
+        minimumMembers: Int = 2, file: StaticString = #filePath, line: UInt = #line
     ) -> Result<Data, Error>? {
         guard let expected = convert(data, .never, limits: limits, maximumOutputLength: maximumOutputLength) else { return nil }
         for chunked in [false, true] {
-            let actual = convert(data, always, limits: limits, maximumOutputLength: maximumOutputLength, chunked: chunked)
+            let handoffs = HandoffLog()
+            let policy = XMLSplitPolicy(
+                minimumInputLength: 0, minimumMembers: minimumMembers, requiresSeveralCores: false, onHandoff: handoffs.record)
+            let actual = convert(data, policy, limits: limits, maximumOutputLength: maximumOutputLength, chunked: chunked)
             switch (expected, actual) {
             case (.success(let a), .success(let b)?):
                 XCTAssertTrue(a == b, "\(context()): split output differs (\(b.count) bytes, one thread \(a.count))", file: file, line: line)
+                XCTAssertFalse(handoffs.outcomes.contains(false), "\(context()): the second thread's text was not used", file: file, line: line)
+                if hasSplitPoint(data, minimumMembers: minimumMembers) {
+                    XCTAssertEqual(handoffs.outcomes, [true], "\(context()): one handoff expected", file: file, line: line)
+                }
             case (.failure(let a as PropertyListError), .failure(let b as PropertyListError)?):
                 XCTAssertEqual(b.code, a.code, "\(context())", file: file, line: line)
                 XCTAssertEqual(b.keyPath, a.keyPath, "\(context())", file: file, line: line)
@@ -100,10 +108,12 @@ final class XMLSplitConversionTests: XCTestCase {
         var split = 0
         for index in 0..<300 {
             let binary = try PropertyList.encode(random.rootDictionary(), format: .binary)
-            if hasSplitPoint(binary) { split += 1 }
-            assertSplitMatches(binary, "random value \(index)")
+            // Larger minimums make the split point lie below containers of several members.
+            let minimumMembers = 2 + index % 6
+            if hasSplitPoint(binary, minimumMembers: minimumMembers) { split += 1 }
+            assertSplitMatches(binary, "random value \(index)", minimumMembers: minimumMembers)
         }
-        XCTAssertGreaterThan(split, 200)
+        XCTAssertGreaterThan(split, 150)
     }
 
     func testTheSecondThreadWritesItsMembersAtTheirDepth() throws {
@@ -131,6 +141,54 @@ final class XMLSplitConversionTests: XCTestCase {
             }
         }
         XCTAssertEqual(checked, 100)
+    }
+
+    func testTheSplitPathGoesThroughDictionariesInSortedOrder() throws {
+        // The records sit under "inner" then "m", each stored second of three keys and written
+        // in another place of the sorted order. With a minimum of four members, the walk goes
+        // down through both three-key dictionaries.
+        func document(badAt bad: Int? = nil) throws -> Data {
+            let records: PropertyListValue = .array((0..<50).map { (index: Int) -> PropertyListValue in
+                index == bad ? .set([1]) : PropertyListValue("record \(index)")
+            })
+            let inner: PropertyListValue = .dictionary(PropertyListDictionary([
+                (PropertyListValue("zeta"), PropertyListValue(1)), (PropertyListValue("m"), records),
+                (PropertyListValue("alpha"), PropertyListValue(true)),
+            ]))
+            let root: PropertyListValue = .dictionary(PropertyListDictionary([
+                (PropertyListValue("z"), PropertyListValue("last")), (PropertyListValue("inner"), inner),
+                (PropertyListValue("a"), PropertyListValue(2.5)),
+            ]))
+            return try PropertyList.encode(root, format: .binary)
+        }
+        let data = try document()
+        let split = try data.withUnsafeBytes { try XCTUnwrap(BinaryPropertyListDecoder(bytes: $0, limits: .default).splitPoint(minimumMembers: 4)) }
+        XCTAssertEqual(split.path, [1, 1], "stored positions of \"inner\" and \"m\"")
+        XCTAssertEqual(split.member, 25)
+        guard case .success? = assertSplitMatches(data, "three-key dictionaries", minimumMembers: 4) else { return XCTFail("refused") }
+        // A failure after the split point: its key path goes through the sorted keys.
+        guard case .failure(let error as PropertyListError)? = assertSplitMatches(try document(badAt: 30), "set at 30", minimumMembers: 4) else {
+            return XCTFail("accepted")
+        }
+        XCTAssertEqual(error.keyPath, "root.inner.m[30]")
+    }
+
+    func testTheSecondThreadStopsWhenToldTo() throws {
+        // Set when the first thread fails before the split point: the second gives up instead
+        // of writing the rest of its part.
+        let data = try records(20_000)
+        try data.withUnsafeBytes { bytes in
+            var decoder = try BinaryPropertyListDecoder(bytes: bytes, limits: .default)
+            let split = try XCTUnwrap(decoder.splitPoint(minimumMembers: 2))
+            let budget = OutputBudget(.max), depth = DecodingLimits.default.maximumDepth
+            XCTAssertNotNil(decoder.writeSecondPart(split, maximumDepth: depth, budget: budget, stop: Protected(false)))
+            XCTAssertNil(decoder.writeSecondPart(split, maximumDepth: depth, budget: budget, stop: Protected(true)))
+        }
+        // Through the public path: an error in the first record, the second thread stopped, the
+        // same error as one thread.
+        let early = try records(20_000, bad: 0)
+        guard case .failure(let error as PropertyListError)? = assertSplitMatches(early, "early failure") else { return XCTFail("accepted") }
+        XCTAssertEqual(error.keyPath, "root.records[0].x")
     }
 
     /// `count` dictionaries in an array under a key; member `bad` holds `badValue` under "x".
@@ -215,4 +273,13 @@ final class ConcurrentCount: @unchecked Sendable {
 
     func increment() { lock.withLock { count += 1 } }
     var value: Int { lock.withLock { count } }
+}
+
+/// What a split conversion's `onHandoff` reported.
+final class HandoffLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var recorded: [Bool] = []
+
+    var record: @Sendable (Bool) -> Void { { [self] taken in lock.withLock { recorded.append(taken) } } }
+    var outcomes: [Bool] { lock.withLock { recorded } }
 }

@@ -122,13 +122,21 @@ extension BinaryPropertyListDecoder {
         var handoff: XMLHandoff?
         if policy.allowsSplitting(inputLength: bytes.count), let split = splitPoint(minimumMembers: policy.minimumMembers) {
             let copy = self
-            handoff = XMLHandoff(split: split, thread: SecondThread {
-                var decoder = copy
-                return decoder.writeSecondPart(split, maximumDepth: maximumDepth, budget: budget)
-            })
+            let stop = Protected(false)
+            handoff = XMLHandoff(
+                split: split,
+                thread: SecondThread {
+                    var decoder = copy
+                    return decoder.writeSecondPart(split, maximumDepth: maximumDepth, budget: budget, stop: stop)
+                },
+                stop: stop, observer: policy.onHandoff)
         }
-        // The other thread reads `bytes`, which are the caller's only until this returns.
-        defer { _ = handoff?.thread.join() }
+        // The other thread reads `bytes`, which are the caller's only until this returns. If this
+        // thread fails before the split point, the other one's text is not needed: stop it.
+        defer {
+            handoff?.stop.withLock { $0 = true }
+            _ = handoff?.thread.join()
+        }
         do {
             try writeObject(trailer.topObject, text: text, walk: &walk, maximumDepth: maximumDepth)
             try write(&walk, text: text, maximumDepth: maximumDepth, handoff: handoff)
@@ -145,14 +153,27 @@ extension BinaryPropertyListDecoder {
     /// With a `handoff`, the members from its split point on come from the other thread: its
     /// text is appended in their place when it succeeded within the limits; otherwise they are
     /// written here as usual, so that whatever went wrong is met, and reported, in document order.
+    ///
+    /// With `stop` (the second thread), the walk gives up with ``XMLSplitCancelled`` soon after
+    /// `stop` is set.
     private mutating func write(
-        _ walk: inout XMLWalk, text: XMLText, maximumDepth: Int, handoff: XMLHandoff? = nil, stopDepth: Int = -1
+        _ walk: inout XMLWalk, text: XMLText, maximumDepth: Int, handoff: XMLHandoff? = nil, stopDepth: Int = -1,
+        stop: Protected<Bool>? = nil
     ) throws {
         let referenceWidth = trailer.objectRefSize
         var handoffMember = handoff?.split.member ?? -1
         let handoffDepth = handoff?.split.depth ?? -1
+        var untilStopCheck = 0
         while let last = walk.frames.indices.last {
             try text.checkBudget()
+            if let stop {
+                // A lock every few thousand values costs nothing measurable.
+                untilStopCheck &-= 1
+                if untilStopCheck < 0 {
+                    untilStopCheck = 4_096
+                    if stop.withLock({ $0 }) { throw XMLSplitCancelled() }
+                }
+            }
             let next = walk.frames[last].next
             guard next < walk.frames[last].count else {
                 if last == stopDepth { return }
@@ -168,7 +189,9 @@ extension BinaryPropertyListDecoder {
             }
             if next == handoffMember, last == handoffDepth, let handoff, walk.frames[last].object == handoff.split.container {
                 handoffMember = -1
-                if try take(handoff.thread, into: &walk, text: text) {
+                let taken = try take(handoff.thread, into: &walk, text: text)
+                handoff.observer?(taken)
+                if taken {
                     walk.frames[last].next = walk.frames[last].count
                     continue
                 }
@@ -246,7 +269,9 @@ extension BinaryPropertyListDecoder {
     /// The second thread's work: the members of the split container from the split point on,
     /// as text at their depth, with their totals; nil when anything fails (the first thread then
     /// writes them itself and meets the problem where the one-thread walk would).
-    mutating func writeSecondPart(_ split: XMLSplit, maximumDepth: Int, budget: OutputBudget) -> XMLPart? {
+    mutating func writeSecondPart(
+        _ split: XMLSplit, maximumDepth: Int, budget: OutputBudget, stop: Protected<Bool>? = nil
+    ) -> XMLPart? {
         let text = XMLText(budget: budget, sink: nil, expectedLength: bytes.count)
         var walk = XMLWalk()
         do {
@@ -269,7 +294,7 @@ extension BinaryPropertyListDecoder {
             text.output.removeAll()
             walk.values = 0
             walk.stringBytes = 0
-            try write(&walk, text: text, maximumDepth: maximumDepth, stopDepth: split.depth)
+            try write(&walk, text: text, maximumDepth: maximumDepth, stopDepth: split.depth, stop: stop)
         } catch {
             return nil
         }
@@ -413,11 +438,19 @@ package struct XMLSplitPolicy: Sendable {
     package var minimumMembers: Int
     /// Whether to look at the core count (tests force the split on one-core machines too).
     package var requiresSeveralCores: Bool
+    /// Told, at the split point, whether the second thread's text was used (false: its members
+    /// are being written again by the first thread). Tests and fuzzing check that a conversion
+    /// that succeeds used it.
+    package var onHandoff: (@Sendable (_ taken: Bool) -> Void)?
 
-    package init(minimumInputLength: Int, minimumMembers: Int, requiresSeveralCores: Bool = true) {
+    package init(
+        minimumInputLength: Int, minimumMembers: Int, requiresSeveralCores: Bool = true,
+        onHandoff: (@Sendable (_ taken: Bool) -> Void)? = nil
+    ) {
         self.minimumInputLength = minimumInputLength
         self.minimumMembers = minimumMembers
         self.requiresSeveralCores = requiresSeveralCores
+        self.onHandoff = onHandoff
     }
 
     /// Split files of 1 MiB and more at a container of 16 members or more.
@@ -445,4 +478,11 @@ struct XMLPart {
 struct XMLHandoff {
     var split: XMLSplit
     var thread: SecondThread<XMLPart?>
+    /// Set when the first thread fails before the split point.
+    var stop: Protected<Bool>
+    /// Told whether the second thread's text was used (tests and fuzzing).
+    var observer: (@Sendable (_ taken: Bool) -> Void)?
 }
+
+/// The second thread was told to stop (its text is no longer needed).
+struct XMLSplitCancelled: Error {}

@@ -164,17 +164,20 @@ private struct Writeback {
         guard written - started >= Self.step else { return }
         // SYNC_FILE_RANGE_WRITE (2): start writeback of the range's dirty pages, do not wait.
         // A failure only leaves the work to the fsync.
-        _ = linuxSyncFileRange(descriptor, started, written - started, 2)
+        _ = Self.syncFileRange?(descriptor, started, written - started, 2)
         started = written
         #endif
     }
-}
 
-#if os(Linux)
-/// glibc's `sync_file_range` (Linux 2.6.17 and later), which the Glibc module does not import.
-@_silgen_name("sync_file_range")
-private func linuxSyncFileRange(_ descriptor: Int32, _ offset: Int64, _ count: Int64, _ flags: UInt32) -> Int32
-#endif
+    #if os(Linux)
+    /// glibc's `sync_file_range` (Linux 2.6.17 and later), which the Glibc module does not
+    /// import; looked up once by name, nil where the C library lacks it.
+    private static let syncFileRange: (@convention(c) (Int32, Int64, Int64, UInt32) -> Int32)? = {
+        guard let library = dlopen(nil, RTLD_NOW), let symbol = dlsym(library, "sync_file_range") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int32, Int64, Int64, UInt32) -> Int32).self)
+    }()
+    #endif
+}
 
 #if canImport(Glibc)
 private let systemWrite = Glibc.write
