@@ -130,12 +130,12 @@ final class OffsetTableScanTests: XCTestCase {
     func testManyConcurrentReadersAllFinishWithTheSameValue() throws {
         let value: PropertyListValue = .array((0..<3_000).map { PropertyListValue("m\($0)") })
         let bytes = try PropertyList.encode(value, format: .binary)
-        let matches = ConcurrentCount()
+        let matches = Protected(0)
         DispatchQueue.concurrentPerform(iterations: 16) { _ in
             let read = bytes.withUnsafeBytes { try? BinaryPropertyListReader.read($0, secondThreadObjectCount: 2) }
-            if read == value { matches.increment() }
+            if read == value { matches.withLock { $0 += 1 } }
         }
-        XCTAssertEqual(matches.value, 16)
+        XCTAssertEqual(matches.withLock { $0 }, 16)
     }
 
     func testLargeFilesReadTheSameThroughThePublicAPI() throws {

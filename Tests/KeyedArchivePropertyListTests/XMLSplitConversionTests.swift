@@ -43,16 +43,17 @@ final class XMLSplitConversionTests: XCTestCase {
     ) -> Result<Data, Error>? {
         guard let expected = convert(data, .never, limits: limits, maximumOutputLength: maximumOutputLength) else { return nil }
         for chunked in [false, true] {
-            let handoffs = HandoffLog()
+            let handoffs = Protected<[Bool]>([])
             let policy = XMLSplitPolicy(
-                minimumInputLength: 0, minimumMembers: minimumMembers, requiresSeveralCores: false, onHandoff: handoffs.record)
+                minimumInputLength: 0, minimumMembers: minimumMembers, requiresSeveralCores: false,
+                onHandoff: { taken in handoffs.withLock { $0.append(taken) } })
             let actual = convert(data, policy, limits: limits, maximumOutputLength: maximumOutputLength, chunked: chunked)
             switch (expected, actual) {
             case (.success(let a), .success(let b)?):
                 XCTAssertTrue(a == b, "\(context()): split output differs (\(b.count) bytes, one thread \(a.count))", file: file, line: line)
-                XCTAssertFalse(handoffs.outcomes.contains(false), "\(context()): the second thread's text was not used", file: file, line: line)
+                XCTAssertFalse(handoffs.withLock { $0.contains(false) }, "\(context()): the second thread's text was not used", file: file, line: line)
                 if hasSplitPoint(data, minimumMembers: minimumMembers) {
-                    XCTAssertEqual(handoffs.outcomes, [true], "\(context()): one handoff expected", file: file, line: line)
+                    XCTAssertEqual(handoffs.withLock { $0 }, [true], "\(context()): one handoff expected", file: file, line: line)
                 }
             case (.failure(let a as PropertyListError), .failure(let b as PropertyListError)?):
                 XCTAssertEqual(b.code, a.code, "\(context())", file: file, line: line)
@@ -245,11 +246,11 @@ final class XMLSplitConversionTests: XCTestCase {
         // is a thread of its own, so none waits behind the callers that wait for it.
         let data = try records(2_000)
         let expected = try PropertyList.convert(data, to: .xml, splitting: .never)
-        let matches = ConcurrentCount()
+        let matches = Protected(0)
         DispatchQueue.concurrentPerform(iterations: 16) { _ in
-            if (try? PropertyList.convert(data, to: .xml, splitting: .always)) == expected { matches.increment() }
+            if (try? PropertyList.convert(data, to: .xml, splitting: .always)) == expected { matches.withLock { $0 += 1 } }
         }
-        XCTAssertEqual(matches.value, 16)
+        XCTAssertEqual(matches.withLock { $0 }, 16)
     }
 
     func testBigFilesConvertTheSameThroughThePublicAPI() throws {
@@ -264,22 +265,4 @@ final class XMLSplitConversionTests: XCTestCase {
         try PropertyList.convert(data, to: .xml) { chunks.append(contentsOf: $0) }
         XCTAssertEqual(chunks, expected)
     }
-}
-
-/// A counter several threads add to.
-final class ConcurrentCount: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count = 0
-
-    func increment() { lock.withLock { count += 1 } }
-    var value: Int { lock.withLock { count } }
-}
-
-/// What a split conversion's `onHandoff` reported.
-final class HandoffLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var recorded: [Bool] = []
-
-    var record: @Sendable (Bool) -> Void { { [self] taken in lock.withLock { recorded.append(taken) } } }
-    var outcomes: [Bool] { lock.withLock { recorded } }
 }

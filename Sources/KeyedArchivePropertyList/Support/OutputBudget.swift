@@ -11,11 +11,15 @@ package struct OutputBudget: Sendable {
 
     package init(_ limit: Int) { self.limit = limit }
 
+    /// True when `count` bytes stay within the limit.
+    @inline(__always)
+    package func allows(_ count: Int) -> Bool { count <= limit }
+
     /// Throws once `count` bytes have gone past the limit. Writers call it once per value, so the
     /// overshoot is at most one value's own text.
     @inline(__always)
     package func check(_ count: Int, keyPath: String? = nil) throws {
-        if count > limit {
+        if !allows(count) {
             throw PropertyListError(
                 .lengthLimitExceeded, "output would be longer than \(limit) bytes (shared references expand when written out)",
                 keyPath: keyPath)

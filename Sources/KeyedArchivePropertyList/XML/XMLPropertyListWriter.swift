@@ -210,7 +210,7 @@ final class XMLText {
     /// True when `length` more bytes keep the output within the budget.
     func canAppend(_ length: Int) -> Bool {
         let (total, overflow) = (flushed &+ output.count).addingReportingOverflow(length)
-        return !overflow && total <= budget.limit
+        return !overflow && budget.allows(total)
     }
 
     /// Appends text written elsewhere (the second thread's part of a conversion). With a sink,
