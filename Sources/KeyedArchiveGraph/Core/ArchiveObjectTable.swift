@@ -226,7 +226,17 @@ package final class ArchiveObjectTable {
         var list = BinaryPropertyListObjects()
         let entriesBase = 9
         let uidBase = entriesBase + count
-        _ = list.reserve(9 + 2 * count)
+        // Room for every member reference and for one object per entry stored inline (the most
+        // the flattener can add), counted first: growing these lists copied them over and over.
+        var memberCount = 8 + 2 * top.count
+        for object in objects {
+            switch object {
+            case .dictionary(let fields): memberCount += 2 * fields.count
+            case .array(let items), .set(let items): memberCount += items.count
+            default: break
+            }
+        }
+        _ = list.reserve(9 + 2 * count, moreObjects: memberCount, references: memberCount + count)
         list.uidMapping = (uidBase, count)
         // The envelope.
         list.setContainer(kind: 0xD0, references: [1, 2, 3, 4, 5, 6, 7, 8], at: 0)
@@ -264,23 +274,27 @@ package final class ArchiveObjectTable {
         _ fields: PropertyListDictionary, to references: inout [Int], list: inout BinaryPropertyListObjects,
         keys: inout KeyReferenceCache, uidBase: Int
     ) throws {
-        for (position, entry) in fields.entries.enumerated() {
-            if let known = keys.reference(for: entry.key, at: position) {
-                references.append(known)
-                continue
+        // Read in place: iterating the entries copied each (key, value) pair.
+        try fields.entries.withUnsafeBufferPointer { entries in
+            for position in entries.indices {
+                if let known = keys.reference(for: entries[position].key, at: position) {
+                    references.append(known)
+                    continue
+                }
+                try BinaryPropertyListObjects.checkKey(entries[position].key)
+                let reference = try list.add(entries[position].key)
+                keys.remember(entries[position].key, reference, at: position)
+                references.append(reference)
             }
-            try BinaryPropertyListObjects.checkKey(entry.key)
-            let reference = try list.add(entry.key)
-            keys.remember(entry.key, reference, at: position)
-            references.append(reference)
-        }
-        for entry in fields.entries {
-            // A reference into `$objects` is the UID object laid out at `uidBase + uid` (the
-            // flattener's `uidMapping`); computed here, it skips a call into the flattener.
-            if case .uid(let uid) = entry.value, Int(uid) < objects.count {
-                references.append(uidBase + Int(uid))
-            } else {
-                references.append(try list.add(entry.value))
+            let objectCount = objects.count
+            for position in entries.indices {
+                // A reference into `$objects` is the UID object laid out at `uidBase + uid` (the
+                // flattener's `uidMapping`); computed here, it skips a call into the flattener.
+                if case .uid(let uid) = entries[position].value, Int(uid) < objectCount {
+                    references.append(uidBase + Int(uid))
+                } else {
+                    references.append(try list.add(entries[position].value))
+                }
             }
         }
     }

@@ -59,9 +59,12 @@ package struct BinaryPropertyListObjects {
     // MARK: - Fixed layouts
 
     /// Appends `count` placeholder objects (to be set before serializing) and returns their indices.
-    package mutating func reserve(_ count: Int) -> Range<Int> {
+    /// `moreObjects` and `references` reserve room for what is added after them (objects from
+    /// ``add(_:)``, members of containers), so that large lists are not copied as they grow.
+    package mutating func reserve(_ count: Int, moreObjects: Int = 0, references: Int = 0) -> Range<Int> {
         let start = objects.count
-        objects.reserveCapacity(start + count)
+        objects.reserveCapacity(start + count + max(0, moreObjects))
+        self.references.reserveCapacity(self.references.count + max(0, references))
         objects.append(contentsOf: repeatElement(.scalar(.null), count: count))
         return start..<objects.count
     }
@@ -242,11 +245,14 @@ package struct BinaryPropertyListObjects {
         var offsets: [Int] = []
         offsets.reserveCapacity(objects.count)
         var position = 8  // "bplist00"
-        for object in objects {
-            offsets.append(position)
-            let (size, overflow) = position.addingReportingOverflow(Self.size(of: object, refSize: refSize))
-            guard !overflow else { throw PropertyListError(.lengthLimitExceeded, "the binary property list would exceed \(Int.max) bytes") }
-            position = size
+        // Both passes read the objects in place (a copy of each retained its string or value).
+        try objects.withUnsafeBufferPointer { objects in
+            for index in objects.indices {
+                offsets.append(position)
+                let (size, overflow) = position.addingReportingOverflow(Self.size(of: objects[index], refSize: refSize))
+                guard !overflow else { throw PropertyListError(.lengthLimitExceeded, "the binary property list would exceed \(Int.max) bytes") }
+                position = size
+            }
         }
         let tableOffset = position
         let offsetSize = Self.byteCount(UInt64(tableOffset))
@@ -260,18 +266,22 @@ package struct BinaryPropertyListObjects {
         }
         var out = RawByteWriter(base: base, capacity: total)
         out.append(contentsOf: [0x62, 0x70, 0x6C, 0x69, 0x73, 0x74, 0x30, 0x30] as [UInt8])  // bplist00
-        for object in objects {
-            switch object {
-            case .container(let kind, let count, let refsStart):
-                Self.appendMarker(kind, count: count, to: &out)
-                let total = kind == 0xD0 ? 2 * count : count
-                for slot in refsStart..<(refsStart + total) {
-                    out.appendBigEndian(UInt64(references[slot]), width: refSize)
+        objects.withUnsafeBufferPointer { objects in
+            references.withUnsafeBufferPointer { references in
+                for index in objects.indices {
+                    switch objects[index] {
+                    case .container(let kind, let count, let refsStart):
+                        Self.appendMarker(kind, count: count, to: &out)
+                        let total = kind == 0xD0 ? 2 * count : count
+                        for slot in refsStart..<(refsStart + total) {
+                            out.appendBigEndian(UInt64(references[slot]), width: refSize)
+                        }
+                    case .scalar(let value):
+                        Self.appendScalar(value, to: &out)
+                    case .string(let string, let ascii):
+                        Self.appendString(string, ascii: ascii, to: &out)
+                    }
                 }
-            case .scalar(let value):
-                Self.appendScalar(value, to: &out)
-            case .string(let string, let ascii):
-                Self.appendString(string, ascii: ascii, to: &out)
             }
         }
         for offset in offsets { out.appendBigEndian(UInt64(offset), width: offsetSize) }
