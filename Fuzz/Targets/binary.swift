@@ -2,21 +2,32 @@ import KeyedArchive
 
 /// Binary property lists: the reader must throw or return, never trap, hang or over-allocate;
 /// what it accepts must survive a write and a second read unchanged. The streaming binary-to-XML
-/// converter must agree with reading then writing XML: the same bytes, or both refusing; cut in
-/// two for a second thread, it must agree with itself exactly.
+/// converter must agree with reading then writing XML: the same bytes, or both refusing. Cut in
+/// two for a second thread, the reader and the converter must each agree with themselves exactly.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzBinary(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let input = FuzzSupport.buffer(data, size)
-    let read = Result { try BinaryPropertyListReader.read(input, limits: FuzzSupport.limits) }
-    // The offset-table pass forced onto two threads: the same value, or the same error.
-    let splitRead = Result { try BinaryPropertyListReader.read(input, limits: FuzzSupport.limits, secondThreadObjectCount: 2) }
+    let read = Result { try BinaryPropertyListReader.read(input, limits: FuzzSupport.limits, secondThreadObjectCount: .max, split: .never) }
+    // The offset-table pass and the tree both forced onto two threads: the same value (storage
+    // hints included), or the same error; a read that succeeds with a split used the second
+    // thread's members.
+    let readHandoffs = Protected<[Bool]>([])
+    var readPolicy = SplitPolicy.always
+    readPolicy.onHandoff = { taken in readHandoffs.withLock { $0.append(taken) } }
+    let splitRead = Result {
+        try BinaryPropertyListReader.read(input, limits: FuzzSupport.limits, secondThreadObjectCount: 2, split: readPolicy)
+    }
     switch (read, splitRead) {
     case (.success(let a), .success(let b)):
-        if a != b { FuzzSupport.fail("the two-thread offset-table pass read another value") }
+        if a != b { FuzzSupport.fail("the two-thread read gave another value") }
+        if (try? PropertyList.encode(a, format: .binary)) != (try? PropertyList.encode(b, format: .binary)) {
+            FuzzSupport.fail("the two-thread read gave other storage hints")
+        }
+        if readHandoffs.withLock({ $0.contains(false) }) { FuzzSupport.fail("the second thread's members were not used") }
     case (.failure(let a), .failure(let b)):
-        if "\(a)" != "\(b)" { FuzzSupport.fail("the two-thread offset-table pass failed differently: \(b) vs \(a)") }
+        if "\(a)" != "\(b)" { FuzzSupport.fail("the two-thread read failed differently: \(b) vs \(a)") }
     default:
-        FuzzSupport.fail("two-thread offset-table pass \(splitRead) vs one thread \(read)")
+        FuzzSupport.fail("two-thread read \(splitRead) vs one thread \(read)")
     }
     let twoStep = read.flatMap { value in Result { try PropertyList.encode(value, format: .xml) } }
     // convert detects the format; only input it takes for binary is comparable here.
@@ -26,7 +37,7 @@ public func fuzzBinary(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     // the same error in every detail.
     if isBinary {
         let handoffs = Protected<[Bool]>([])
-        var policy = XMLSplitPolicy.always
+        var policy = SplitPolicy.always
         policy.onHandoff = { taken in handoffs.withLock { $0.append(taken) } }
         let split = Result { try PropertyList.convert(Data(input), to: .xml, limits: FuzzSupport.limits, splitting: policy) }
         switch (streamed, split) {

@@ -122,7 +122,7 @@ extension PropertyList {
     /// second thread fixed by `policy` (tests and fuzzing force it on small files).
     package static func convert(
         _ data: Data, to format: PropertyListFormat, limits: DecodingLimits = .default, maximumOutputLength: Int = .max,
-        splitting policy: XMLSplitPolicy
+        splitting policy: SplitPolicy
     ) throws -> Data {
         try convert(data, to: format, limits: limits, maximumOutputLength: maximumOutputLength, sink: nil, splitting: policy)
     }
@@ -131,7 +131,7 @@ extension PropertyList {
     /// tree otherwise (the result is then returned whole, even with a sink).
     private static func convert(
         _ data: Data, to format: PropertyListFormat, limits: DecodingLimits, maximumOutputLength: Int,
-        sink: ((UnsafeRawBufferPointer) throws -> Void)?, splitting policy: XMLSplitPolicy = .automatic
+        sink: ((UnsafeRawBufferPointer) throws -> Void)?, splitting policy: SplitPolicy = .automatic
     ) throws -> Data {
         if format == .xml, detectFormat(data) == .binary {
             return try data.withUnsafeBytes { bytes in

@@ -19,7 +19,7 @@ final class BenchmarkSmokeTests: XCTestCase {
 
     func testEveryWorkloadProducesRows() {
         let workloads = Set(Self.results.map { $0.workload.split(separator: " ").first.map(String.init) ?? "" })
-        for id in ["W1", "W2", "W3", "W4", "W5", "S-W2", "S-W3", "S-W5"] {
+        for id in ["W1", "W2", "W3", "W4", "W5", "S-W2", "S-W3", "S-W5", "S-nest"] {
             XCTAssertTrue(workloads.contains(id), "no rows for \(id): \(workloads.sorted())")
         }
         XCTAssertFalse(Self.results.contains { $0.operation == "set-up" }, "a workload failed to build its inputs")

@@ -6,11 +6,11 @@ import XCTest
 /// the bytes written and the error thrown must be exactly those of the one-thread walk: same
 /// code, message, byte offset, object index and key path.
 final class XMLSplitConversionTests: XCTestCase {
-    private let always = XMLSplitPolicy.always
+    private let always = SplitPolicy.always
 
     /// The streamed conversion under `policy`, or nil when the file takes the tree path.
     private func convert(
-        _ data: Data, _ policy: XMLSplitPolicy, limits: DecodingLimits = .default, maximumOutputLength: Int = .max,
+        _ data: Data, _ policy: SplitPolicy, limits: DecodingLimits = .default, maximumOutputLength: Int = .max,
         chunked: Bool = false
     ) -> Result<Data, Error>? {
         data.withUnsafeBytes { bytes in
@@ -44,7 +44,7 @@ final class XMLSplitConversionTests: XCTestCase {
         guard let expected = convert(data, .never, limits: limits, maximumOutputLength: maximumOutputLength) else { return nil }
         for chunked in [false, true] {
             let handoffs = Protected<[Bool]>([])
-            let policy = XMLSplitPolicy(
+            let policy = SplitPolicy(
                 minimumInputLength: 0, minimumMembers: minimumMembers, requiresSeveralCores: false,
                 onHandoff: { taken in handoffs.withLock { $0.append(taken) } })
             let actual = convert(data, policy, limits: limits, maximumOutputLength: maximumOutputLength, chunked: chunked)

@@ -45,6 +45,16 @@ public enum OurSide {
 
     // MARK: NSCoding-style object graphs (issue 3)
 
+    /// Archives Foundation-style values (here nested `[Any]` arrays of numbers) with the keyed archiver.
+    public static func archiveObject(_ root: Any) throws -> Data {
+        try KeyedArchiver.archivedData(withRootObject: root, format: .binary)
+    }
+
+    /// Unarchives nested arrays of numbers; returns the root array's count.
+    public static func unarchiveNestedArrays(_ data: Data) throws -> Int {
+        (try KeyedUnarchiver.unarchivedObject(ofClasses: [.array, .number], from: data) as? [Any])?.count ?? -1
+    }
+
     /// Builds (untimed) our object graph for `spec` and returns the timed archive/unarchive steps.
     ///
     /// ENABLE (issue 3): define a `Person` class adopting the graph layer's coding protocol

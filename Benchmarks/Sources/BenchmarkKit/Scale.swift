@@ -24,6 +24,15 @@ public struct Scale: Sendable {
     public var scalingSizes: [Int]
     /// Scaling runs: the largest size peers run at (they are too slow above it).
     public var scalingPeerCap: Int
+    /// Nesting runs: chain depths (the default depth limit is 512).
+    public var nestingDepths: [Int]
+    /// Nesting runs: nesting levels in all chains together, the same at every depth.
+    public var nestingLevels: Int
+    /// Nesting runs: the deepest chains Foundation's writers run at (its keyed archiver is
+    /// exponential in the depth of nested arrays), and how many chains they get there.
+    public var nestingPeerDepth: Int
+    /// Nesting runs: chains for Foundation's keyed archiver and unarchiver.
+    public var nestingPeerChains: Int
     /// Warm-up, repetitions, time box.
     public var policy: RunPolicy
 
@@ -32,6 +41,7 @@ public struct Scale: Sendable {
         name: "full", w1ImageBytes: 256 * 1024, w2Objects: 100_000, w2PeerObjects: 100_000, w3Records: 84_000,
         w4Depth: 500, w4Chains: 50, w4WideCount: 1_000_000, w5Records: 100_000,
         scalingSizes: [1_000, 10_000, 100_000, 1_000_000], scalingPeerCap: 100_000,
+        nestingDepths: [8, 16, 64, 128, 500], nestingLevels: 200_000, nestingPeerDepth: 16, nestingPeerChains: 10,
         policy: RunPolicy(warmups: 1, repetitions: 5, timeBoxSeconds: 20))
 
     /// `--quick`: small sizes and few repetitions, under a minute with the peers.
@@ -39,6 +49,7 @@ public struct Scale: Sendable {
         name: "quick", w1ImageBytes: 256 * 1024, w2Objects: 5_000, w2PeerObjects: 5_000, w3Records: 2_000,
         w4Depth: 500, w4Chains: 4, w4WideCount: 100_000, w5Records: 10_000,
         scalingSizes: [1_000, 10_000], scalingPeerCap: 1_000,
+        nestingDepths: [8, 500], nestingLevels: 4_000, nestingPeerDepth: 8, nestingPeerChains: 10,
         policy: RunPolicy(warmups: 1, repetitions: 3, timeBoxSeconds: 3))
 
     /// The smoke test's sizes: the quick workloads shrunk for a debug build, in-process.
@@ -46,6 +57,7 @@ public struct Scale: Sendable {
         name: "smoke", w1ImageBytes: 16 * 1024, w2Objects: 300, w2PeerObjects: 300, w3Records: 200,
         w4Depth: 500, w4Chains: 2, w4WideCount: 5_000, w5Records: 300,
         scalingSizes: [100, 1_000], scalingPeerCap: 1_000,
+        nestingDepths: [8, 64], nestingLevels: 256, nestingPeerDepth: 8, nestingPeerChains: 4,
         policy: RunPolicy(warmups: 1, repetitions: 2, timeBoxSeconds: 2))
 }
 

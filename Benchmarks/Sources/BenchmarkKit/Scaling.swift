@@ -2,7 +2,7 @@ import Foundation
 
 extension Workload {
     /// Scaling: W2, W5 and a W3-like plist at growing sizes; the table's "per obj" column must
-    /// stay flat for a linear implementation.
+    /// stay flat for a linear implementation. (Nesting depth has its own workload, ``nesting``.)
     public static let scaling = Workload(
         id: "scaling", title: "scaling",
         stresses: "super-linear behaviour: time per object at 10^3 ... 10^6 objects (it should stay flat)"

@@ -2,7 +2,7 @@ import Foundation
 
 /// A named workload that builds its inputs and operations for a context.
 public struct Workload: Sendable {
-    /// "W1" ... "W5", "scaling".
+    /// "W1" ... "W5", "scaling", "nesting".
     public var id: String
     /// Short title.
     public var title: String
@@ -20,7 +20,10 @@ public struct Workload: Sendable {
     }
 
     /// Every workload, in table order.
-    public static let all: [Workload] = [.w1, .w2, .w3, .w4, .w5, .scaling]
+    public static let all: [Workload] = [.w1, .w2, .w3, .w4, .w5, .scaling, .nesting]
+
+    /// The ids of the scaling runs, which `--no-scaling` skips and memory runs leave out.
+    public static let scalingIDs: Set<String> = ["scaling", "nesting"]
 }
 
 /// Runs workloads and collects a report.
@@ -58,7 +61,7 @@ public enum Suite {
         tiny.scale = .smoke
         tiny.cacheDirectory = nil
         var targets: [(String, String, String)] = []
-        for workload in Workload.all where workload.id != "scaling" && (only.map { $0.contains(workload.id) } ?? true) {
+        for workload in Workload.all where !Workload.scalingIDs.contains(workload.id) && (only.map { $0.contains(workload.id) } ?? true) {
             guard let operations = try? workload.make(tiny) else { continue }
             for operation in operations {
                 for implementation in operation.implementations where implementation.skipReason == nil {

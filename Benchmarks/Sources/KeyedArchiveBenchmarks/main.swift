@@ -7,13 +7,13 @@ import Foundation
 //   swift run -c release --package-path Benchmarks KeyedArchiveBenchmarks [options]
 
 let usage = """
-    usage: KeyedArchiveBenchmarks [--quick] [--only W1,W2,W3,W4,W5,scaling] [--no-scaling]
+    usage: KeyedArchiveBenchmarks [--quick] [--only W1,W2,W3,W4,W5,scaling,nesting] [--no-scaling]
                                   [--memory | --no-memory | --memory-only] [--external] [--karchive PATH]
                                   [--json FILE] [--cache DIR] [--seed N] [--ours-only]
 
       --quick        small sizes, few repetitions (under a minute)
       --only LIST    run only these workloads (comma-separated ids)
-      --no-scaling   skip the scaling runs (the longest part of a full run)
+      --no-scaling   skip the scaling runs, object counts and nesting depth (the longest part)
       --memory       measure peak RSS per operation in child processes (default in full mode)
       --no-memory    do not
       --memory-only  only the peak-memory children (no timing table)
@@ -151,7 +151,7 @@ if let profile = options.profile {
 
 var only = options.only
 if !options.scaling {
-    only = (only ?? Set(Workload.all.map(\.id))).subtracting(["scaling"])
+    only = (only ?? Set(Workload.all.map(\.id))).subtracting(Workload.scalingIDs)
 }
 var context = Context(seed: options.seed, scale: options.scale, cacheDirectory: cacheDir, log: { log($0) })
 context.oursOnly = options.oursOnly

@@ -266,13 +266,18 @@ package struct BinaryPropertyListObjects {
         }
         var out = RawByteWriter(base: base, capacity: total)
         out.append(contentsOf: [0x62, 0x70, 0x6C, 0x69, 0x73, 0x74, 0x30, 0x30] as [UInt8])  // bplist00
-        objects.withUnsafeBufferPointer { objects in
-            references.withUnsafeBufferPointer { references in
+        try objects.withUnsafeBufferPointer { objects in
+            try references.withUnsafeBufferPointer { references in
                 for index in objects.indices {
                     switch objects[index] {
                     case .container(let kind, let count, let refsStart):
-                        Self.appendMarker(kind, count: count, to: &out)
                         let total = kind == 0xD0 ? 2 * count : count
+                        // Unchecked reads below: the span was laid out by this list, checked anyway.
+                        guard refsStart >= 0, total >= 0, refsStart <= references.count &- total else {
+                            free(base)
+                            throw PropertyListError(.unrepresentableValue, "internal error: object \(index) has references outside the list")
+                        }
+                        Self.appendMarker(kind, count: count, to: &out)
                         for slot in refsStart..<(refsStart + total) {
                             out.appendBigEndian(UInt64(references[slot]), width: refSize)
                         }

@@ -22,12 +22,16 @@ public enum BinaryPropertyListReader {
     }
 
     /// ``read(_:limits:)`` with the offset-table pass on two threads from `secondThreadObjectCount`
-    /// objects on (tests and fuzzing pass 2 to force it on small files, `.max` to forbid it).
+    /// objects on (tests and fuzzing pass 2 to force it on small files, `.max` to forbid it), and
+    /// the tree decoded by two threads as `split` says.
     package static func read(
-        _ bytes: UnsafeRawBufferPointer, limits: DecodingLimits = .default, secondThreadObjectCount: Int
+        _ bytes: UnsafeRawBufferPointer, limits: DecodingLimits = .default,
+        secondThreadObjectCount: Int? = nil, split: SplitPolicy = .automatic
     ) throws -> PropertyListValue {
-        var decoder = try BinaryPropertyListDecoder(bytes: bytes, limits: limits, secondThreadObjectCount: secondThreadObjectCount)
-        return try decoder.decodeRoot()
+        var decoder = try BinaryPropertyListDecoder(
+            bytes: bytes, limits: limits,
+            secondThreadObjectCount: secondThreadObjectCount ?? BinaryPropertyListDecoder.secondThreadObjectCount)
+        return try decoder.decodeRoot(split: split)
     }
 
     /// Reads a binary property list from `data`.
@@ -267,57 +271,167 @@ struct BinaryPropertyListDecoder {
 
     // MARK: - Tree walk
 
-    mutating func decodeRoot() throws -> PropertyListValue {
+    /// Decodes the whole tree. Large files are read by two threads when the machine has two
+    /// cores (see ``SplitPolicy``): the value and the errors are the same either way.
+    mutating func decodeRoot(split policy: SplitPolicy = .automatic) throws -> PropertyListValue {
         var frames: [Frame] = []
+        var handoff: TreeHandoff?
+        if policy.allowsSplitting(inputLength: bytes.count), !hasSharedContainers(),
+            let split = splitPoint(minimumMembers: policy.minimumMembers, arraysOnly: true)
+        {
+            let second = SecondPartDecoder(self)
+            let stop = Protected(false)
+            handoff = TreeHandoff(
+                split: split, thread: SecondThread { second.decode(split, stop: stop) }, stop: stop, observer: policy.onHandoff)
+        }
+        // The other thread reads `bytes`, which are the caller's only until this returns. If this
+        // thread fails before the split point, the other one's part is not needed: stop it.
+        defer {
+            handoff?.stop.withLock { $0 = true }
+            _ = handoff?.thread.join()
+        }
         do {
             if let value = try enter(trailer.topObject, frames: &frames) { return value.value }
-            while !frames.isEmpty {
-                let last = frames.count - 1
-                let next = frames[last].next
-                if next < frames[last].total {
-                    let position = frames[last].refsStart &+ next &* trailer.objectRefSize
-                    frames[last].next = next + 1
-                    let child = try reference(at: position, in: frames[last].object)
-                    let isDictionary = frames[last].kind == 0xD0
-                    let keyOf = isDictionary && next < frames[last].count ? frames[last].object : nil
-                    if let (value, expanded, bytes) = try enter(child, frames: &frames, keyOf: keyOf) {
-                        try add(expanded, bytes: bytes, to: &frames[last])
-                        if !isDictionary {
-                            frames[last].items.append(value)
-                        } else if next < frames[last].count {
-                            frames[last].entries.append((value, .null))
-                        } else {
-                            frames[last].entries[next - frames[last].count].value = value
-                        }
-                    }
-                } else {
-                    let frame = frames.removeLast()
-                    let value: PropertyListValue
-                    switch frame.kind {
-                    case 0xA0: value = .array(frame.items)
-                    case 0xC0: value = .set(frame.items)
-                    default: value = .dictionary(PropertyListDictionary(frame.entries))
-                    }
-                    marks[frame.object] &= ~Self.onStack
-                    remember(frame.object, (value, frame.expanded, frame.bytes))
-                    guard let parent = frames.indices.last else { return value }
-                    try add(frame.expanded, bytes: frame.bytes, to: &frames[parent])
-                    let member = frames[parent].next - 1
-                    if frames[parent].kind != 0xD0 {
-                        frames[parent].items.append(value)
-                    } else if member < frames[parent].count {
-                        // Unreachable: container keys are rejected by checkKey.
-                        frames[parent].entries.append((value, .null))
-                    } else {
-                        frames[parent].entries[member - frames[parent].count].value = value
-                    }
-                }
-            }
-            // Unreachable: the loop returns when the root container completes.
+            if let value = try walk(&frames, handoff: handoff) { return value }
+            // Unreachable: the walk returns the root when it completes.
             throw PropertyListError(.invalidObject, "no root object", objectIndex: trailer.topObject)
         } catch var error as PropertyListError {
             if error.keyPath == nil, !frames.isEmpty { error.keyPath = keyPath(frames) }
             throw error
+        }
+    }
+
+    /// Decodes the members of the open containers until the root completes (returns its value)
+    /// or, with `stopDepth`, until the container at that depth has all its members (returns nil;
+    /// it stays open).
+    ///
+    /// With a `handoff`, the members from its split point on come from the other thread: they
+    /// are appended when it succeeded within the limits; otherwise they are decoded here as
+    /// usual, so that whatever went wrong is met, and reported, in document order.
+    ///
+    /// With `stop` (the second thread), the walk gives up with ``SplitCancelled`` soon after
+    /// `stop` is set.
+    private mutating func walk(
+        _ frames: inout [Frame], handoff: TreeHandoff? = nil, stopDepth: Int = -1, stop: Protected<Bool>? = nil
+    ) throws -> PropertyListValue? {
+        var handoffMember = handoff?.split.member ?? -1
+        let handoffDepth = handoff?.split.depth ?? -1
+        var untilStopCheck = 0
+        while !frames.isEmpty {
+            let last = frames.count - 1
+            let next = frames[last].next
+            if next < frames[last].total {
+                if let stop {
+                    // A lock every few thousand values costs nothing measurable.
+                    untilStopCheck &-= 1
+                    if untilStopCheck < 0 {
+                        untilStopCheck = 4_096
+                        if stop.withLock({ $0 }) { throw SplitCancelled() }
+                    }
+                }
+                if next == handoffMember, last == handoffDepth, let handoff, frames[last].object == handoff.split.container {
+                    handoffMember = -1
+                    let taken = take(handoff.thread, into: &frames[last])
+                    handoff.observer?(taken)
+                    if taken { continue }
+                }
+                let position = frames[last].refsStart &+ next &* trailer.objectRefSize
+                frames[last].next = next + 1
+                let child = try reference(at: position, in: frames[last].object)
+                let isDictionary = frames[last].kind == 0xD0
+                let keyOf = isDictionary && next < frames[last].count ? frames[last].object : nil
+                if let (value, expanded, bytes) = try enter(child, frames: &frames, keyOf: keyOf) {
+                    try add(expanded, bytes: bytes, to: &frames[last])
+                    if !isDictionary {
+                        frames[last].items.append(value)
+                    } else if next < frames[last].count {
+                        frames[last].entries.append((value, .null))
+                    } else {
+                        frames[last].entries[next - frames[last].count].value = value
+                    }
+                }
+            } else {
+                if last == stopDepth { return nil }
+                let frame = frames.removeLast()
+                let value: PropertyListValue
+                switch frame.kind {
+                case 0xA0: value = .array(frame.items)
+                case 0xC0: value = .set(frame.items)
+                default: value = .dictionary(PropertyListDictionary(frame.entries))
+                }
+                marks[frame.object] &= ~Self.onStack
+                remember(frame.object, (value, frame.expanded, frame.bytes))
+                guard let parent = frames.indices.last else { return value }
+                try add(frame.expanded, bytes: frame.bytes, to: &frames[parent])
+                let member = frames[parent].next - 1
+                if frames[parent].kind != 0xD0 {
+                    frames[parent].items.append(value)
+                } else if member < frames[parent].count {
+                    // Unreachable: container keys are rejected by checkKey.
+                    frames[parent].entries.append((value, .null))
+                } else {
+                    frames[parent].entries[member - frames[parent].count].value = value
+                }
+            }
+        }
+        return nil
+    }
+
+    /// Appends the other thread's members and totals when it succeeded and the sums stay within
+    /// the limits; false when the caller is to decode those members itself. (The totals only
+    /// grow member by member, so sums within the limits mean every partial sum was.)
+    private func take(_ thread: SecondThread<TreePart?>, into frame: inout Frame) -> Bool {
+        guard let part = thread.join() ?? nil else { return false }
+        let (expanded, expandedOverflow) = frame.expanded.addingReportingOverflow(part.expanded)
+        let (bytes, bytesOverflow) = frame.bytes.addingReportingOverflow(part.bytes)
+        guard !expandedOverflow, !bytesOverflow, expanded <= limits.maximumExpandedNodeCount,
+            bytes <= limits.maximumExpandedByteCount, frame.items.count &+ part.items.count == frame.count
+        else { return false }
+        frame.items.append(contentsOf: part.items)
+        frame.expanded = expanded
+        frame.bytes = bytes
+        frame.next = frame.total
+        return true
+    }
+
+    /// Readies a copy of a fresh decoder for the second thread: marks of its own, allocated here
+    /// on the calling thread (glibc gives each thread its own arena, and memory freed into the
+    /// other thread's arena is not reused by the tree), and empty caches of shared objects (no
+    /// container is shared when the tree is split, so only strings and data are decoded again).
+    mutating func prepareForSecondThread() {
+        marks = marks.withUnsafeBufferPointer { Array($0) }
+        denseSlots = denseSlots.isEmpty ? [] : [UInt32](repeating: 0, count: denseSlots.count)
+        sparseSlots = WordPairTable()
+        shared = []
+    }
+
+    /// The second thread's work: the members of the split array from the split point on, with
+    /// their totals; nil when anything fails or it is told to stop (the first thread then decodes
+    /// them itself and meets the problem where the one-thread walk would).
+    mutating func decodeSecondPart(_ split: SplitPoint, stop: Protected<Bool>) -> TreePart? {
+        var frames: [Frame] = []
+        do {
+            // Open the containers down to the split one as the first thread does, so that depths
+            // and cycle marks are the same.
+            guard try enter(trailer.topObject, frames: &frames) == nil else { return nil }
+            for slot in split.path {
+                guard let last = frames.indices.last else { return nil }
+                let member = frames[last].kind == 0xD0 ? frames[last].count &+ slot : slot
+                guard slot >= 0, member < frames[last].total else { return nil }
+                let child = try reference(at: frames[last].refsStart &+ member &* trailer.objectRefSize, in: frames[last].object)
+                guard try enter(child, frames: &frames) == nil else { return nil }
+            }
+            guard frames.count == split.depth + 1, frames[split.depth].object == split.container,
+                frames[split.depth].kind == 0xA0, split.member >= 0, split.member <= frames[split.depth].count
+            else { return nil }
+            frames[split.depth].next = split.member
+            // The container itself (1) is the first thread's to count.
+            frames[split.depth].expanded = 0
+            _ = try walk(&frames, stopDepth: split.depth, stop: stop)
+            let frame = frames[split.depth]
+            return TreePart(items: frame.items, expanded: frame.expanded, bytes: frame.bytes)
+        } catch {
+            return nil
         }
     }
 
@@ -743,4 +857,41 @@ struct BinaryPropertyListDecoder {
 func hex(_ byte: UInt8) -> String {
     let digits = Array("0123456789abcdef")
     return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
+}
+
+/// The second thread's part of a split read: the split array's members from the split point on,
+/// and their expanded totals (values, and bytes of strings and data).
+struct TreePart {
+    var items: [PropertyListValue]
+    var expanded: Int
+    var bytes: Int
+}
+
+/// A split read's second thread and where its part goes.
+struct TreeHandoff {
+    var split: SplitPoint
+    var thread: SecondThread<TreePart?>
+    /// Set when the first thread fails before the split point.
+    var stop: Protected<Bool>
+    /// Told whether the second thread's part was used (tests and fuzzing).
+    var observer: (@Sendable (_ taken: Bool) -> Void)?
+}
+
+/// The decoder the second thread of a split read works with: a copy made on the calling thread
+/// (``BinaryPropertyListDecoder/prepareForSecondThread()``), held in a box so that the second
+/// thread mutates it in place instead of copying its arrays over there.
+///
+/// `@unchecked Sendable`: used by one thread at a time: made by the caller, used by the second
+/// thread, dropped after the join.
+final class SecondPartDecoder: @unchecked Sendable {
+    private var decoder: BinaryPropertyListDecoder
+
+    init(_ first: BinaryPropertyListDecoder) {
+        decoder = first
+        decoder.prepareForSecondThread()
+    }
+
+    func decode(_ split: SplitPoint, stop: Protected<Bool>) -> TreePart? {
+        decoder.decodeSecondPart(split, stop: stop)
+    }
 }

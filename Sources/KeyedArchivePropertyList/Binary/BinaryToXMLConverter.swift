@@ -109,10 +109,10 @@ extension BinaryPropertyListDecoder {
     /// With a `sink`, the text goes there in chunks of about 1 MiB and the result is empty.
     ///
     /// Large files are written by two threads when the machine has two cores (see
-    /// ``XMLSplitPolicy``); the output and the errors are the same either way.
+    /// ``SplitPolicy``); the output and the errors are the same either way.
     mutating func writeXML(
         maximumDepth: Int, budget: OutputBudget, sink: ((UnsafeRawBufferPointer) throws -> Void)? = nil,
-        split policy: XMLSplitPolicy = .automatic
+        split policy: SplitPolicy = .automatic
     ) throws -> Data {
         // XML is about 1.8 times a binary file's size (W3: 88.0 MB from 50.3 MB); a little more
         // keeps the usual file from growing the buffer at all.
@@ -154,7 +154,7 @@ extension BinaryPropertyListDecoder {
     /// text is appended in their place when it succeeded within the limits; otherwise they are
     /// written here as usual, so that whatever went wrong is met, and reported, in document order.
     ///
-    /// With `stop` (the second thread), the walk gives up with ``XMLSplitCancelled`` soon after
+    /// With `stop` (the second thread), the walk gives up with ``SplitCancelled`` soon after
     /// `stop` is set.
     private mutating func write(
         _ walk: inout XMLWalk, text: XMLText, maximumDepth: Int, handoff: XMLHandoff? = nil, stopDepth: Int = -1,
@@ -171,7 +171,7 @@ extension BinaryPropertyListDecoder {
                 untilStopCheck &-= 1
                 if untilStopCheck < 0 {
                     untilStopCheck = 4_096
-                    if stop.withLock({ $0 }) { throw XMLSplitCancelled() }
+                    if stop.withLock({ $0 }) { throw SplitCancelled() }
                 }
             }
             let next = walk.frames[last].next
@@ -227,50 +227,11 @@ extension BinaryPropertyListDecoder {
         return true
     }
 
-    /// Where to cut the document for a second thread: the first container, from the top object
-    /// down through the member container with the most members, that has `minimumMembers` or
-    /// more; nil when there is none (or the path looks wrong: the walk will say what is wrong).
-    func splitPoint(minimumMembers: Int) -> XMLSplit? {
-        var index = trailer.topObject
-        var path: [Int] = []
-        let width = trailer.objectRefSize
-        // Deeper than this, a file is not one big collection.
-        while path.count < 8 {
-            let offset = offset(of: index)
-            let marker = bytes[offset]
-            guard marker & 0xF0 == 0xA0 || marker & 0xF0 == 0xD0,
-                let (count, start, _) = try? containerSpan(marker: marker, at: offset, object: index)
-            else { return nil }
-            if count >= max(2, minimumMembers) {
-                // Half each: the first thread also reads the file and passes all the output on,
-                // but the offset-table pass is split too, and on W3 the two then finish within
-                // a few milliseconds of each other (47:53 left the first thread waiting).
-                return XMLSplit(path: path, container: index, member: max(1, count / 2))
-            }
-            let valuesStart = marker & 0xF0 == 0xD0 ? count : 0
-            var best: (slot: Int, index: Int, count: Int)?
-            for member in 0..<count {
-                guard let child = try? reference(at: start &+ (valuesStart &+ member) &* width, in: index) else { return nil }
-                let childOffset = self.offset(of: child)
-                let childMarker = bytes[childOffset]
-                guard childMarker & 0xF0 == 0xA0 || childMarker & 0xF0 == 0xD0,
-                    let (childCount, _, _) = try? containerSpan(marker: childMarker, at: childOffset, object: child),
-                    childCount > best?.count ?? 0
-                else { continue }
-                best = (member, child, childCount)
-            }
-            guard let best else { return nil }
-            path.append(best.slot)
-            index = best.index
-        }
-        return nil
-    }
-
     /// The second thread's work: the members of the split container from the split point on,
     /// as text at their depth, with their totals; nil when anything fails (the first thread then
     /// writes them itself and meets the problem where the one-thread walk would).
     mutating func writeSecondPart(
-        _ split: XMLSplit, maximumDepth: Int, budget: OutputBudget, stop: Protected<Bool>? = nil
+        _ split: SplitPoint, maximumDepth: Int, budget: OutputBudget, stop: Protected<Bool>? = nil
     ) -> XMLPart? {
         let text = XMLText(budget: budget, sink: nil, expectedLength: bytes.count)
         var walk = XMLWalk()
@@ -415,58 +376,6 @@ extension BinaryPropertyListDecoder {
     }
 }
 
-/// Where a conversion is cut in two: the split container is reached from the top object through
-/// the stored member positions in `path`; the second thread writes its members from `member`
-/// (in writing order) on.
-struct XMLSplit: Sendable {
-    var path: [Int]
-    var container: Int
-    var member: Int
-    /// The split container's depth (the top object is at 0).
-    var depth: Int { path.count }
-}
-
-/// When the binary-to-XML converter uses a second thread: for inputs of `minimumInputLength`
-/// bytes or more on a machine with more than one core, cut at the first container with
-/// `minimumMembers` members or more on the way down from the top object.
-///
-/// Two threads pay off because the work is the walk itself (about 3.5 G instructions for 88 MB
-/// of XML), not I/O; the second half's text is kept in memory until the first half is written,
-/// which is the price: about half the output (see `Docs/Performance.md`).
-package struct XMLSplitPolicy: Sendable {
-    package var minimumInputLength: Int
-    package var minimumMembers: Int
-    /// Whether to look at the core count (tests force the split on one-core machines too).
-    package var requiresSeveralCores: Bool
-    /// Told, at the split point, whether the second thread's text was used (false: its members
-    /// are being written again by the first thread). Tests and fuzzing check that a conversion
-    /// that succeeds used it.
-    package var onHandoff: (@Sendable (_ taken: Bool) -> Void)?
-
-    package init(
-        minimumInputLength: Int, minimumMembers: Int, requiresSeveralCores: Bool = true,
-        onHandoff: (@Sendable (_ taken: Bool) -> Void)? = nil
-    ) {
-        self.minimumInputLength = minimumInputLength
-        self.minimumMembers = minimumMembers
-        self.requiresSeveralCores = requiresSeveralCores
-        self.onHandoff = onHandoff
-    }
-
-    /// Split files of 1 MiB and more at a container of 16 members or more.
-    package static let automatic = XMLSplitPolicy(minimumInputLength: 1 << 20, minimumMembers: 16)
-    /// Never split.
-    package static let never = XMLSplitPolicy(minimumInputLength: .max, minimumMembers: .max)
-    /// Split wherever a container on the way down has two members or more, on any machine
-    /// (tests and fuzzing: every small file exercises the second thread).
-    package static let always = XMLSplitPolicy(minimumInputLength: 0, minimumMembers: 2, requiresSeveralCores: false)
-
-    func allowsSplitting(inputLength: Int) -> Bool {
-        guard inputLength >= minimumInputLength else { return false }
-        return !requiresSeveralCores || SecondThread<Void>.hasSpareCore
-    }
-}
-
 /// The second thread's part of a split conversion: its text and totals.
 struct XMLPart {
     var text: GrowableBytes
@@ -476,13 +385,10 @@ struct XMLPart {
 
 /// A split conversion's second thread and where its part goes.
 struct XMLHandoff {
-    var split: XMLSplit
+    var split: SplitPoint
     var thread: SecondThread<XMLPart?>
     /// Set when the first thread fails before the split point.
     var stop: Protected<Bool>
     /// Told whether the second thread's text was used (tests and fuzzing).
     var observer: (@Sendable (_ taken: Bool) -> Void)?
 }
-
-/// The second thread was told to stop (its text is no longer needed).
-struct XMLSplitCancelled: Error {}

@@ -1,0 +1,111 @@
+/// Where a binary property list is cut in two for a second thread: the split container is
+/// reached from the top object through the stored member positions in `path` (value positions
+/// in file order); the second thread takes its members from `member` on (in the caller's order:
+/// file order for the tree reader, writing order for the XML converter).
+struct SplitPoint: Sendable {
+    var path: [Int]
+    var container: Int
+    var member: Int
+    /// The split container's depth (the top object is at 0).
+    var depth: Int { path.count }
+}
+
+/// When the binary reader and the binary-to-XML converter use a second thread: for inputs of
+/// `minimumInputLength` bytes or more on a machine with more than one core, cut at the first
+/// container with `minimumMembers` members or more on the way down from the top object.
+///
+/// Two threads pay off because the work is the walk over the objects, not I/O. The price is
+/// memory: the converter keeps the second half's text until the first half is written (about
+/// half the output), the reader a second copy of its per-object marks while both run (one byte
+/// per object). See `Docs/Performance.md`.
+package struct SplitPolicy: Sendable {
+    package var minimumInputLength: Int
+    package var minimumMembers: Int
+    /// Whether to look at the core count (tests force the split on one-core machines too).
+    package var requiresSeveralCores: Bool
+    /// Told, at the split point, whether the second thread's part was used (false: its members
+    /// are being done again by the first thread). Tests and fuzzing check that a conversion or
+    /// read that succeeds used it.
+    package var onHandoff: (@Sendable (_ taken: Bool) -> Void)?
+
+    package init(
+        minimumInputLength: Int, minimumMembers: Int, requiresSeveralCores: Bool = true,
+        onHandoff: (@Sendable (_ taken: Bool) -> Void)? = nil
+    ) {
+        self.minimumInputLength = minimumInputLength
+        self.minimumMembers = minimumMembers
+        self.requiresSeveralCores = requiresSeveralCores
+        self.onHandoff = onHandoff
+    }
+
+    /// Split files of 1 MiB and more at a container of 16 members or more.
+    package static let automatic = SplitPolicy(minimumInputLength: 1 << 20, minimumMembers: 16)
+    /// Never split.
+    package static let never = SplitPolicy(minimumInputLength: .max, minimumMembers: .max)
+    /// Split wherever a container on the way down has two members or more, on any machine
+    /// (tests and fuzzing: every small file exercises the second thread).
+    package static let always = SplitPolicy(minimumInputLength: 0, minimumMembers: 2, requiresSeveralCores: false)
+
+    func allowsSplitting(inputLength: Int) -> Bool {
+        guard inputLength >= minimumInputLength else { return false }
+        return !requiresSeveralCores || SecondThread<Void>.hasSpareCore
+    }
+}
+
+/// The second thread was told to stop (its part is no longer needed).
+struct SplitCancelled: Error {}
+
+extension BinaryPropertyListDecoder {
+    /// Where to cut the document for a second thread: the first container, from the top object
+    /// down through the member container with the most members, that has `minimumMembers` or
+    /// more (with `arraysOnly`, the first such array: dictionaries are only passed through);
+    /// nil when there is none (or the path looks wrong: the walk will say what is wrong).
+    func splitPoint(minimumMembers: Int, arraysOnly: Bool = false) -> SplitPoint? {
+        var index = trailer.topObject
+        var path: [Int] = []
+        let width = trailer.objectRefSize
+        // Deeper than this, a file is not one big collection.
+        while path.count < 8 {
+            let offset = offset(of: index)
+            let marker = bytes[offset]
+            guard marker & 0xF0 == 0xA0 || marker & 0xF0 == 0xD0,
+                let (count, start, _) = try? containerSpan(marker: marker, at: offset, object: index)
+            else { return nil }
+            if count >= max(2, minimumMembers), !arraysOnly || marker & 0xF0 == 0xA0 {
+                // Half each: on W3 the two threads then finish within a few milliseconds of each
+                // other (a 47:53 cut left the first thread of a conversion waiting).
+                return SplitPoint(path: path, container: index, member: max(1, count / 2))
+            }
+            let valuesStart = marker & 0xF0 == 0xD0 ? count : 0
+            var best: (slot: Int, index: Int, count: Int)?
+            for member in 0..<count {
+                guard let child = try? reference(at: start &+ (valuesStart &+ member) &* width, in: index) else { return nil }
+                let childOffset = self.offset(of: child)
+                let childMarker = bytes[childOffset]
+                guard childMarker & 0xF0 == 0xA0 || childMarker & 0xF0 == 0xD0,
+                    let (childCount, _, _) = try? containerSpan(marker: childMarker, at: childOffset, object: child),
+                    childCount > best?.count ?? 0
+                else { continue }
+                best = (member, child, childCount)
+            }
+            guard let best else { return nil }
+            path.append(best.slot)
+            index = best.index
+        }
+        return nil
+    }
+
+    /// True when some container is referenced from two places or more (or counting stopped):
+    /// then the tree reader decodes on one thread, so that such a container is decoded once and
+    /// its value shared, as ``BinaryPropertyListReader`` promises.
+    func hasSharedContainers() -> Bool {
+        guard countedReferences != nil else { return true }
+        for index in marks.indices where marks[index] & ~Self.onStack == Self.sharedCount {
+            switch bytes[offset(of: index)] & 0xF0 {
+            case 0xA0, 0xC0, 0xD0: return true
+            default: continue
+            }
+        }
+        return false
+    }
+}
