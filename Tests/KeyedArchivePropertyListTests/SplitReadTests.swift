@@ -54,20 +54,28 @@ final class SplitReadTests: XCTestCase {
             XCTAssertEqual(b.objectIndex, a.objectIndex, "\(context())", file: file, line: line)
             XCTAssertEqual("\(b)", "\(a)", "\(context())", file: file, line: line)
         default:
-            XCTFail("\(context()): split \(actual), one thread \(expected)", file: file, line: line)
+            func brief(_ result: Result<PropertyListValue, Error>) -> String {
+                switch result {
+                case .success(let value): "a \(value.typeName)"
+                case .failure(let error): "\(error)"
+                }
+            }
+            XCTFail("\(context()): split read gave \(brief(actual)), one thread \(brief(expected))", file: file, line: line)
         }
         return expected
     }
 
     /// `count` records in an array under a key; record `bad` holds the ASCII string "BAD!"
     /// whose last byte is then made 0xFF, which the reader refuses.
-    private func records(_ count: Int, bad: Int? = nil) throws -> Data {
+    /// Record `deep`, if any, holds three more levels of arrays than the others.
+    private func records(_ count: Int, bad: Int? = nil, deep: Int? = nil) throws -> Data {
         let records: [PropertyListValue] = (0..<count).map { index in
             var fields: [(String, PropertyListValue)] = [
                 ("name", PropertyListValue("record \(index)")), ("index", PropertyListValue(index)),
                 ("tags", .array([PropertyListValue("a\(index % 7)"), PropertyListValue(Double(index) / 8)])),
             ]
             if index == bad { fields.append(("x", PropertyListValue("BAD!"))) }
+            if index == deep { fields.append(("deep", [[["x"]]])) }
             return .dictionary(PropertyListDictionary(stringKeys: fields))
         }
         var bytes = Array(try PropertyList.encode(["version": 1, "records": .array(records)], format: .binary))
@@ -199,6 +207,91 @@ final class SplitReadTests: XCTestCase {
         }
     }
 
+    func testDepthLimitsAroundTheSplitAreTheOneThreadOnes() throws {
+        // The second thread opens the containers above the split array as the first does, so a
+        // depth limit at, above or below the split depth fails or passes the same way; with one
+        // record deeper than the rest, in either part, the limit can fall between them.
+        var limits = DecodingLimits.default
+        var failures = 0, successes = 0
+        for deep in [nil, 10, 75] {
+            let data = try records(100, deep: deep)
+            for depth in 0...8 {
+                limits.maximumDepth = depth
+                switch assertSplitMatches(data, "record \(deep ?? -1) deeper, maximumDepth \(depth)", limits: limits) {
+                case .success: successes += 1
+                case .failure(let error):
+                    failures += 1
+                    if let deep, depth >= 4, depth < 7 {
+                        XCTAssertEqual((error as? PropertyListError)?.keyPath?.hasPrefix("root.records[\(deep)].deep"), true, "\(error)")
+                    }
+                }
+            }
+        }
+        XCTAssertGreaterThan(failures, 5)
+        XCTAssertGreaterThan(successes, 5)
+    }
+
+    func testTheSplitPathGoesThroughDictionaries() throws {
+        func document(bad: Int? = nil) throws -> Data {
+            let items: PropertyListValue = .array((0..<40).map { index in
+                index == bad ? PropertyListValue("BAD!") : ["n": PropertyListValue(index), "s": PropertyListValue("é\(index)")]
+            })
+            let value: PropertyListValue = [
+                "z": 1, "outer": ["a": "x", "inner": ["items": items, "b": [1, 2]], "c": 2.5], "y": [true],
+            ]
+            var bytes = Array(try PropertyList.encode(value, format: .binary))
+            if bad != nil {
+                let marker = Array("BAD!".utf8)
+                let at = try XCTUnwrap((0...(bytes.count - 4)).first { Array(bytes[$0..<($0 + 4)]) == marker })
+                bytes[at + 3] = 0xFF
+            }
+            return Data(bytes)
+        }
+        let data = try document()
+        let split = try XCTUnwrap(splitPoint(data, minimumMembers: 10))
+        XCTAssertEqual(split.path, [1, 1, 0], "stored positions of \"outer\", \"inner\" and \"items\"")
+        XCTAssertEqual(split.member, 20)
+        guard case .success = assertSplitMatches(data, "through dictionaries", minimumMembers: 10) else { return XCTFail("refused") }
+        for bad in [5, 25] {
+            guard case .failure(let error as PropertyListError) = assertSplitMatches(try document(bad: bad), "bad at \(bad)", minimumMembers: 10) else {
+                return XCTFail("bad string at \(bad) accepted")
+            }
+            XCTAssertEqual(error.keyPath, "root.outer.inner.items[\(bad)]")
+        }
+    }
+
+    func testACycleBackToTheTopIsReportedAsOneThreadReportsIt() throws {
+        // A top array of four members whose last member is the array itself: the second thread
+        // meets the cycle, and the first thread then meets it too, with the same error.
+        let bytes: [UInt8] = Array("bplist00".utf8) + [0xA4, 0x01, 0x02, 0x03, 0x00, 0x10, 0x01, 0x10, 0x02, 0x10, 0x03]
+            + [0x08, 0x0D, 0x0F, 0x11] + [0, 0, 0, 0, 0, 0, 1, 1] + [0, 0, 0, 0, 0, 0, 0, 4] + [0, 0, 0, 0, 0, 0, 0, 0]
+            + [0, 0, 0, 0, 0, 0, 0, 19]
+        let data = Data(bytes)
+        XCTAssertNotNil(splitPoint(data))
+        guard case .failure(let error as PropertyListError) = assertSplitMatches(data, "cycle to the top") else {
+            return XCTFail("a cycle accepted")
+        }
+        XCTAssertEqual(error.code, .referenceCycle)
+    }
+
+    func testSmallArraysBesideMostOfTheDataAreNotCut() throws {
+        // Automatic splitting wants a member per 256 objects: one small array beside a big
+        // dictionary would leave all the work on one thread.
+        var entries: [(String, PropertyListValue)] = (0..<5_000).map { ("key \($0)", PropertyListValue("value \($0)")) }
+        entries.append(("list", .array((0..<16).map { PropertyListValue($0) })))
+        let data = try PropertyList.encode(.dictionary(PropertyListDictionary(stringKeys: entries)), format: .binary)
+        try data.withUnsafeBytes { bytes in
+            let decoder = try BinaryPropertyListDecoder(bytes: bytes, limits: .default)
+            XCTAssertNil(decoder.splitPoint(minimumMembers: 16, objectsPerMember: 256, arraysOnly: true))
+            XCTAssertNotNil(decoder.splitPoint(minimumMembers: 16, objectsPerMember: 0, arraysOnly: true))
+        }
+        // The records file: 16,000 records of 12 objects, far more than one per 256.
+        let records = try records(16_000)
+        XCTAssertNotNil(records.withUnsafeBytes {
+            try? BinaryPropertyListDecoder(bytes: $0, limits: .default).splitPoint(minimumMembers: 16, objectsPerMember: 256, arraysOnly: true)
+        })
+    }
+
     func testTheSecondThreadDecodesItsMembersAndStopsWhenToldTo() throws {
         let data = try records(1_000)
         try data.withUnsafeBytes { bytes in
@@ -242,11 +335,18 @@ final class SplitReadTests: XCTestCase {
     }
 
     func testBigFilesReadTheSameThroughThePublicAPI() throws {
-        // Over 1 MiB, so `PropertyList.decode` splits it on a machine with two cores.
+        // Over 1 MiB, so `PropertyList.decode` splits it on a machine with two cores: the
+        // automatic thresholds (core count aside) do cut it, and use the second thread's part.
         let data = try records(40_000)
         XCTAssertGreaterThan(data.count, 1 << 20)
-        XCTAssertNotNil(splitPoint(data, minimumMembers: 16))
+        let handoffs = Protected<[Bool]>([])
+        var automatic = SplitPolicy.automatic
+        automatic.requiresSeveralCores = false
+        automatic.onHandoff = { taken in handoffs.withLock { $0.append(taken) } }
+        let split = try read(data, automatic).get()
+        XCTAssertEqual(handoffs.withLock { $0 }, [true])
         let expected = try read(data, .never).get()
+        XCTAssertTrue(split == expected)
         let value = try PropertyList.decode(data)
         XCTAssertTrue(value == expected)
         XCTAssertEqual(try PropertyList.encode(value, format: .binary), try PropertyList.encode(expected, format: .binary))

@@ -277,7 +277,7 @@ struct BinaryPropertyListDecoder {
         var frames: [Frame] = []
         var handoff: TreeHandoff?
         if policy.allowsSplitting(inputLength: bytes.count), !hasSharedContainers(),
-            let split = splitPoint(minimumMembers: policy.minimumMembers, arraysOnly: true)
+            let split = splitPoint(minimumMembers: policy.minimumMembers, objectsPerMember: policy.objectsPerMember, arraysOnly: true)
         {
             let second = SecondPartDecoder(self)
             let stop = Protected(false)
@@ -398,9 +398,11 @@ struct BinaryPropertyListDecoder {
     /// on the calling thread (glibc gives each thread its own arena, and memory freed into the
     /// other thread's arena is not reused by the tree), and empty caches of shared objects (no
     /// container is shared when the tree is split, so only strings and data are decoded again).
+    /// Its cache is always the hash table: it holds only the strings and data of its own part,
+    /// and a dense table would cost four bytes for every object of the file.
     mutating func prepareForSecondThread() {
         marks = marks.withUnsafeBufferPointer { Array($0) }
-        denseSlots = denseSlots.isEmpty ? [] : [UInt32](repeating: 0, count: denseSlots.count)
+        denseSlots = []
         sparseSlots = WordPairTable()
         shared = []
     }
@@ -425,6 +427,9 @@ struct BinaryPropertyListDecoder {
                 frames[split.depth].kind == 0xA0, split.member >= 0, split.member <= frames[split.depth].count
             else { return nil }
             frames[split.depth].next = split.member
+            // Room for this part's members only (`enter` reserved room for all of them).
+            frames[split.depth].items = []
+            frames[split.depth].items.reserveCapacity(frames[split.depth].count &- split.member)
             // The container itself (1) is the first thread's to count.
             frames[split.depth].expanded = 0
             _ = try walk(&frames, stopDepth: split.depth, stop: stop)

@@ -120,7 +120,7 @@ extension BinaryPropertyListDecoder {
         let text = XMLText(budget: budget, sink: sink, expectedLength: overflow ? Int.max : expected)
         var walk = XMLWalk()
         var handoff: XMLHandoff?
-        if policy.allowsSplitting(inputLength: bytes.count), let split = splitPoint(minimumMembers: policy.minimumMembers) {
+        if policy.allowsSplitting(inputLength: bytes.count), let split = splitPoint(minimumMembers: policy.minimumMembers, objectsPerMember: policy.objectsPerMember) {
             let copy = self
             let stop = Protected(false)
             handoff = XMLHandoff(

@@ -12,7 +12,9 @@ struct SplitPoint: Sendable {
 
 /// When the binary reader and the binary-to-XML converter use a second thread: for inputs of
 /// `minimumInputLength` bytes or more on a machine with more than one core, cut at the first
-/// container with `minimumMembers` members or more on the way down from the top object.
+/// container on the way down from the top object with `minimumMembers` members or more, and
+/// (with `objectsPerMember`) at least one member for every `objectsPerMember` objects of the file,
+/// so that a small collection beside most of the data is not cut in vain.
 ///
 /// Two threads pay off because the work is the walk over the objects, not I/O. The price is
 /// memory: the converter keeps the second half's text until the first half is written (about
@@ -21,6 +23,8 @@ struct SplitPoint: Sendable {
 package struct SplitPolicy: Sendable {
     package var minimumInputLength: Int
     package var minimumMembers: Int
+    /// 0, or the most objects of the file per member of the split container.
+    package var objectsPerMember: Int
     /// Whether to look at the core count (tests force the split on one-core machines too).
     package var requiresSeveralCores: Bool
     /// Told, at the split point, whether the second thread's part was used (false: its members
@@ -29,17 +33,19 @@ package struct SplitPolicy: Sendable {
     package var onHandoff: (@Sendable (_ taken: Bool) -> Void)?
 
     package init(
-        minimumInputLength: Int, minimumMembers: Int, requiresSeveralCores: Bool = true,
+        minimumInputLength: Int, minimumMembers: Int, objectsPerMember: Int = 0, requiresSeveralCores: Bool = true,
         onHandoff: (@Sendable (_ taken: Bool) -> Void)? = nil
     ) {
         self.minimumInputLength = minimumInputLength
         self.minimumMembers = minimumMembers
+        self.objectsPerMember = objectsPerMember
         self.requiresSeveralCores = requiresSeveralCores
         self.onHandoff = onHandoff
     }
 
-    /// Split files of 1 MiB and more at a container of 16 members or more.
-    package static let automatic = SplitPolicy(minimumInputLength: 1 << 20, minimumMembers: 16)
+    /// Split files of 1 MiB and more at a container of 16 members or more, and of one member or
+    /// more per 256 objects (W3: 84,000 records of 39 objects; a keyed archive's `$objects`: all).
+    package static let automatic = SplitPolicy(minimumInputLength: 1 << 20, minimumMembers: 16, objectsPerMember: 256)
     /// Never split.
     package static let never = SplitPolicy(minimumInputLength: .max, minimumMembers: .max)
     /// Split wherever a container on the way down has two members or more, on any machine
@@ -58,12 +64,14 @@ struct SplitCancelled: Error {}
 extension BinaryPropertyListDecoder {
     /// Where to cut the document for a second thread: the first container, from the top object
     /// down through the member container with the most members, that has `minimumMembers` or
-    /// more (with `arraysOnly`, the first such array: dictionaries are only passed through);
-    /// nil when there is none (or the path looks wrong: the walk will say what is wrong).
-    func splitPoint(minimumMembers: Int, arraysOnly: Bool = false) -> SplitPoint? {
+    /// more, and one or more per `objectsPerMember` objects when that is not 0 (with
+    /// `arraysOnly`, the first such array: dictionaries are only passed through); nil when there
+    /// is none (or the path looks wrong: the walk will say what is wrong).
+    func splitPoint(minimumMembers: Int, objectsPerMember: Int = 0, arraysOnly: Bool = false) -> SplitPoint? {
         var index = trailer.topObject
         var path: [Int] = []
         let width = trailer.objectRefSize
+        let required = max(2, minimumMembers, objectsPerMember > 0 ? trailer.objectCount / objectsPerMember : 0)
         // Deeper than this, a file is not one big collection.
         while path.count < 8 {
             let offset = offset(of: index)
@@ -71,7 +79,7 @@ extension BinaryPropertyListDecoder {
             guard marker & 0xF0 == 0xA0 || marker & 0xF0 == 0xD0,
                 let (count, start, _) = try? containerSpan(marker: marker, at: offset, object: index)
             else { return nil }
-            if count >= max(2, minimumMembers), !arraysOnly || marker & 0xF0 == 0xA0 {
+            if count >= required, !arraysOnly || marker & 0xF0 == 0xA0 {
                 // Half each: on W3 the two threads then finish within a few milliseconds of each
                 // other (a 47:53 cut left the first thread of a conversion waiting).
                 return SplitPoint(path: path, container: index, member: max(1, count / 2))
