@@ -275,20 +275,28 @@ final class SplitReadTests: XCTestCase {
     }
 
     func testSmallArraysBesideMostOfTheDataAreNotCut() throws {
-        // Automatic splitting wants a member per 256 objects: one small array beside a big
+        // Automatic splitting wants a member per 4,096 objects: one small array beside a big
         // dictionary would leave all the work on one thread.
-        var entries: [(String, PropertyListValue)] = (0..<5_000).map { ("key \($0)", PropertyListValue("value \($0)")) }
-        entries.append(("list", .array((0..<16).map { PropertyListValue($0) })))
+        let perMember = SplitPolicy.automatic.objectsPerMember
+        XCTAssertEqual(perMember, 4_096)
+        var entries: [(String, PropertyListValue)] = (0..<40_000).map { ("key \($0)", PropertyListValue($0 + 1_000_000)) }
+        entries.append(("list", .array((0..<16).map { PropertyListValue("item \($0)") })))
         let data = try PropertyList.encode(.dictionary(PropertyListDictionary(stringKeys: entries)), format: .binary)
         try data.withUnsafeBytes { bytes in
             let decoder = try BinaryPropertyListDecoder(bytes: bytes, limits: .default)
-            XCTAssertNil(decoder.splitPoint(minimumMembers: 16, objectsPerMember: 256, arraysOnly: true))
+            XCTAssertGreaterThan(decoder.trailer.objectCount, 16 * perMember)
+            XCTAssertNil(decoder.splitPoint(minimumMembers: 16, objectsPerMember: perMember, arraysOnly: true))
             XCTAssertNotNil(decoder.splitPoint(minimumMembers: 16, objectsPerMember: 0, arraysOnly: true))
         }
-        // The records file: 16,000 records of 12 objects, far more than one per 256.
-        let records = try records(16_000)
-        XCTAssertNotNil(records.withUnsafeBytes {
-            try? BinaryPropertyListDecoder(bytes: $0, limits: .default).splitPoint(minimumMembers: 16, objectsPerMember: 256, arraysOnly: true)
+        // Chains nested 500 deep, 400 of them (the nesting benchmark's deepest file), are cut.
+        let chains: PropertyListValue = .array((0..<400).map { chain in
+            var node: PropertyListValue = PropertyListValue(chain)
+            for level in 1..<500 { node = level % 2 == 0 ? .array([PropertyListValue(level), node]) : ["level": PropertyListValue(level), "next": node] }
+            return node
+        })
+        let deep = try PropertyList.encode(chains, format: .binary)
+        XCTAssertNotNil(deep.withUnsafeBytes {
+            try? BinaryPropertyListDecoder(bytes: $0, limits: .default).splitPoint(minimumMembers: 16, objectsPerMember: perMember, arraysOnly: true)
         })
     }
 

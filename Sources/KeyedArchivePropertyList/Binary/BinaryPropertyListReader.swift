@@ -5,6 +5,11 @@
 /// object index, so objects shared by many containers cost nothing extra and share storage in
 /// the result. Decoding is iterative: nesting depth never grows the call stack.
 ///
+/// On a machine with more than one core, large inputs are decoded by two threads (the offset
+/// table in halves from 2^18 objects, the biggest array in halves from 1 MiB): the value and
+/// the errors are those of one thread (see `Docs/PropertyListFormat.md`, "Two threads for the
+/// tree").
+///
 /// Every failure throws ``PropertyListError`` with the byte offset, object index and key path.
 /// Limits (``DecodingLimits``) bound the object count, nesting depth, string and data lengths,
 /// and the size of the tree once shared objects are counted at every place they are used.

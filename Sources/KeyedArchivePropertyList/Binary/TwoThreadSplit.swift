@@ -44,8 +44,9 @@ package struct SplitPolicy: Sendable {
     }
 
     /// Split files of 1 MiB and more at a container of 16 members or more, and of one member or
-    /// more per 256 objects (W3: 84,000 records of 39 objects; a keyed archive's `$objects`: all).
-    package static let automatic = SplitPolicy(minimumInputLength: 1 << 20, minimumMembers: 16, objectsPerMember: 256)
+    /// more per 4,096 objects: a small collection beside most of the data is not cut, while
+    /// W3's 84,000 records, a keyed archive's `$objects` or 400 chains nested 500 deep are.
+    package static let automatic = SplitPolicy(minimumInputLength: 1 << 20, minimumMembers: 16, objectsPerMember: 4_096)
     /// Never split.
     package static let never = SplitPolicy(minimumInputLength: .max, minimumMembers: .max)
     /// Split wherever a container on the way down has two members or more, on any machine
