@@ -69,11 +69,7 @@ final class BinaryToXMLTests: XCTestCase {
             let original = Array(entry.data)
             guard original.count > 8, original.count < 200_000 else { continue }
             for attempt in 0..<24 {
-                var bytes = original
-                for _ in 0..<Int.random(in: 1...3, using: &generator) {
-                    let index = Int.random(in: 8..<bytes.count, using: &generator)
-                    bytes[index] ^= 1 << UInt8.random(in: 0...7, using: &generator)
-                }
+                let bytes = generator.flippingBits(in: original)
                 let damaged = Data(bytes)
                 let expected = twoStep(damaged), actual = streamed(damaged)
                 // Several problems in one file may be met in another order, so only the outcome

@@ -91,11 +91,7 @@ final class XMLSplitConversionTests: XCTestCase {
             let original = Array(entry.data)
             guard original.count > 8, original.count < 200_000, hasSplitPoint(entry.data) else { continue }
             for attempt in 0..<16 {
-                var bytes = original
-                for _ in 0..<Int.random(in: 1...3, using: &generator) {
-                    let index = Int.random(in: 8..<bytes.count, using: &generator)
-                    bytes[index] ^= 1 << UInt8.random(in: 0...7, using: &generator)
-                }
+                let bytes = generator.flippingBits(in: original)
                 if case .failure? = assertSplitMatches(Data(bytes), "\(entry.path) flip \(attempt)") { failures += 1 }
             }
         }

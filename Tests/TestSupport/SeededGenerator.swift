@@ -18,4 +18,15 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
     public mutating func chance(_ probability: Double) -> Bool {
         Double.random(in: 0..<1, using: &self) < probability
     }
+
+    /// `bytes` with one to three random bits flipped after the 8-byte `bplist00` header.
+    public mutating func flippingBits(in bytes: [UInt8]) -> [UInt8] {
+        var bytes = bytes
+        guard bytes.count > 8 else { return bytes }
+        for _ in 0..<Int.random(in: 1...3, using: &self) {
+            let index = Int.random(in: 8..<bytes.count, using: &self)
+            bytes[index] ^= 1 << UInt8.random(in: 0...7, using: &self)
+        }
+        return bytes
+    }
 }

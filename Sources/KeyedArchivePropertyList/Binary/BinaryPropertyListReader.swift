@@ -280,13 +280,13 @@ struct BinaryPropertyListDecoder {
     /// cores (see ``SplitPolicy``): the value and the errors are the same either way.
     mutating func decodeRoot(split policy: SplitPolicy = .automatic) throws -> PropertyListValue {
         var frames: [Frame] = []
-        var handoff: TreeHandoff?
+        var handoff: SplitHandoff<TreePart>?
         if policy.allowsSplitting(inputLength: bytes.count), !hasSharedContainers(),
             let split = splitPoint(minimumMembers: policy.minimumMembers, objectsPerMember: policy.objectsPerMember, arraysOnly: true)
         {
             let second = SecondPartDecoder(self)
             let stop = Protected(false)
-            handoff = TreeHandoff(
+            handoff = SplitHandoff<TreePart>(
                 split: split, thread: SecondThread { second.decode(split, stop: stop) }, stop: stop, observer: policy.onHandoff)
         }
         // The other thread reads `bytes`, which are the caller's only until this returns. If this
@@ -317,7 +317,7 @@ struct BinaryPropertyListDecoder {
     /// With `stop` (the second thread), the walk gives up with ``SplitCancelled`` soon after
     /// `stop` is set.
     private mutating func walk(
-        _ frames: inout [Frame], handoff: TreeHandoff? = nil, stopDepth: Int = -1, stop: Protected<Bool>? = nil
+        _ frames: inout [Frame], handoff: SplitHandoff<TreePart>? = nil, stopDepth: Int = -1, stop: Protected<Bool>? = nil
     ) throws -> PropertyListValue? {
         var handoffMember = handoff?.split.member ?? -1
         let handoffDepth = handoff?.split.depth ?? -1
@@ -875,16 +875,6 @@ struct TreePart {
     var items: [PropertyListValue]
     var expanded: Int
     var bytes: Int
-}
-
-/// A split read's second thread and where its part goes.
-struct TreeHandoff {
-    var split: SplitPoint
-    var thread: SecondThread<TreePart?>
-    /// Set when the first thread fails before the split point.
-    var stop: Protected<Bool>
-    /// Told whether the second thread's part was used (tests and fuzzing).
-    var observer: (@Sendable (_ taken: Bool) -> Void)?
 }
 
 /// The decoder the second thread of a split read works with: a copy made on the calling thread

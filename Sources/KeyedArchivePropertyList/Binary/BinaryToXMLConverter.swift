@@ -119,11 +119,11 @@ extension BinaryPropertyListDecoder {
         let (expected, overflow) = bytes.count.multipliedReportingOverflow(by: 2)
         let text = XMLText(budget: budget, sink: sink, expectedLength: overflow ? Int.max : expected)
         var walk = XMLWalk()
-        var handoff: XMLHandoff?
+        var handoff: SplitHandoff<XMLPart>?
         if policy.allowsSplitting(inputLength: bytes.count), let split = splitPoint(minimumMembers: policy.minimumMembers, objectsPerMember: policy.objectsPerMember) {
             let copy = self
             let stop = Protected(false)
-            handoff = XMLHandoff(
+            handoff = SplitHandoff<XMLPart>(
                 split: split,
                 thread: SecondThread {
                     var decoder = copy
@@ -157,7 +157,7 @@ extension BinaryPropertyListDecoder {
     /// With `stop` (the second thread), the walk gives up with ``SplitCancelled`` soon after
     /// `stop` is set.
     private mutating func write(
-        _ walk: inout XMLWalk, text: XMLText, maximumDepth: Int, handoff: XMLHandoff? = nil, stopDepth: Int = -1,
+        _ walk: inout XMLWalk, text: XMLText, maximumDepth: Int, handoff: SplitHandoff<XMLPart>? = nil, stopDepth: Int = -1,
         stop: Protected<Bool>? = nil
     ) throws {
         let referenceWidth = trailer.objectRefSize
@@ -381,14 +381,4 @@ struct XMLPart {
     var text: GrowableBytes
     var values: Int
     var stringBytes: Int
-}
-
-/// A split conversion's second thread and where its part goes.
-struct XMLHandoff {
-    var split: SplitPoint
-    var thread: SecondThread<XMLPart?>
-    /// Set when the first thread fails before the split point.
-    var stop: Protected<Bool>
-    /// Told whether the second thread's text was used (tests and fuzzing).
-    var observer: (@Sendable (_ taken: Bool) -> Void)?
 }

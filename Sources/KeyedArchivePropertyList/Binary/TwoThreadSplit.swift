@@ -62,6 +62,17 @@ package struct SplitPolicy: Sendable {
 /// The second thread was told to stop (its part is no longer needed).
 struct SplitCancelled: Error {}
 
+/// A split walk's second thread and where its part (the reader's members, the converter's text)
+/// goes.
+struct SplitHandoff<Part> {
+    var split: SplitPoint
+    var thread: SecondThread<Part?>
+    /// Set when the first thread fails before the split point.
+    var stop: Protected<Bool>
+    /// Told whether the second thread's part was used (tests and fuzzing).
+    var observer: (@Sendable (_ taken: Bool) -> Void)?
+}
+
 extension BinaryPropertyListDecoder {
     /// Where to cut the document for a second thread: the first container, from the top object
     /// down through the member container with the most members, that has `minimumMembers` or
