@@ -13,6 +13,21 @@ final class BinaryCorpusTests: XCTestCase {
         }
     }
 
+    /// Bit-flipped copies of the binary corpus files under 200,000 bytes that `include` accepts,
+    /// `perFile` each, named "path flip n"; the same copies for the same seed.
+    static func damagedEntries(seed: UInt64, perFile: Int, where include: (Data) -> Bool = { _ in true }) -> [(name: String, data: Data)] {
+        var generator = SeededGenerator(seed: seed)
+        var damaged: [(name: String, data: Data)] = []
+        for entry in binaryEntries() {
+            let original = Array(entry.data)
+            guard original.count > 8, original.count < 200_000, include(entry.data) else { continue }
+            for attempt in 0..<perFile {
+                damaged.append(("\(entry.path) flip \(attempt)", Data(generator.flippingBits(in: original))))
+            }
+        }
+        return damaged
+    }
+
     /// Files whose corpus expectation we knowingly do not follow, with the reason.
     static let knownExceptions: [String: String] = [
         // A 5-byte UID of 2^40-1, written by go-plist. CoreFoundation rejects UIDs above

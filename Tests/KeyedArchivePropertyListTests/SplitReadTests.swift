@@ -48,11 +48,7 @@ final class SplitReadTests: XCTestCase {
                 XCTAssertEqual(handoffs.withLock { $0 }, [true], "\(context()): one handoff expected", file: file, line: line)
             }
         case (.failure(let a as PropertyListError), .failure(let b as PropertyListError)):
-            XCTAssertEqual(b.code, a.code, "\(context())", file: file, line: line)
-            XCTAssertEqual(b.keyPath, a.keyPath, "\(context())", file: file, line: line)
-            XCTAssertEqual(b.byteOffset, a.byteOffset, "\(context())", file: file, line: line)
-            XCTAssertEqual(b.objectIndex, a.objectIndex, "\(context())", file: file, line: line)
-            XCTAssertEqual("\(b)", "\(a)", "\(context())", file: file, line: line)
+            XCTAssertSameError(b, a, context(), file: file, line: line)
         default:
             func brief(_ result: Result<PropertyListValue, Error>) -> String {
                 switch result {
@@ -113,15 +109,9 @@ final class SplitReadTests: XCTestCase {
 
     func testDamagedCorpusFilesReadTheSameOnTwoThreads() throws {
         guard Corpus.root != nil else { print("SKIP: corpus not found (../shared/corpus)"); return }
-        var generator = SeededGenerator(seed: 61)
         var failures = 0
-        for entry in BinaryCorpusTests.binaryEntries() {
-            let original = Array(entry.data)
-            guard original.count > 8, original.count < 200_000, splitPoint(entry.data) != nil else { continue }
-            for attempt in 0..<16 {
-                let bytes = generator.flippingBits(in: original)
-                if case .failure = assertSplitMatches(Data(bytes), "\(entry.path) flip \(attempt)") { failures += 1 }
-            }
+        for (name, data) in BinaryCorpusTests.damagedEntries(seed: 61, perFile: 16, where: { splitPoint($0) != nil }) {
+            if case .failure = assertSplitMatches(data, name) { failures += 1 }
         }
         XCTAssertGreaterThan(failures, 50, "damaged files that fail in the walk")
     }
@@ -177,29 +167,25 @@ final class SplitReadTests: XCTestCase {
             default: return (1, 0)
             }
         }
-        let (values, bytes) = totals(value)
+        let whole = totals(value)
         let records = totals(try XCTUnwrap(value["records"]))
         // Exactly enough reads. Less fails the same way on one thread or two, wherever the limit
         // is met: at the top, or inside the split array although each part alone is within it.
-        var limits = DecodingLimits.default
-        limits.maximumExpandedNodeCount = values
-        XCTAssertTrue(try assertSplitMatches(data, "values at the limit", limits: limits).get() == value)
-        for limit in [values - 1, records.values - 1, records.values / 2 + 10] {
-            limits.maximumExpandedNodeCount = limit
-            guard case .failure(let error as PropertyListError) = assertSplitMatches(data, "values limit \(limit)", limits: limits) else {
-                return XCTFail("values over the limit \(limit) accepted")
+        let cases: [(name: String, limit: WritableKeyPath<DecodingLimits, Int>, whole: Int, records: Int)] = [
+            ("values", \.maximumExpandedNodeCount, whole.values, records.values),
+            ("bytes", \.maximumExpandedByteCount, whole.bytes, records.bytes),
+        ]
+        for (name, keyPath, whole, records) in cases {
+            var limits = DecodingLimits.default
+            limits[keyPath: keyPath] = whole
+            XCTAssertTrue(try assertSplitMatches(data, "\(name) at the limit", limits: limits).get() == value)
+            for limit in [whole - 1, records - 1, records / 2 + 10] {
+                limits[keyPath: keyPath] = limit
+                guard case .failure(let error as PropertyListError) = assertSplitMatches(data, "\(name) limit \(limit)", limits: limits) else {
+                    return XCTFail("\(name) over the limit \(limit) accepted")
+                }
+                XCTAssertEqual(error.code, .objectLimitExceeded)
             }
-            XCTAssertEqual(error.code, .objectLimitExceeded)
-        }
-        limits = .default
-        limits.maximumExpandedByteCount = bytes
-        XCTAssertTrue(try assertSplitMatches(data, "bytes at the limit", limits: limits).get() == value)
-        for limit in [bytes - 1, records.bytes - 1, records.bytes / 2 + 10] {
-            limits.maximumExpandedByteCount = limit
-            guard case .failure(let error as PropertyListError) = assertSplitMatches(data, "bytes limit \(limit)", limits: limits) else {
-                return XCTFail("bytes over the limit \(limit) accepted")
-            }
-            XCTAssertEqual(error.code, .objectLimitExceeded)
         }
     }
 

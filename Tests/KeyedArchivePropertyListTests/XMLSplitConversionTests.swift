@@ -56,11 +56,7 @@ final class XMLSplitConversionTests: XCTestCase {
                     XCTAssertEqual(handoffs.withLock { $0 }, [true], "\(context()): one handoff expected", file: file, line: line)
                 }
             case (.failure(let a as PropertyListError), .failure(let b as PropertyListError)?):
-                XCTAssertEqual(b.code, a.code, "\(context())", file: file, line: line)
-                XCTAssertEqual(b.keyPath, a.keyPath, "\(context())", file: file, line: line)
-                XCTAssertEqual(b.byteOffset, a.byteOffset, "\(context())", file: file, line: line)
-                XCTAssertEqual(b.objectIndex, a.objectIndex, "\(context())", file: file, line: line)
-                XCTAssertEqual("\(b)", "\(a)", "\(context())", file: file, line: line)
+                XCTAssertSameError(b, a, context(), file: file, line: line)
             default:
                 XCTFail("\(context()): split \(String(describing: actual)), one thread \(expected)", file: file, line: line)
             }
@@ -85,15 +81,9 @@ final class XMLSplitConversionTests: XCTestCase {
 
     func testDamagedCorpusFilesSplitToTheSameBytesAndErrors() throws {
         guard Corpus.root != nil else { print("SKIP: corpus not found (../shared/corpus)"); return }
-        var generator = SeededGenerator(seed: 51)
         var failures = 0
-        for entry in BinaryCorpusTests.binaryEntries() {
-            let original = Array(entry.data)
-            guard original.count > 8, original.count < 200_000, hasSplitPoint(entry.data) else { continue }
-            for attempt in 0..<16 {
-                let bytes = generator.flippingBits(in: original)
-                if case .failure? = assertSplitMatches(Data(bytes), "\(entry.path) flip \(attempt)") { failures += 1 }
-            }
+        for (name, data) in BinaryCorpusTests.damagedEntries(seed: 51, perFile: 16, where: { hasSplitPoint($0) }) {
+            if case .failure? = assertSplitMatches(data, name) { failures += 1 }
         }
         XCTAssertGreaterThan(failures, 50, "damaged files that fail in the walk")
     }

@@ -285,16 +285,9 @@ struct BinaryPropertyListDecoder {
             let split = splitPoint(minimumMembers: policy.minimumMembers, objectsPerMember: policy.objectsPerMember, arraysOnly: true)
         {
             let second = SecondPartDecoder(self)
-            let stop = Protected(false)
-            handoff = SplitHandoff<TreePart>(
-                split: split, thread: SecondThread { second.decode(split, stop: stop) }, stop: stop, observer: policy.onHandoff)
+            handoff = SplitHandoff(split: split, observer: policy.onHandoff) { stop in second.decode(split, stop: stop) }
         }
-        // The other thread reads `bytes`, which are the caller's only until this returns. If this
-        // thread fails before the split point, the other one's part is not needed: stop it.
-        defer {
-            handoff?.stop.withLock { $0 = true }
-            _ = handoff?.thread.join()
-        }
+        defer { handoff?.stopAndJoin() }
         do {
             if let value = try enter(trailer.topObject, frames: &frames) { return value.value }
             if let value = try walk(&frames, handoff: handoff) { return value }
@@ -319,26 +312,16 @@ struct BinaryPropertyListDecoder {
     private mutating func walk(
         _ frames: inout [Frame], handoff: SplitHandoff<TreePart>? = nil, stopDepth: Int = -1, stop: Protected<Bool>? = nil
     ) throws -> PropertyListValue? {
-        var handoffMember = handoff?.split.member ?? -1
-        let handoffDepth = handoff?.split.depth ?? -1
-        var untilStopCheck = 0
+        var handoff = handoff
+        var stopCheck = SplitStopCheck(stop)
         while !frames.isEmpty {
             let last = frames.count - 1
             let next = frames[last].next
             if next < frames[last].total {
-                if let stop {
-                    // A lock every few thousand values costs nothing measurable.
-                    untilStopCheck &-= 1
-                    if untilStopCheck < 0 {
-                        untilStopCheck = 4_096
-                        if stop.withLock({ $0 }) { throw SplitCancelled() }
-                    }
-                }
-                if next == handoffMember, last == handoffDepth, let handoff, frames[last].object == handoff.split.container {
-                    handoffMember = -1
-                    let taken = take(handoff.thread, into: &frames[last])
-                    handoff.observer?(taken)
-                    if taken { continue }
+                try stopCheck.check()
+                if let split = handoff, split.isAt(member: next, depth: last, object: frames[last].object) {
+                    handoff = nil
+                    if split.report(taken: take(split.thread, into: &frames[last])) { continue }
                 }
                 let position = frames[last].refsStart &+ next &* trailer.objectRefSize
                 frames[last].next = next + 1

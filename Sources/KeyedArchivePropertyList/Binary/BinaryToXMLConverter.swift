@@ -122,21 +122,12 @@ extension BinaryPropertyListDecoder {
         var handoff: SplitHandoff<XMLPart>?
         if policy.allowsSplitting(inputLength: bytes.count), let split = splitPoint(minimumMembers: policy.minimumMembers, objectsPerMember: policy.objectsPerMember) {
             let copy = self
-            let stop = Protected(false)
-            handoff = SplitHandoff<XMLPart>(
-                split: split,
-                thread: SecondThread {
-                    var decoder = copy
-                    return decoder.writeSecondPart(split, maximumDepth: maximumDepth, budget: budget, stop: stop)
-                },
-                stop: stop, observer: policy.onHandoff)
+            handoff = SplitHandoff(split: split, observer: policy.onHandoff) { stop in
+                var decoder = copy
+                return decoder.writeSecondPart(split, maximumDepth: maximumDepth, budget: budget, stop: stop)
+            }
         }
-        // The other thread reads `bytes`, which are the caller's only until this returns. If this
-        // thread fails before the split point, the other one's text is not needed: stop it.
-        defer {
-            handoff?.stop.withLock { $0 = true }
-            _ = handoff?.thread.join()
-        }
+        defer { handoff?.stopAndJoin() }
         do {
             try writeObject(trailer.topObject, text: text, walk: &walk, maximumDepth: maximumDepth)
             try write(&walk, text: text, maximumDepth: maximumDepth, handoff: handoff)
@@ -161,19 +152,11 @@ extension BinaryPropertyListDecoder {
         stop: Protected<Bool>? = nil
     ) throws {
         let referenceWidth = trailer.objectRefSize
-        var handoffMember = handoff?.split.member ?? -1
-        let handoffDepth = handoff?.split.depth ?? -1
-        var untilStopCheck = 0
+        var handoff = handoff
+        var stopCheck = SplitStopCheck(stop)
         while let last = walk.frames.indices.last {
             try text.checkBudget()
-            if let stop {
-                // A lock every few thousand values costs nothing measurable.
-                untilStopCheck &-= 1
-                if untilStopCheck < 0 {
-                    untilStopCheck = 4_096
-                    if stop.withLock({ $0 }) { throw SplitCancelled() }
-                }
-            }
+            try stopCheck.check()
             let next = walk.frames[last].next
             guard next < walk.frames[last].count else {
                 if last == stopDepth { return }
@@ -187,11 +170,9 @@ extension BinaryPropertyListDecoder {
                 text.close(frame.isDictionary ? "</dict>\n" : "</array>\n", indent: walk.frames.count)
                 continue
             }
-            if next == handoffMember, last == handoffDepth, let handoff, walk.frames[last].object == handoff.split.container {
-                handoffMember = -1
-                let taken = try take(handoff.thread, into: &walk, text: text)
-                handoff.observer?(taken)
-                if taken {
+            if let split = handoff, split.isAt(member: next, depth: last, object: walk.frames[last].object) {
+                handoff = nil
+                if split.report(taken: try take(split.thread, into: &walk, text: text)) {
                     walk.frames[last].next = walk.frames[last].count
                     continue
                 }

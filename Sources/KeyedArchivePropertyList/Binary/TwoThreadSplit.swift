@@ -65,12 +65,60 @@ struct SplitCancelled: Error {}
 /// A split walk's second thread and where its part (the reader's members, the converter's text)
 /// goes.
 struct SplitHandoff<Part> {
-    var split: SplitPoint
-    var thread: SecondThread<Part?>
+    let split: SplitPoint
+    let thread: SecondThread<Part?>
     /// Set when the first thread fails before the split point.
-    var stop: Protected<Bool>
+    private let stop: Protected<Bool>
     /// Told whether the second thread's part was used (tests and fuzzing).
-    var observer: (@Sendable (_ taken: Bool) -> Void)?
+    private let observer: (@Sendable (_ taken: Bool) -> Void)?
+
+    /// Starts `work` (given the stop flag to pass to its walk) on a second thread.
+    init(split: SplitPoint, observer: (@Sendable (_ taken: Bool) -> Void)?, work: @escaping (Protected<Bool>) -> Part?) {
+        let stop = Protected(false)
+        self.split = split
+        self.stop = stop
+        self.observer = observer
+        thread = SecondThread { work(stop) }
+    }
+
+    /// Whether the walk of the first thread stands at the split point: in the split container
+    /// (`object`, at `depth`), about to do member `member`.
+    func isAt(member: Int, depth: Int, object: Int) -> Bool {
+        member == split.member && depth == split.depth && object == split.container
+    }
+
+    /// Reports whether the second thread's part was used, and returns that.
+    func report(taken: Bool) -> Bool {
+        observer?(taken)
+        return taken
+    }
+
+    /// Tells the second thread to stop and waits for it. The work reads the caller's borrowed
+    /// bytes, so every path of the caller runs this before they go away; when the first thread
+    /// failed before the split point, the second's part is not needed and it gives up early.
+    func stopAndJoin() {
+        stop.withLock { $0 = true }
+        _ = thread.join()
+    }
+}
+
+/// The second thread's side of ``SplitHandoff``'s stop flag: a walk calls ``check()`` once per
+/// value, and it throws ``SplitCancelled`` soon after the flag is set (a lock every few thousand
+/// values costs nothing measurable). Without a flag (the first thread) it does nothing.
+struct SplitStopCheck {
+    private let stop: Protected<Bool>?
+    private var countdown = 0
+
+    init(_ stop: Protected<Bool>?) { self.stop = stop }
+
+    @inline(__always)
+    mutating func check() throws {
+        guard let stop else { return }
+        countdown &-= 1
+        guard countdown < 0 else { return }
+        countdown = 4_096
+        if stop.withLock({ $0 }) { throw SplitCancelled() }
+    }
 }
 
 extension BinaryPropertyListDecoder {
