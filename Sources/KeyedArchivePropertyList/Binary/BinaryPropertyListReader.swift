@@ -312,15 +312,15 @@ struct BinaryPropertyListDecoder {
     private mutating func walk(
         _ frames: inout [Frame], handoff: SplitHandoff<TreePart>? = nil, stopDepth: Int = -1, stop: Protected<Bool>? = nil
     ) throws -> PropertyListValue? {
-        var handoff = handoff
+        var splitAt = handoff?.position ?? .nowhere
         var stopCheck = SplitStopCheck(stop)
         while !frames.isEmpty {
             let last = frames.count - 1
             let next = frames[last].next
             if next < frames[last].total {
                 try stopCheck.check()
-                if let split = handoff, split.isAt(member: next, depth: last, object: frames[last].object) {
-                    handoff = nil
+                if splitAt.isAt(member: next, depth: last, object: frames[last].object), let split = handoff {
+                    splitAt = .nowhere
                     if split.report(taken: take(split.thread, into: &frames[last])) { continue }
                 }
                 let position = frames[last].refsStart &+ next &* trailer.objectRefSize

@@ -152,7 +152,7 @@ extension BinaryPropertyListDecoder {
         stop: Protected<Bool>? = nil
     ) throws {
         let referenceWidth = trailer.objectRefSize
-        var handoff = handoff
+        var splitAt = handoff?.position ?? .nowhere
         var stopCheck = SplitStopCheck(stop)
         while let last = walk.frames.indices.last {
             try text.checkBudget()
@@ -170,8 +170,8 @@ extension BinaryPropertyListDecoder {
                 text.close(frame.isDictionary ? "</dict>\n" : "</array>\n", indent: walk.frames.count)
                 continue
             }
-            if let split = handoff, split.isAt(member: next, depth: last, object: walk.frames[last].object) {
-                handoff = nil
+            if splitAt.isAt(member: next, depth: last, object: walk.frames[last].object), let split = handoff {
+                splitAt = .nowhere
                 if split.report(taken: try take(split.thread, into: &walk, text: text)) {
                     walk.frames[last].next = walk.frames[last].count
                     continue

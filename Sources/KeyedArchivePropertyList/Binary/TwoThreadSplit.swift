@@ -59,6 +59,22 @@ package struct SplitPolicy: Sendable {
     }
 }
 
+/// A walk stands at the split point when it is in the split container (`container`, at
+/// `depth`), about to do member `member`.
+struct SplitPosition: Equatable {
+    var container: Int
+    var depth: Int
+    var member: Int
+    /// No position a walk reaches (no handoff, or it was already met).
+    static let nowhere = SplitPosition(container: -1, depth: -1, member: -1)
+
+    /// Whether a walk in container `object` at `depth`, about to do member `member`, is here.
+    @inline(__always)
+    func isAt(member: Int, depth: Int, object: Int) -> Bool {
+        member == self.member && depth == self.depth && object == container
+    }
+}
+
 /// The second thread was told to stop (its part is no longer needed).
 struct SplitCancelled: Error {}
 
@@ -81,10 +97,11 @@ struct SplitHandoff<Part> {
         thread = SecondThread { work(stop) }
     }
 
-    /// Whether the walk of the first thread stands at the split point: in the split container
-    /// (`object`, at `depth`), about to do member `member`.
-    func isAt(member: Int, depth: Int, object: Int) -> Bool {
-        member == split.member && depth == split.depth && object == split.container
+    /// Where the first thread's walk hands over, as plain integers: the walks test it once per
+    /// value, and testing the handoff itself there retained its references every time (about
+    /// 8% of a two-thread conversion).
+    var position: SplitPosition {
+        SplitPosition(container: split.container, depth: split.depth, member: split.member)
     }
 
     /// Reports whether the second thread's part was used, and returns that.
