@@ -14,26 +14,26 @@ final class ArchiveDecodingState: Decoder {
     private let sendableUserInfo: [CodingUserInfoKey: any Sendable]
 
     /// The coding path as a stack.
-    var keys: [any CodingKey] = []
-    private var depth = 0
-    private var expanded = 0
-    private var expandedBytes = 0
+    @exclusivity(unchecked) var keys: [any CodingKey] = []
+    @exclusivity(unchecked) private var depth = 0
+    @exclusivity(unchecked) private var expanded = 0
+    @exclusivity(unchecked) private var expandedBytes = 0
     /// Objects whose decoding is running (a reference back to one is a cycle).
-    private var active: [Bool]
+    @exclusivity(unchecked) private var active: [Bool]
     /// Decoded class instances by UID and type. Held as `Any`: `as AnyObject` on a generic value
     /// goes through the Objective-C bridging entry point (thousands of instructions on Linux).
-    private var instances: [InstanceKey: Any] = [:]
+    @exclusivity(unchecked) private var instances: [InstanceKey: Any] = [:]
     /// Class descriptions met so far, by UID: a short list scanned linearly (archives have few
     /// classes), then a dictionary, so archives with many classes stay linear.
-    private var knownClasses: [(uid: UInt32, info: ClassInfo)] = []
-    private var moreClassInfo: [UInt32: ClassInfo] = [:]
-    private var accepted: [AcceptKey: Bool] = [:]
-    private var typeKinds = TypeKindCache(decoding: true)
+    @exclusivity(unchecked) private var knownClasses: [(uid: UInt32, info: ClassInfo)] = []
+    @exclusivity(unchecked) private var moreClassInfo: [UInt32: ClassInfo] = [:]
+    @exclusivity(unchecked) private var accepted: [AcceptKey: Bool] = [:]
+    @exclusivity(unchecked) private var typeKinds = TypeKindCache(decoding: true)
 
     /// The value the `Decoder` methods read, and the type being decoded from it (for the class
     /// name check; cleared once a container is made).
-    private var current: PropertyListValue = .uid(0)
-    private var currentType: Any.Type?
+    @exclusivity(unchecked) private var current: PropertyListValue = .uid(0)
+    @exclusivity(unchecked) private var currentType: Any.Type?
 
     private struct InstanceKey: Hashable {
         var uid: UInt32

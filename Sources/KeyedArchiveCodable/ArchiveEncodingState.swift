@@ -11,22 +11,22 @@ final class ArchiveEncodingState: Encoder {
     private let maximumDepth: Int
 
     /// The coding path as a stack (copied into arrays only when asked for).
-    var keys: [any CodingKey] = []
-    private var depth = 0
+    @exclusivity(unchecked) var keys: [any CodingKey] = []
+    @exclusivity(unchecked) private var depth = 0
     /// What the value being encoded at this level produced.
-    var level = Level()
+    @exclusivity(unchecked) var level = Level()
     /// Containers opened with `nestedContainer`/`superEncoder` at the current level.
-    var nestedBuilders: [ContainerBuilder] = []
+    @exclusivity(unchecked) var nestedBuilders: [ContainerBuilder] = []
     /// Class-description UIDs by type: a short list scanned linearly, then a dictionary.
-    private var classTypes: [(id: ObjectIdentifier, uid: UInt32, fields: Int)] = []
-    private var moreClassUIDs: [ObjectIdentifier: UInt32] = [:]
-    private var dictionaryClassUID: UInt32 = 0
-    private var arrayClassUID: UInt32 = 0
-    private var typeKinds = TypeKindCache(decoding: false)
+    @exclusivity(unchecked) private var classTypes: [(id: ObjectIdentifier, uid: UInt32, fields: Int)] = []
+    @exclusivity(unchecked) private var moreClassUIDs: [ObjectIdentifier: UInt32] = [:]
+    @exclusivity(unchecked) private var dictionaryClassUID: UInt32 = 0
+    @exclusivity(unchecked) private var arrayClassUID: UInt32 = 0
+    @exclusivity(unchecked) private var typeKinds = TypeKindCache(decoding: false)
     /// Class instances whose `encode(to:)` is running, with the coding-path depth they started at.
-    private(set) var inProgress: [ObjectIdentifier: [any CodingKey]] = [:]
+    @exclusivity(unchecked) private(set) var inProgress: [ObjectIdentifier: [any CodingKey]] = [:]
     /// Conditional references not yet resolved (target not encoded when they were met).
-    var forwardConditionals: [ForwardConditional] = []
+    @exclusivity(unchecked) var forwardConditionals: [ForwardConditional] = []
 
     struct Level {
         var type: Any.Type?
@@ -478,13 +478,13 @@ final class ContainerBuilder {
     /// Coding-path depth at creation (the container's own coding path is that prefix).
     let depth: Int
     /// Object form: `$class` then stored keys and values. Dictionary form: key UIDs and values.
-    var entries: [PropertyListDictionary.Entry]
+    @exclusivity(unchecked) var entries: [PropertyListDictionary.Entry]
     /// Array and set forms: element references.
-    var elements: [PropertyListValue] = []
+    @exclusivity(unchecked) var elements: [PropertyListValue] = []
     /// Object form: where the encoder keeps the entry count of this type (-1: nowhere), and
     /// the count it held when this builder was made (updated only when it changes).
-    var fieldHintSlot = -1
-    var fieldHint = 0
+    @exclusivity(unchecked) var fieldHintSlot = -1
+    @exclusivity(unchecked) var fieldHint = 0
 
     /// `capacity`: the entries expected, `$class` included (a hint; one allocation when right).
     init(kind: Kind, uid: UInt32, classUID: UInt32, depth: Int, capacity: Int = 1) {

@@ -4,7 +4,7 @@
 final class KeyedStorage {
     let entries: [PropertyListDictionary.Entry]
     let map: [String: PropertyListValue]?
-    var cursor = 0
+    @exclusivity(unchecked) var cursor = 0
 
     init(entries: [PropertyListDictionary.Entry]) {
         self.entries = entries

@@ -189,7 +189,7 @@ final class ReferencingArchiveEncoder: Encoder {
     let state: ArchiveEncodingState
     let codingPath: [any CodingKey]
     private let store: (PropertyListValue) -> Void
-    private var builder: ContainerBuilder?
+    @exclusivity(unchecked) private var builder: ContainerBuilder?
     var userInfo: [CodingUserInfoKey: Any] { state.userInfo }
 
     init(state: ArchiveEncodingState, codingPath: [any CodingKey], store: @escaping (PropertyListValue) -> Void) {

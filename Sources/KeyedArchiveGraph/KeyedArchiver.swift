@@ -25,16 +25,16 @@ public final class KeyedArchiver {
 
     /// The object table being built (for layers built on this one).
     package let table = ArchiveObjectTable()
-    private var topFields = ArchiveObjectFields()
-    private var current: ArchiveObjectFields?
-    private var currentUID: UInt32 = 0
-    private var queue: [Job] = []
-    private var queueIndex = 0
-    private var classNames: [ObjectIdentifier: String] = [:]
+    @exclusivity(unchecked) private var topFields = ArchiveObjectFields()
+    @exclusivity(unchecked) private var current: ArchiveObjectFields?
+    @exclusivity(unchecked) private var currentUID: UInt32 = 0
+    @exclusivity(unchecked) private var queue: [Job] = []
+    @exclusivity(unchecked) private var queueIndex = 0
+    @exclusivity(unchecked) private var classNames: [ObjectIdentifier: String] = [:]
     /// Per class: the UID of its description, and how many entries its last object had (the
     /// capacity to reserve for the next one).
-    private var classUIDs: [ObjectIdentifier: (uid: UInt32, fieldCount: Int)] = [:]
-    private var finished: Data?
+    @exclusivity(unchecked) private var classUIDs: [ObjectIdentifier: (uid: UInt32, fieldCount: Int)] = [:]
+    @exclusivity(unchecked) private var finished: Data?
 
     private enum Job {
         case object(UInt32, any KeyedArchiving)

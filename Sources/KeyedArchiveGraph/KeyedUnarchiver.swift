@@ -20,37 +20,37 @@
 public final class KeyedUnarchiver {
     /// The parsed archive (for layers built on this one).
     package let document: ArchiveDocument
-    private var classMap: [String: any KeyedArchiving.Type] = [:]
+    @exclusivity(unchecked) private var classMap: [String: any KeyedArchiving.Type] = [:]
 
     // Decoding state.
     /// The object being decoded (or `$top`); the ones it interrupted are in `savedContexts`.
     /// Kept out of the stack so that key lookups read it without copying an array element.
-    private var current: Context
-    private var savedContexts: [Context] = []
+    @exclusivity(unchecked) private var current: Context
+    @exclusivity(unchecked) private var savedContexts: [Context] = []
     /// Per UID (index = UID; sized on first use): the class instance made for it, if any.
     /// An array, not a dictionary: every reference to an object looks here.
-    private var slots: [Slot] = []
+    @exclusivity(unchecked) private var slots: [Slot] = []
     /// Per UID: bit 0 = `values` may hold entries for it, bit 1 = a value is being built from it.
-    private var valueFlags: [UInt8] = []
-    private var values: [CacheKey: Any] = [:]
-    private var pending: [PendingPhase2] = []
+    @exclusivity(unchecked) private var valueFlags: [UInt8] = []
+    @exclusivity(unchecked) private var values: [CacheKey: Any] = [:]
+    @exclusivity(unchecked) private var pending: [PendingPhase2] = []
     /// What the current top-level decode added to `instances` and `values`, so that a failed
     /// decode can take it back (see ``rollBack()``).
-    private var addedInstances: [UInt32] = []
-    private var addedValues: [CacheKey] = []
-    private var pendingIndex = 0
-    private var depth = 0
-    private var allowedSets: [Set<KeyedArchiveClass>: Allowed] = [:]
-    private var allowedLists: [[KeyedArchiveClass]: Allowed] = [:]
-    private var allowedByType: [ObjectIdentifier: Allowed] = [:]
+    @exclusivity(unchecked) private var addedInstances: [UInt32] = []
+    @exclusivity(unchecked) private var addedValues: [CacheKey] = []
+    @exclusivity(unchecked) private var pendingIndex = 0
+    @exclusivity(unchecked) private var depth = 0
+    @exclusivity(unchecked) private var allowedSets: [Set<KeyedArchiveClass>: Allowed] = [:]
+    @exclusivity(unchecked) private var allowedLists: [[KeyedArchiveClass]: Allowed] = [:]
+    @exclusivity(unchecked) private var allowedByType: [ObjectIdentifier: Allowed] = [:]
     /// The last two Swift types asked for by ``decodeObject(of:forKey:)`` (most recent first):
     /// decoders alternate between a few types, and this saves the hashing of a dictionary lookup.
-    private var recentTypes: (ObjectIdentifier?, Allowed?, ObjectIdentifier?, Allowed?) = (nil, nil, nil, nil)
+    @exclusivity(unchecked) private var recentTypes: (ObjectIdentifier?, Allowed?, ObjectIdentifier?, Allowed?) = (nil, nil, nil, nil)
     /// Class descriptions met so far, by the UID of the description, with how they resolved
     /// under each allowed set.
-    private var classInfos: [UInt32: ClassInfo] = [:]
-    private var lastClassInfo: ClassInfo?
-    private var path: [PathSegment] = []
+    @exclusivity(unchecked) private var classInfos: [UInt32: ClassInfo] = [:]
+    @exclusivity(unchecked) private var lastClassInfo: ClassInfo?
+    @exclusivity(unchecked) private var path: [PathSegment] = []
 
     private struct Context {
         var uid: UInt32

@@ -19,7 +19,7 @@ package final class ArchiveDocument {
     package let objects: [PropertyListValue]
     /// The limits in force.
     package let limits: DecodingLimits
-    private var classCache: [UInt32: ArchivedClassDescription] = [:]
+    @exclusivity(unchecked) private var classCache: [UInt32: ArchivedClassDescription] = [:]
 
     /// Reads and validates an archive from bytes (binary or XML, detected).
     package convenience init(data: Data, limits: DecodingLimits = .default) throws(KeyedArchiveError) {

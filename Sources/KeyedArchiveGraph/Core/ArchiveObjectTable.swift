@@ -24,18 +24,18 @@
 ///   ``finish(top:archiverName:)`` is patched to that object's UID; otherwise it stays UID 0.
 package final class ArchiveObjectTable {
     /// The object table so far. Reserved, not yet filled entries hold `"$null"`.
-    package private(set) var objects: [PropertyListValue] = [.string(PropertyListString(ArchiveKeys.null))]
+    @exclusivity(unchecked) package private(set) var objects: [PropertyListValue] = [.string(PropertyListString(ArchiveKeys.null))]
     /// UIDs by object address (the objects are retained in `retained`, so addresses stay unique).
-    private var identities = WordPairTable()
-    private var retained: [AnyObject] = []
+    @exclusivity(unchecked) private var identities = WordPairTable()
+    @exclusivity(unchecked) private var retained: [AnyObject] = []
     /// Uniqued leaves: numbers, booleans and dates by bits and kind, strings by exact text,
     /// the rest (data) by value.
-    private var numberLeaves = WordPairTable()
-    private var stringLeaves = LiteralStringTable()
-    private var otherLeaves: [LeafKey: UInt32] = [:]
-    private var valueObjects: [PropertyListValue: UInt32] = [:]
-    private var classDescriptions: [[String]: UInt32] = [:]
-    private var conditionalSlots: [ObjectIdentifier: [ConditionalSlot]] = [:]
+    @exclusivity(unchecked) private var numberLeaves = WordPairTable()
+    @exclusivity(unchecked) private var stringLeaves = LiteralStringTable()
+    @exclusivity(unchecked) private var otherLeaves: [LeafKey: UInt32] = [:]
+    @exclusivity(unchecked) private var valueObjects: [PropertyListValue: UInt32] = [:]
+    @exclusivity(unchecked) private var classDescriptions: [[String]: UInt32] = [:]
+    @exclusivity(unchecked) private var conditionalSlots: [ObjectIdentifier: [ConditionalSlot]] = [:]
 
     /// Where a conditional reference sits, to be patched when its object gets a UID.
     package enum ConditionalSlot: Sendable, Hashable {
