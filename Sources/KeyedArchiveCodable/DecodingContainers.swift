@@ -1,10 +1,23 @@
-/// The fields of one keyed value: an archived object's dictionary (looked up by scanning from
-/// where the last lookup matched, since fields are usually read in the order written) or an
-/// NSDictionary's entries by key.
+/// The fields of one keyed value: an archived object's dictionary or an NSDictionary's entries
+/// by key.
+///
+/// An object's fields are looked up as the unarchiver looks them up (the first entry whose key
+/// matches byte for byte), but starting where the last lookup matched, since fields are
+/// usually read in the order they were written: scanning from the start copied every key
+/// before the one wanted (+22% instructions for a W5 decode). An entry found past the cursor
+/// is the first one with its key unless an entry before the cursor has the key too; that can
+/// only be one the lookups have looked at before, so a fingerprint of each key looked at (length
+/// and first byte, as one bit of 64) tells when the entries before the cursor must be searched
+/// again: for repeated keys (damaged or hand-made archives) and fingerprint collisions (scanning
+/// again on length alone cost 9% more instructions on W5 than with the first byte).
 final class KeyedStorage {
     let entries: [PropertyListDictionary.Entry]
     let map: [String: PropertyListValue]?
-    @exclusivity(unchecked) var cursor = 0
+    /// Where the next lookup starts: the entry after the last match.
+    @exclusivity(unchecked) private var cursor = 0
+    /// The fingerprints of every key a lookup has looked at: all those before the cursor, and
+    /// maybe more.
+    @exclusivity(unchecked) private var seen: UInt64 = 0
 
     init(entries: [PropertyListDictionary.Entry]) {
         self.entries = entries
@@ -17,21 +30,37 @@ final class KeyedStorage {
     }
 
     @inline(__always)
+    private static func fingerprint(length: Int, first: UInt8?) -> UInt64 {
+        1 &<< UInt64(truncatingIfNeeded: (length &* 7 &+ Int(first ?? 0)) & 63)
+    }
+
+    @inline(__always)
     func value(forKey key: String) -> PropertyListValue? {
         if let map { return map[key] }
         let stored = key.utf8.first == UInt8(ascii: "$") ? ArchiveKeys.escape(key) : key
+        let length = stored.utf8.count
         let count = entries.count
-        var index = cursor
-        var scanned = 0
-        while scanned < count {
-            if index >= count { index = 0 }
-            if case .string(let name) = entries[index].key, name.value == stored {
-                cursor = index + 1
-                return entries[index].value
+        let start = cursor < count ? cursor : 0
+        var index = start
+        var looked: UInt64 = 0
+        for _ in 0..<count {
+            if case .string(let name) = entries[index].key {
+                let nameLength = name.value.utf8.count
+                looked |= Self.fingerprint(length: nameLength, first: name.value.utf8.first)
+                if nameLength == length, name.value == stored, PropertyListString.literallyEqual(name.value, stored) {
+                    if index >= start, start > 0, seen & Self.fingerprint(length: length, first: stored.utf8.first) != 0,
+                        let earlier = ArchiveKeys.position(ofStoredKey: stored, in: entries, before: start)
+                    {
+                        index = earlier
+                    }
+                    seen |= looked
+                    cursor = index + 1
+                    return entries[index].value
+                }
             }
-            index += 1
-            scanned += 1
+            index = index + 1 == count ? 0 : index + 1
         }
+        seen |= looked
         return nil
     }
 

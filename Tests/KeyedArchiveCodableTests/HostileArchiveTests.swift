@@ -93,6 +93,63 @@ final class HostileArchiveTests: XCTestCase {
         assertDecodingError(Profile.self, try KeyedArchiver.archivedData(withRootObject: "text"))
     }
 
+    /// Repeated keys in an object (a damaged or hand-made archive): every lookup returns the
+    /// first entry, as CoreFoundation's reader keeps it (Security.md), whatever order the fields
+    /// are read in; and keys match byte for byte, not by canonical equivalence.
+    func testRepeatedAndEquivalentKeysResolveToTheFirstLiteralMatch() throws {
+        let (objects, root, envelope) = try editable()
+        guard case .dictionary(let fields) = objects[root] else { return XCTFail("the root is not an object") }
+        // "age" before "name" (Profile reads name first, then age), and a second "age" at the end.
+        var entries = fields.entries.filter { $0.key != "age" }
+        entries.insert(("age", .integer(36)), at: 1)
+        entries.append(("age", .integer(99)))
+        var edited = objects
+        edited[root] = .dictionary(PropertyListDictionary(entries))
+        let decoded = try KeyedUnarchiver.unarchivedObject(ofType: Profile.self, from: try archive(edited, envelope: envelope))
+        XCTAssertEqual(decoded.age, 36)
+        XCTAssertEqual(decoded.name, sample.name)
+
+        // The same key read twice, its repeat right after it: the second read is the first entry too.
+        struct ReadTwice: Codable {
+            var a: Int
+            var again = 0
+            enum CodingKeys: String, CodingKey { case a }
+            init(a: Int) { self.a = a }
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                a = try container.decode(Int.self, forKey: .a)
+                again = try container.decode(Int.self, forKey: .a)
+            }
+        }
+        let twice = try PropertyList.decode(KeyedArchiver.archivedData(withRootObject: ReadTwice(a: 1)))
+        guard case .dictionary(var twiceEnvelope) = twice, case .array(var twiceObjects)? = twice["$objects"],
+            case .uid(let twiceRoot)? = twice["$top"]?["root"], case .dictionary(var twiceFields) = twiceObjects[Int(twiceRoot)]
+        else { return XCTFail("unexpected archive shape") }
+        twiceFields.entries.append(("a", .integer(3)))
+        twiceObjects[Int(twiceRoot)] = .dictionary(twiceFields)
+        twiceEnvelope["$objects"] = .array(twiceObjects)
+        let readTwice = try KeyedUnarchiver.unarchivedObject(
+            ofType: ReadTwice.self, from: try PropertyList.encode(.dictionary(twiceEnvelope), format: .binary))
+        XCTAssertEqual([readTwice.a, readTwice.again], [1, 1])
+
+        // "é" spelled decomposed (NFD) first, then composed (NFC): the NFC key finds the second.
+        struct Accented: Codable, Equatable {
+            var value: Int
+            enum CodingKeys: String, CodingKey { case value = "\u{E9}" }
+        }
+        let accented = try PropertyList.decode(KeyedArchiver.archivedData(withRootObject: Accented(value: 2)))
+        guard case .dictionary(var accentedEnvelope) = accented, case .array(var accentedObjects)? = accented["$objects"],
+            case .uid(let accentedRoot)? = accented["$top"]?["root"],
+            case .dictionary(let accentedFields) = accentedObjects[Int(accentedRoot)]
+        else { return XCTFail("unexpected archive shape") }
+        var accentedEntries = accentedFields.entries
+        accentedEntries.insert((.string(PropertyListString("e\u{301}")), .integer(1)), at: 1)
+        accentedObjects[Int(accentedRoot)] = .dictionary(PropertyListDictionary(accentedEntries))
+        accentedEnvelope["$objects"] = .array(accentedObjects)
+        let data = try PropertyList.encode(.dictionary(accentedEnvelope), format: .binary)
+        XCTAssertEqual(try KeyedUnarchiver.unarchivedObject(ofType: Accented.self, from: data), Accented(value: 2))
+    }
+
     func testMissingKeysAndNulls() throws {
         let (objects, root, envelope) = try editable()
         var edited = objects

@@ -59,16 +59,21 @@ package enum ArchiveKeys {
     /// byte counts before bytes: the count is O(1) for native strings and tells most keys of an
     /// object apart, so only keys of the same length are compared.
     package static func value(forStoredKey key: String, in fields: PropertyListDictionary) -> PropertyListValue? {
+        position(ofStoredKey: key, in: fields.entries).map { fields.entries[$0].value }
+    }
+
+    /// The first entry whose key is the string `key`, byte for byte, among the first `end`
+    /// entries (all of them when `end` is nil).
+    package static func position(ofStoredKey key: String, in entries: [PropertyListDictionary.Entry], before end: Int? = nil) -> Int? {
         let length = key.utf8.count
-        let entries = fields.entries
-        for index in entries.indices {
+        for index in 0..<min(end ?? entries.count, entries.count) {
             // `==` first: for the short keys of archives it compares the strings' inline bits;
             // it holds whenever the bytes are equal, and the byte check then rules out strings
             // that are only canonically equivalent.
             guard case .string(let name) = entries[index].key, name.value.utf8.count == length, name.value == key,
                 PropertyListString.literallyEqual(name.value, key)
             else { continue }
-            return entries[index].value
+            return index
         }
         return nil
     }
