@@ -36,6 +36,11 @@ package struct WordPairTable {
 
     @inline(__always)
     private func home(_ a: UInt64, _ b: UInt64) -> Int {
+        Self.home(a, b, mask: mask)
+    }
+
+    @inline(__always)
+    private static func home(_ a: UInt64, _ b: UInt64, mask: Int) -> Int {
         var mixed = (a ^ LookupSeed.value) &* 0x9E37_79B9_7F4A_7C15
         mixed ^= (b ^ (mixed >> 29)) &* 0xC2B2_AE3D_27D4_EB4F
         return Int(truncatingIfNeeded: (mixed ^ (mixed >> 32)) & UInt64(truncatingIfNeeded: mask))
@@ -58,31 +63,57 @@ package struct WordPairTable {
 
     /// Stores `value` (>= 0) for a key known to be absent.
     package mutating func insert(_ a: UInt64, _ b: UInt64, _ value: Int) {
-        if (count + 1) * 2 > slots.count { grow() }
-        let mask = self.mask
-        var index = home(a, b)
-        slots.withUnsafeMutableBufferPointer { slots in
-            while slots[index].value != 0 { index = (index + 1) & mask }
-            slots[index] = Slot(a: a, b: b, value: value + 1)
-        }
-        count += 1
+        _ = findOrInsert(a, b, value)
     }
 
-    /// The value stored for `(a, b)`, or `nil` after storing `value` for it.
+    /// The value stored for `(a, b)`, or `nil` after storing `value` for it: one probe sequence
+    /// for both (looking up first and inserting after hashed and probed twice per new key).
     @inline(__always)
     package mutating func findOrInsert(_ a: UInt64, _ b: UInt64, _ value: Int) -> Int? {
-        if let found = find(a, b) { return found }
-        insert(a, b, value)
+        // Grown before probing, so that the empty slot the probe ends on is where the key goes.
+        if (count + 1) * 2 > slots.count { rehash(capacity: Swift.max(64, slots.count * 2)) }
+        let mask = self.mask
+        var index = home(a, b)
+        // Probed read-only: most calls find the key, and need no uniqueness check.
+        let found: Int? = slots.withUnsafeBufferPointer { slots in
+            while true {
+                let slot = slots[index]
+                if slot.value == 0 { return nil }
+                if slot.a == a && slot.b == b { return slot.value - 1 }
+                index = (index + 1) & mask
+            }
+        }
+        if found != nil { return found }
+        slots[index] = Slot(a: a, b: b, value: value + 1)
+        count += 1
         return nil
     }
 
-    private mutating func grow() {
-        let capacity = Swift.max(64, slots.count * 2)
+    /// Makes room for `count` keys in all, so that filling the table to that size does not grow
+    /// it step by step (each step rehashes every key and zeroes twice the slots).
+    package mutating func reserve(_ count: Int) {
+        guard count > 0, count <= Int.max / 4 else { return }
+        var capacity = 64
+        while capacity < count * 2 { capacity *= 2 }
+        if capacity > slots.count { rehash(capacity: capacity) }
+    }
+
+    private mutating func rehash(capacity: Int) {
         let old = slots
-        slots = Array(repeating: Slot(a: 0, b: 0, value: 0), count: capacity)
-        mask = capacity - 1
-        count = 0
-        for slot in old where slot.value != 0 { insert(slot.a, slot.b, slot.value - 1) }
+        let mask = capacity - 1
+        var moved = 0
+        var grown = Array(repeating: Slot(a: 0, b: 0, value: 0), count: capacity)
+        grown.withUnsafeMutableBufferPointer { grown in
+            for slot in old where slot.value != 0 {
+                var index = Self.home(slot.a, slot.b, mask: mask)
+                while grown[index].value != 0 { index = (index + 1) & mask }
+                grown[index] = slot
+                moved += 1
+            }
+        }
+        slots = grown
+        self.mask = mask
+        count = moved
     }
 }
 
