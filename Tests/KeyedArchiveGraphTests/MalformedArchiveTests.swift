@@ -42,6 +42,28 @@ final class MalformedArchiveTests: XCTestCase {
         }
     }
 
+    /// Repeated keys in an object: every lookup returns the first entry, as CoreFoundation
+    /// keeps it (Security.md), whatever order `init(coder:)` reads the fields in; and keys match
+    /// byte for byte, not by canonical equivalence.
+    func testRepeatedAndEquivalentKeysResolveToTheFirstLiteralMatch() throws {
+        final class OutOfOrder: KeyedArchiving {
+            static var archivedClassName: String { "OutOfOrder" }
+            var read: [Int] = []
+            init() {}
+            func encode(with coder: KeyedArchiver) throws {}
+            init(coder: KeyedUnarchiver) throws {
+                for key in ["b", "a", "a", "\u{E9}"] { read.append(try coder.decodeInt(forKey: key)) }
+            }
+        }
+        let fields = PropertyListDictionary([
+            ("$class", .uid(2)), ("a", 1), ("e\u{301}", 5), ("b", 2), ("a", 3), ("\u{E9}", 4),
+        ])
+        let unarchiver = try KeyedUnarchiver(propertyList: archive([.string("$null"), .dictionary(fields), classDescription("OutOfOrder")]))
+        unarchiver.setClass(OutOfOrder.self, forClassName: "OutOfOrder")
+        let decoded = try unarchiver.decodeTopLevelObject(of: OutOfOrder.self)
+        XCTAssertEqual(decoded?.read, [2, 1, 1, 4])
+    }
+
     func testUIDOutOfRange() {
         assertRejected(archive(["$null"], root: .uid(5)), .invalidReference, resolver: .invalidReference)
         assertRejected(
