@@ -236,11 +236,7 @@ package final class ArchiveObjectTable {
             default: break
             }
         }
-        // The flattener uniques the values stored inline in objects (numbers, mostly) in a table
-        // that rehashed every key each time it doubled (4% of a W5 encode). Sized here for one
-        // per object dictionary entry beside `$class` and a reference or two: an estimate (the
-        // exact count copied every entry once more), as the table still grows past it if need be.
-        _ = list.reserve(9 + 2 * count, moreObjects: memberCount, references: memberCount + count, numbers: memberCount / 4)
+        _ = list.reserve(9 + 2 * count, moreObjects: memberCount, references: memberCount + count)
         list.uidMapping = (uidBase, count)
         // The envelope.
         list.setContainer(kind: 0xD0, references: [1, 2, 3, 4, 5, 6, 7, 8], at: 0)

@@ -60,13 +60,11 @@ package struct BinaryPropertyListObjects {
 
     /// Appends `count` placeholder objects (to be set before serializing) and returns their indices.
     /// `moreObjects` and `references` reserve room for what is added after them (objects from
-    /// ``add(_:)``, members of containers), so that large lists are not copied as they grow;
-    /// `numbers`, the number of integers, reals and dates ``add(_:)`` may unique.
-    package mutating func reserve(_ count: Int, moreObjects: Int = 0, references: Int = 0, numbers: Int = 0) -> Range<Int> {
+    /// ``add(_:)``, members of containers), so that large lists are not copied as they grow.
+    package mutating func reserve(_ count: Int, moreObjects: Int = 0, references: Int = 0) -> Range<Int> {
         let start = objects.count
         objects.reserveCapacity(start + count + max(0, moreObjects))
         self.references.reserveCapacity(self.references.count + max(0, references))
-        self.numbers.reserve(numbers)
         objects.append(contentsOf: repeatElement(.scalar(.null), count: count))
         return start..<objects.count
     }

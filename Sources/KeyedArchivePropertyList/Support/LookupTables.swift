@@ -89,15 +89,7 @@ package struct WordPairTable {
         return nil
     }
 
-    /// Makes room for `count` keys in all, so that filling the table to that size does not grow
-    /// it step by step (each step rehashes every key and zeroes twice the slots).
-    package mutating func reserve(_ count: Int) {
-        guard count > 0, count <= Int.max / 4 else { return }
-        var capacity = 64
-        while capacity < count * 2 { capacity *= 2 }
-        if capacity > slots.count { rehash(capacity: capacity) }
-    }
-
+    /// Moves every key into a table of `capacity` slots, placing each directly (no lookup).
     private mutating func rehash(capacity: Int) {
         let old = slots
         let mask = capacity - 1
