@@ -531,7 +531,7 @@ struct BinaryPropertyListDecoder {
     private mutating func remember(_ index: Int, _ decoded: (value: PropertyListValue, expanded: Int, bytes: Int)) {
         guard marks[index] == Self.sharedCount else { return }
         if denseSlots.isEmpty {
-            sparseSlots.insert(UInt64(truncatingIfNeeded: index), 0, shared.count)
+            _ = sparseSlots.findOrInsert(UInt64(truncatingIfNeeded: index), 0, shared.count)
         } else {
             // Fewer shared objects than objects, and the object count fits the offset table.
             guard shared.count < Int(UInt32.max) else { return }

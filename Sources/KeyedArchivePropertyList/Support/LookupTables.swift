@@ -61,11 +61,6 @@ package struct WordPairTable {
         }
     }
 
-    /// Stores `value` (>= 0) for a key known to be absent.
-    package mutating func insert(_ a: UInt64, _ b: UInt64, _ value: Int) {
-        _ = findOrInsert(a, b, value)
-    }
-
     /// The value stored for `(a, b)`, or `nil` after storing `value` for it: one probe sequence
     /// for both (looking up first and inserting after hashed and probed twice per new key).
     @inline(__always)
@@ -145,14 +140,13 @@ package struct LiteralStringTable {
             return short.findOrInsert(words.0, words.1, value)
         }
         let hash = Self.hash(UnsafeRawBufferPointer(bytes))
-        if let position = long.find(hash, UInt64(count)) {
+        if let position = long.findOrInsert(hash, UInt64(count), longTexts.count) {
             if Self.equal(longTexts[position], bytes) { return longValues[position] }
             let key = PropertyListString(string)
             if let found = collisions[key] { return found }
             collisions[key] = value
             return nil
         }
-        long.insert(hash, UInt64(count), longTexts.count)
         longTexts.append(string)
         longValues.append(value)
         return nil
