@@ -142,6 +142,42 @@ final class BenchmarkSmokeTests: XCTestCase {
         XCTAssertEqual(results[2].status, .error)
     }
 
+    func testShortRunsAreTimedInBatchesAndSlowOnesAlone() {
+        var fastCalls = 0, slowCalls = 0, changingCalls = 0
+        let operation = BenchmarkOperation("T", "batch", check: .bytes, minimumSampleSeconds: 0.02, [
+            Implementation("fast", units: 1) {
+                fastCalls += 1
+                Thread.sleep(forTimeInterval: 0.001)
+                return 3
+            },
+            Implementation("slow", units: 1) {
+                slowCalls += 1
+                Thread.sleep(forTimeInterval: 0.03)
+                return 4
+            },
+            Implementation("changing", units: 1) {
+                changingCalls += 1
+                Thread.sleep(forTimeInterval: 0.001)
+                return changingCalls > 10 ? 6 : 5
+            },
+        ])
+        let results = Runner.run(operation, policy: RunPolicy(warmups: 1, repetitions: 3, timeBoxSeconds: 10))
+        XCTAssertEqual(results.map(\.status), [.ok, .ok, .ok])
+        // The fast one ran in batches: many more calls than samples, each sample a time per call.
+        XCTAssertGreaterThan(fastCalls, 3 * 5)
+        XCTAssertEqual(results[0].stats?.samples.count, 3)
+        let perCall = results[0].stats?.median ?? 0
+        XCTAssertGreaterThanOrEqual(perCall, 0.001)
+        XCTAssertLessThan(perCall, 0.01, "a sample recorded the batch's time, not the time per call")
+        XCTAssertTrue(results[0].note?.contains("runs per sample") ?? false)
+        // The slow one is above the minimum: one call per sample (warm-up, calibration, 3 rounds).
+        XCTAssertEqual(slowCalls, 5)
+        XCTAssertNil(results[1].note)
+        XCTAssertGreaterThanOrEqual(results[1].stats?.min ?? 0, 0.03)
+        // A check value that changes inside a batch is reported.
+        XCTAssertFalse(results[2].checkValueStable)
+    }
+
     func testPeakMemoryInAChildStyleRun() throws {
         #if os(Linux)
         let rss = try XCTUnwrap(PeakMemory.status("VmRSS"))

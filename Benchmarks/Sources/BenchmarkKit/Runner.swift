@@ -61,12 +61,22 @@ public struct BenchmarkOperation {
     public var checkKind: CheckValueKind
     /// The implementations, run interleaved.
     public var implementations: [Implementation]
+    /// When set, every sample of an implementation whose runs are shorter than this repeats the
+    /// run back to back until the batch lasts about this long, and records the batch's time per
+    /// run. For operations of tens of microseconds: one lone run after another implementation's
+    /// measures the heap that implementation left (pages the allocator returned to the kernel
+    /// must be faulted in again) more than the operation itself.
+    public var minimumSampleSeconds: Double?
 
     /// An operation.
-    public init(_ workload: String, _ name: String, check: CheckValueKind, _ implementations: [Implementation]) {
+    public init(
+        _ workload: String, _ name: String, check: CheckValueKind, minimumSampleSeconds: Double? = nil,
+        _ implementations: [Implementation]
+    ) {
         self.workload = workload
         self.name = name
         self.checkKind = check
+        self.minimumSampleSeconds = minimumSampleSeconds
         self.implementations = implementations
     }
 }
@@ -126,6 +136,7 @@ public enum Runner {
         var samples = [[Double]](repeating: [], count: results.count)
         var spent = [Double](repeating: 0, count: results.count)
         var active = [Bool](repeating: true, count: results.count)
+        var batchSizes = [Int](repeating: 1, count: results.count)
 
         // Warm-up (and validation): a run that throws takes the implementation out.
         for (index, implementation) in operation.implementations.enumerated() {
@@ -154,6 +165,17 @@ public enum Runner {
                     break
                 }
             }
+            if results[index].status == .ok, active[index], let minimum = operation.minimumSampleSeconds {
+                do {
+                    let (batch, seconds) = try calibrateBatch(implementation.run, minimumSeconds: minimum)
+                    spent[index] += seconds
+                    batchSizes[index] = batch
+                    if batch > 1 { results[index].note = join(results[index].note, "\(batch) runs per sample") }
+                } catch {
+                    (results[index].status, results[index].message) = classify(error)
+                    active[index] = false
+                }
+            }
             if results[index].status == .ok, let validate = implementation.validate {
                 do {
                     if let warning = try validate() { results[index].message = join(results[index].message, "WARNING: \(warning)") }
@@ -172,10 +194,11 @@ public enum Runner {
                     continue
                 }
                 do {
-                    let (seconds, value) = try Stopwatch.time(implementation.run)
-                    samples[index].append(seconds)
+                    let batch = batchSizes[index]
+                    let (seconds, values) = try Stopwatch.time { try (0..<batch).map { _ in try implementation.run() } }
+                    samples[index].append(seconds / Double(batch))
                     spent[index] += seconds
-                    if value != results[index].checkValue { results[index].checkValueStable = false }
+                    if values.contains(where: { $0 != results[index].checkValue }) { results[index].checkValueStable = false }
                 } catch {
                     results[index].status = .error
                     results[index].message = "error on a repeated run: \(error)"
@@ -207,6 +230,21 @@ public enum Runner {
             }
         }
         return results
+    }
+
+    /// How many back-to-back runs make a batch of at least `minimumSeconds` (at most 100,000), and
+    /// the seconds that finding out took.
+    static func calibrateBatch(_ run: () throws -> Int, minimumSeconds: Double) throws -> (batch: Int, seconds: Double) {
+        var runs = 0
+        let (seconds, _) = try Stopwatch.time {
+            let clock = ContinuousClock()
+            let start = clock.now
+            repeat {
+                _ = try run()
+                runs += 1
+            } while Stopwatch.seconds(clock.now - start) < minimumSeconds && runs < 100_000
+        }
+        return (runs, seconds)
     }
 
     /// A placeholder or missing API is "not implemented yet"; anything else is an error.

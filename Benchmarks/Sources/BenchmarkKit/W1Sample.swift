@@ -70,7 +70,7 @@ extension Workload {
         let profile = SampleProfile.make(seed: context.seed, imageBytes: context.scale.w1ImageBytes)
         let peerProfile = PeerSampleProfile(profile)
         let ours = Box<Data>(), keyed = Box<Data>(), plist = Box<Data>()
-        let archive = BenchmarkOperation("W1", "archive", check: .bytes, [
+        let archive = BenchmarkOperation("W1", "archive", check: .bytes, minimumSampleSeconds: 0.01, [
             Implementation("KeyedArchive", ours: true, units: 1) {
                 let data = try OurSide.archive(profile)
                 ours.value = data
@@ -87,7 +87,7 @@ extension Workload {
                 return data.count
             },
         ])
-        let unarchive = BenchmarkOperation("W1", "unarchive", check: .objects, [
+        let unarchive = BenchmarkOperation("W1", "unarchive", check: .objects, minimumSampleSeconds: 0.01, [
             Implementation("KeyedArchive", ours: true, units: 1, prepare: { if ours.value == nil { ours.value = try OurSide.archive(profile) } }) {
                 let back = try OurSide.unarchive(SampleProfile.self, from: ours.value ?? Data())
                 return back == profile ? 1 : 0
