@@ -9,6 +9,8 @@
 /// }
 /// preferences[.nightMode] = true
 /// ```
+///
+/// `@unchecked Sendable`: a non-final class cannot be checked; it holds one `let` string.
 public class PreferenceKeys: @unchecked Sendable {
     /// The key's name in the domain.
     public let name: String
@@ -21,6 +23,9 @@ public class PreferenceKeys: @unchecked Sendable {
 
 /// A typed key: a name and the value to read when the key is missing or holds something that
 /// does not convert to `Value` (conversions are Apple's, e.g. `Key<Bool>` reads `"YES"` as true).
+///
+/// `@unchecked` only because the compiler asks a subclass to restate its superclass's conformance;
+/// both classes hold nothing but `let`s of `Sendable` types.
 public final class PreferenceKey<Value: PreferenceValue>: PreferenceKeys, @unchecked Sendable {
     /// The value read when nothing usable is stored.
     public let defaultValue: Value

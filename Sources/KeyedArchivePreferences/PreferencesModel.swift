@@ -82,7 +82,7 @@ protocol PreferenceBinding {
 
 /// The shared, lockable part of a wrapper: Mirror hands out copies of the wrapper struct, so the
 /// binding lives in a reference every copy shares.
-final class PreferenceBox: @unchecked Sendable {
+final class PreferenceBox: Sendable {
     struct Binding {
         var store: Preferences?
         var key: String?
@@ -115,7 +115,7 @@ final class PreferenceBox: @unchecked Sendable {
 
 /// A read-write preference property of a ``PreferencesModel``.
 @propertyWrapper
-public struct Preference<Value: PreferenceValue>: PreferenceBinding, @unchecked Sendable {
+public struct Preference<Value: PreferenceValue>: PreferenceBinding, Sendable {
     private let box: PreferenceBox
     private let fallback: Value
     let warnsWithoutRegisteredDefault: Bool
@@ -145,7 +145,7 @@ public struct Preference<Value: PreferenceValue>: PreferenceBinding, @unchecked 
 
 /// A read-only preference property: readable through the search list, never written.
 @propertyWrapper
-public struct ReadOnlyPreference<Value: PreferenceValue>: PreferenceBinding, @unchecked Sendable {
+public struct ReadOnlyPreference<Value: PreferenceValue>: PreferenceBinding, Sendable {
     private let box: PreferenceBox
     private let fallback: Value
     let warnsWithoutRegisteredDefault: Bool
