@@ -788,23 +788,43 @@ public final class KeyedUnarchiver {
             }
             return set
         case .dictionary:
+            // The keys, then the values, as Foundation's NSDictionary decodes them. A repeated key
+            // keeps its last value, as there; the values it drops are checked as references but
+            // not decoded. Decoded, they would be objects no caller can reach, and an
+            // ArchivedObject among them that refers to itself would leak: nothing could break
+            // its cycle.
             let (keys, objects) = try document.dictionaryReferences(in: fields, path: self.pathString())
-            var dictionary: [AnyHashable: Any] = [:]
-            dictionary.reserveCapacity(keys.items.count)
+            var hashableKeys: [AnyHashable] = []
+            hashableKeys.reserveCapacity(keys.items.count)
+            var lastIndexOfKey: [AnyHashable: Int] = [:]
+            lastIndexOfKey.reserveCapacity(keys.items.count)
             for index in keys.items.indices {
                 path.append(.listElement(keys.name, numbered: keys.isNumbered, index))
                 let key = try decodeReference(keys.items[index], allowed: allowed)
                 path.removeLast()
-                path.append(.listElement(objects.name, numbered: objects.isNumbered, index))
-                let value = try decodeReference(objects.items[index], allowed: allowed)
-                path.removeLast()
                 guard let key, let hashable = key as? AnyHashable else {
                     throw error(.typeMismatch, "dictionary key at \(index) is nil or not Hashable")
                 }
-                guard let value else {
+                hashableKeys.append(hashable)
+                lastIndexOfKey[hashable] = index
+            }
+            var dictionary: [AnyHashable: Any] = [:]
+            dictionary.reserveCapacity(lastIndexOfKey.count)
+            for index in objects.items.indices {
+                let key = hashableKeys[index]
+                let isNil: Bool
+                path.append(.listElement(objects.name, numbered: objects.isNumbered, index))
+                if lastIndexOfKey[key] == index {
+                    let value = try decodeReference(objects.items[index], allowed: allowed)
+                    if let value { dictionary[key] = value }
+                    isNil = value == nil
+                } else {
+                    isNil = try document.reference(objects.items[index], path: self.pathString()) == 0
+                }
+                path.removeLast()
+                if isNil {
                     throw error(.invalidObject, "dictionary value for a key at \(index) is nil (UID 0)")
                 }
-                dictionary[hashable] = value
             }
             return dictionary
         case .archivedObject, .type:

@@ -64,6 +64,59 @@ final class MalformedArchiveTests: XCTestCase {
         XCTAssertEqual(decoded?.read, [2, 1, 1, 4])
     }
 
+    /// An NSDictionary whose keys repeat keeps each key's last value, as Foundation's does, and
+    /// never decodes the values it drops (decoded, they would be objects no caller can reach:
+    /// a dropped ArchivedObject that refers to itself leaked until session 8). A dropped value
+    /// is still checked as a reference.
+    func testRepeatedDictionaryKeysKeepTheLastValueAndDropTheOthersUndecoded() throws {
+        final class Counted: KeyedArchiving {
+            nonisolated(unsafe) static var made: [Int] = []
+            static var archivedClassName: String { "Counted" }
+            let number: Int
+            func encode(with coder: KeyedArchiver) throws {}
+            init(coder: KeyedUnarchiver) throws {
+                number = try coder.decodeInt(forKey: "n")
+                Self.made.append(number)
+            }
+        }
+        // Keys: "a" (UID 2), "b" (UID 3), "a" again as the same UID, and "a" as another string
+        // object (UID 4); values: Counted objects 1...4 (UIDs 5...8).
+        var objects: [PropertyListValue] = [
+            "$null",
+            ["$class": .uid(10), "NS.keys": [.uid(2), .uid(3), .uid(2), .uid(4)], "NS.objects": [.uid(5), .uid(6), .uid(7), .uid(8)]],
+            "a", "b", "a",
+        ]
+        for number in 1...4 { objects.append(["$class": .uid(9), "n": PropertyListValue(number)]) }
+        objects += [classDescription("Counted"), classDescription("NSDictionary")]
+        Counted.made = []
+        let unarchiver = try KeyedUnarchiver(propertyList: archive(objects))
+        unarchiver.setClass(Counted.self, forClassName: "Counted")
+        let decoded = try XCTUnwrap(try unarchiver.decodeTopLevelObject(of: [.dictionary, .string, KeyedArchiveClass(userType: Counted.self)]) as? [AnyHashable: Any])
+        XCTAssertEqual(decoded.count, 2)
+        XCTAssertEqual((decoded["a"] as? Counted)?.number, 4)
+        XCTAssertEqual((decoded["b"] as? Counted)?.number, 2)
+        XCTAssertEqual(Counted.made.sorted(), [2, 4], "a dropped value was decoded")
+
+        // Foundation keeps the same value: strings in place of the Counted objects.
+        var strings = objects
+        for number in 1...4 { strings[4 + number] = PropertyListValue("value \(number)") }
+        let data = try PropertyList.encode(archive(strings), format: .binary)
+        let theirs = try XCTUnwrap(try NSKeyedUnarchiver.unarchivedObject(ofClasses: [NSDictionary.self, NSString.self], from: data) as? NSDictionary)
+        let ours = try XCTUnwrap(try KeyedUnarchiver.unarchivedObject(ofClasses: [.dictionary, .string], from: data) as? [AnyHashable: Any])
+        XCTAssertEqual(theirs.count, ours.count)
+        for key in ["a", "b"] {
+            XCTAssertEqual(theirs[key] as? String, ours[key] as? String, key)
+            XCTAssertNotNil(ours[key] as? String)
+        }
+
+        // A dropped value must still be a reference, and not nil.
+        for (bad, code) in [(PropertyListValue.uid(0), KeyedArchiveError.Code.invalidObject), (.uid(99), .invalidReference), ("x", .invalidReference)] {
+            var broken = strings
+            broken[1] = ["$class": .uid(10), "NS.keys": [.uid(2), .uid(2)], "NS.objects": [bad, .uid(5)]]
+            assertRejected(archive(broken), code, resolver: code == .invalidObject ? nil : code, pathContains: code == .invalidObject ? "NSDictionary" : "NS.objects[0]")
+        }
+    }
+
     func testUIDOutOfRange() {
         assertRejected(archive(["$null"], root: .uid(5)), .invalidReference, resolver: .invalidReference)
         assertRejected(
