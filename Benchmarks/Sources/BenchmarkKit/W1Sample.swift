@@ -86,6 +86,9 @@ extension Workload {
                 plist.value = data
                 return data.count
             },
+            Implementation("copy floor", units: 1, note: "reference: one copy of the image into a new Data, what any archive costs at least") {
+                profile.image.withUnsafeBytes { Data($0) }.count
+            },
         ])
         let unarchive = BenchmarkOperation("W1", "unarchive", check: .objects, minimumSampleSeconds: 0.01, [
             Implementation("KeyedArchive", ours: true, units: 1, prepare: { if ours.value == nil { ours.value = try OurSide.archive(profile) } }) {
@@ -99,6 +102,9 @@ extension Workload {
             Implementation("PropertyListDecoder", units: 1, prepare: { if plist.value == nil { plist.value = try Peer.plistEncoder().encode(profile) } }) {
                 let back = try PropertyListDecoder().decode(SampleProfile.self, from: plist.value ?? Data())
                 return back == profile ? 1 : 0
+            },
+            Implementation("copy floor", units: 1, note: "reference: one copy of the image, compared as the other rows compare theirs") {
+                profile.image.withUnsafeBytes { Data($0) } == profile.image ? 1 : 0
             },
         ])
         return [archive, unarchive]

@@ -80,6 +80,17 @@ extension Workload {
             },
         ]
         if jsonToo {
+            encode.append(Implementation(
+                "Codable floor", units: count, note: "reference: a null Encoder (every Codable call, nothing written)"
+            ) {
+                guard try CodableFloor.NullEncoder.count(records) > 0 else { throw CocoaError(.coderInvalidValue) }
+                return 0
+            })
+            decode.append(Implementation(
+                "Codable floor", units: count, note: "reference: a Decoder that reads nothing and returns constants"
+            ) {
+                try CodableFloor.ConstantDecoder.make([Customer].self, topLevelCount: count, elementsPerArray: 2).count
+            })
             encode.append(Implementation("JSONEncoder", units: peerCount, note: join(peerNote, "reference"), run: {
                 let data = try JSONEncoder().encode(peerRecords)
                 json.value = data
