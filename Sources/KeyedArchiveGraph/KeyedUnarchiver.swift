@@ -7,7 +7,9 @@
 /// are found only among the allowed types and the names registered with
 /// ``setClass(_:forClassName:)``; unknown names fall back along `$classes` (a private NSArray
 /// subclass reads as an array) and, if the caller allows ``KeyedArchiveClass/archivedObject``,
-/// decode as inert ``ArchivedObject`` values.
+/// decode as inert ``ArchivedObject`` values. (One part of a graph is checked but not decoded:
+/// a value an NSDictionary drops because its key repeats. Its class must be allowed; its fields
+/// are not read.)
 ///
 /// Objects are decoded once per UID (and allowed-class set), so shared objects come back as
 /// one instance and an object referenced a million times costs one decode. Cycles are built
@@ -180,7 +182,7 @@ public final class KeyedUnarchiver {
     public func decodeTopLevelObject<T>(of type: T.Type, forKey key: String = "root") throws -> T? {
         let value = try decodeTopLevelObject(of: [try Self.archiveClass(for: type, key: key)], forKey: key)
         guard let value else { return nil }
-        return try cast(value, to: type, key: key)
+        return try convertingDecoded { try cast(value, to: type, key: key) }
     }
 
     // MARK: Keyed decoding of objects
@@ -204,7 +206,20 @@ public final class KeyedUnarchiver {
         guard let stored = storedValue(forKey: key) else { return nil }
         let value = try decodeStored(stored, allowed: allowed, key: key)
         guard let value else { return nil }
-        return try cast(value, to: type, key: key)
+        return try convertingDecoded { try cast(value, to: type, key: key) }
+    }
+
+    /// Converts what a decode returned to the caller's type. When that fails at the top level,
+    /// the decode is taken back like one that failed inside (``rollBack()``): otherwise the
+    /// objects it made would stay cached, and ArchivedObjects among them that refer to each
+    /// other, which the caller never received, could never be freed.
+    private func convertingDecoded<R>(_ conversion: () throws -> R) throws -> R {
+        do {
+            return try conversion()
+        } catch {
+            if savedContexts.isEmpty { rollBack() }
+            throw error
+        }
     }
 
     /// Decodes the next unkeyed object (`$0`, `$1`, ...) of the current object.
@@ -220,10 +235,12 @@ public final class KeyedUnarchiver {
         guard let value = try decodeObject(of: [.array, try Self.archiveClass(for: type, key: key)], forKey: key) else {
             return nil
         }
-        guard let array = value as? [Any] else {
-            throw error(.typeMismatch, "expected an array of \(type), found \(Swift.type(of: value))")
+        return try convertingDecoded {
+            guard let array = value as? [Any] else {
+                throw error(.typeMismatch, "expected an array of \(type), found \(Swift.type(of: value))")
+            }
+            return try array.map { try cast($0, to: type, key: key) }
         }
-        return try array.map { try cast($0, to: type, key: key) }
     }
 
     /// Decodes a dictionary with keys `K` and values `V` (Apple's
@@ -231,14 +248,16 @@ public final class KeyedUnarchiver {
     public func decodeDictionary<K: Hashable, V>(withKeyClass keyType: K.Type, objectClass: V.Type, forKey key: String) throws -> [K: V]? {
         let classes = [.dictionary, try Self.archiveClass(for: keyType, key: key), try Self.archiveClass(for: objectClass, key: key)]
         guard let value = try decodeObject(of: classes, forKey: key) else { return nil }
-        guard let dictionary = value as? [AnyHashable: Any] else {
-            throw error(.typeMismatch, "expected a dictionary, found \(Swift.type(of: value))")
+        return try convertingDecoded {
+            guard let dictionary = value as? [AnyHashable: Any] else {
+                throw error(.typeMismatch, "expected a dictionary, found \(Swift.type(of: value))")
+            }
+            var result: [K: V] = [:]
+            for (entryKey, entryValue) in dictionary {
+                result[try cast(entryKey.base, to: keyType, key: key)] = try cast(entryValue, to: objectClass, key: key)
+            }
+            return result
         }
-        var result: [K: V] = [:]
-        for (entryKey, entryValue) in dictionary {
-            result[try cast(entryKey.base, to: keyType, key: key)] = try cast(entryValue, to: objectClass, key: key)
-        }
-        return result
     }
 
     // MARK: Keyed decoding of primitives (stored inline)
@@ -544,6 +563,34 @@ public final class KeyedUnarchiver {
         return info
     }
 
+    /// Throws what ``decodeUID(_:allowed:)`` throws when the class of the entry at `uid` is not
+    /// allowed, without decoding it.
+    private func checkClass(ofObjectAt uid: UInt32, allowed: Allowed) throws {
+        switch try document.storedEntry(uid, path: self.pathString()) {
+        case .leaf(let leaf):
+            try checkLeafAllowed(leaf, allowed: allowed, uid: uid)
+        case .object(_, let classUID):
+            _ = try resolution(of: try classInfo(classUID, objectUID: uid), allowed: allowed, uid: uid)
+        }
+    }
+
+    private func checkLeafAllowed(_ leaf: PropertyListValue, allowed: Allowed, uid: UInt32) throws {
+        let kind = Self.kind(ofLeaf: leaf)
+        guard allowed.allows(kind) else {
+            throw error(
+                .classNotAllowed,
+                "\(Self.className(of: kind)) at $objects[\(uid)] is not among the allowed classes (\(allowed.description))")
+        }
+    }
+
+    /// How the class in `info` decodes for `allowed` (cached per allowed set).
+    private func resolution(of info: ClassInfo, allowed: Allowed, uid: UInt32) throws -> Resolved {
+        if let known = info.resolution(for: allowed.id) { return known }
+        let resolved = try resolve(info.description, allowed: allowed, uid: uid)
+        info.resolutions.append((allowed.id, resolved))
+        return resolved
+    }
+
     private func decodeUID(_ uid: UInt32, allowed: Allowed) throws -> Any {
         let index = Int(uid)
         if slots.isEmpty {
@@ -577,22 +624,11 @@ public final class KeyedUnarchiver {
         }
         switch try document.storedEntry(uid, path: self.pathString()) {
         case .leaf(let leaf):
-            let kind = Self.kind(ofLeaf: leaf)
-            guard allowed.allows(kind) else {
-                throw error(
-                    .classNotAllowed,
-                    "\(Self.className(of: kind)) at $objects[\(uid)] is not among the allowed classes (\(allowed.description))")
-            }
+            try checkLeafAllowed(leaf, allowed: allowed, uid: uid)
             return Self.swiftValue(ofLeaf: leaf)
         case .object(let fields, let classUID):
             let info = try classInfo(classUID, objectUID: uid)
-            let resolved: Resolved
-            if let known = info.resolution(for: allowed.id) {
-                resolved = known
-            } else {
-                resolved = try resolve(info.description, allowed: allowed, uid: uid)
-                info.resolutions.append((allowed.id, resolved))
-            }
+            let resolved = try resolution(of: info, allowed: allowed, uid: uid)
             depth += 1
             defer { depth -= 1 }
             guard depth <= document.limits.maximumDepth else {
@@ -793,9 +829,11 @@ public final class KeyedUnarchiver {
             // not decoded. Decoded, they would be objects no caller can reach, and an
             // ArchivedObject among them that refers to itself would leak: nothing could break
             // its cycle.
+            // (A key that equals no earlier one, a NaN among them, keeps its value.)
             let (keys, objects) = try document.dictionaryReferences(in: fields, path: self.pathString())
             var hashableKeys: [AnyHashable] = []
             hashableKeys.reserveCapacity(keys.items.count)
+            var isKept = [Bool](repeating: true, count: keys.items.count)
             var lastIndexOfKey: [AnyHashable: Int] = [:]
             lastIndexOfKey.reserveCapacity(keys.items.count)
             for index in keys.items.indices {
@@ -806,20 +844,23 @@ public final class KeyedUnarchiver {
                     throw error(.typeMismatch, "dictionary key at \(index) is nil or not Hashable")
                 }
                 hashableKeys.append(hashable)
-                lastIndexOfKey[hashable] = index
+                if let earlier = lastIndexOfKey.updateValue(index, forKey: hashable) { isKept[earlier] = false }
             }
             var dictionary: [AnyHashable: Any] = [:]
             dictionary.reserveCapacity(lastIndexOfKey.count)
             for index in objects.items.indices {
-                let key = hashableKeys[index]
                 let isNil: Bool
                 path.append(.listElement(objects.name, numbered: objects.isNumbered, index))
-                if lastIndexOfKey[key] == index {
+                if isKept[index] {
                     let value = try decodeReference(objects.items[index], allowed: allowed)
-                    if let value { dictionary[key] = value }
+                    if let value { dictionary[hashableKeys[index]] = value }
                     isNil = value == nil
                 } else {
-                    isNil = try document.reference(objects.items[index], path: self.pathString()) == 0
+                    // Checked as far as it can be without making the object: a reference, not
+                    // nil, and of an allowed class.
+                    let uid = try document.reference(objects.items[index], path: self.pathString())
+                    if uid != 0 { try checkClass(ofObjectAt: uid, allowed: allowed) }
+                    isNil = uid == 0
                 }
                 path.removeLast()
                 if isNil {

@@ -117,6 +117,68 @@ final class MalformedArchiveTests: XCTestCase {
         }
     }
 
+    /// Keys that equal no other key, NaN among them, keep their values (review of session 8: a
+    /// NaN key, never equal to itself, was taken for a repeated one and dropped). A dropped
+    /// value is still checked for its class, without being decoded.
+    func testNaNKeysAreKeptAndDroppedValuesAreClassChecked() throws {
+        let nan = PropertyListValue.real(PropertyListReal(Double.nan))
+        let dictionary: PropertyListValue = ["$class": .uid(4), "NS.keys": [.uid(2), .uid(3)], "NS.objects": [.uid(5), .uid(6)]]
+        let nanKeys = archive(["$null", dictionary, nan, nan, classDescription("NSDictionary"), "x", "y"])
+        let decoded = try XCTUnwrap(
+            try KeyedUnarchiver(propertyList: nanKeys).decodeTopLevelObject(of: [.dictionary, .number, .string]) as? [AnyHashable: Any])
+        XCTAssertEqual(decoded.count, 2)
+        XCTAssertEqual(Set(decoded.values.compactMap { $0 as? String }), ["x", "y"])
+
+        // "a" twice: the first value is dropped; as an NSDate, which the caller did not allow, it
+        // still stops the decode, as it would if it were kept.
+        let repeated: PropertyListValue = ["$class": .uid(4), "NS.keys": [.uid(2), .uid(2)], "NS.objects": [.uid(3), .uid(5)]]
+        let date: PropertyListValue = ["$class": .uid(6), "NS.time": 5.0]
+        let withDate = archive(["$null", repeated, "a", date, classDescription("NSDictionary"), "kept", classDescription("NSDate")])
+        XCTAssertThrowsError(try KeyedUnarchiver(propertyList: withDate).decodeTopLevelObject(of: [.dictionary, .string])) { error in
+            XCTAssertEqual((error as? KeyedArchiveError)?.code, .classNotAllowed, "\(error)")
+            XCTAssertTrue((error as? KeyedArchiveError)?.path.contains("NS.objects[0]") ?? false, "\(error)")
+        }
+        let allowed = try KeyedUnarchiver(propertyList: withDate).decodeTopLevelObject(of: [.dictionary, .string, .date]) as? [AnyHashable: Any]
+        XCTAssertEqual(allowed?["a"] as? String, "kept")
+    }
+
+    /// A typed decode whose result does not convert to the caller's type is taken back like one
+    /// that failed inside: the objects it made are not kept (review of session 8: they stayed
+    /// cached, and ArchivedObject cycles among them could never be freed).
+    func testAFailedConversionAtTheTopLevelKeepsNothing() throws {
+        final class Tracked: KeyedArchiving {
+            nonisolated(unsafe) static weak var lastMade: Tracked?
+            static var archivedClassName: String { "Tracked" }
+            func encode(with coder: KeyedArchiver) throws {}
+            init(coder: KeyedUnarchiver) throws { Self.lastMade = self }
+        }
+        // {"k": a Tracked, "s": "text"}: every class is allowed when the keys are strings and the
+        // values Tracked, but "text" is no Tracked, so the conversion fails after the decode.
+        let dictionary: PropertyListValue = ["$class": .uid(4), "NS.keys": [.uid(2), .uid(6)], "NS.objects": [.uid(3), .uid(7)]]
+        let value = archive([
+            "$null", dictionary, "k", ["$class": .uid(5)], classDescription("NSDictionary"), classDescription("Tracked"), "s", "text",
+        ])
+        for attempt in 0..<3 {
+            let unarchiver = try KeyedUnarchiver(propertyList: value)
+            unarchiver.setClass(Tracked.self, forClassName: "Tracked")
+            Tracked.lastMade = nil
+            XCTAssertThrowsError(try {
+                switch attempt {
+                case 0: _ = try unarchiver.decodeDictionary(withKeyClass: String.self, objectClass: Tracked.self, forKey: "root")
+                case 1: _ = try unarchiver.decodeObject(of: Tracked.self, forKey: "root")
+                default: _ = try unarchiver.decodeArrayOfObjects(ofClass: Tracked.self, forKey: "root")
+                }
+            }()) { error in
+                XCTAssertEqual((error as? KeyedArchiveError)?.code, attempt == 0 ? .typeMismatch : .classNotAllowed, "\(error)")
+            }
+            // The unarchiver is alive, but the Tracked it made is gone: nothing was kept.
+            XCTAssertNil(Tracked.lastMade, "attempt \(attempt): a failed decode kept what it made")
+            // And a later decode that converts succeeds with a fresh object.
+            let untyped = try unarchiver.decodeTopLevelObject(of: [.dictionary, .string, KeyedArchiveClass(userType: Tracked.self)])
+            XCTAssertNotNil((untyped as? [AnyHashable: Any])?["k"] as? Tracked)
+        }
+    }
+
     func testUIDOutOfRange() {
         assertRejected(archive(["$null"], root: .uid(5)), .invalidReference, resolver: .invalidReference)
         assertRejected(
