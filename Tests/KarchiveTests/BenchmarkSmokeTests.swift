@@ -180,6 +180,35 @@ final class BenchmarkSmokeTests: XCTestCase {
 
     /// The Codable floor rows bound what any Codable coder can reach, so they must make every
     /// call a real coder gets: every leaf of W5's records, and records of the real shape.
+    func testOursFirstMeasuresOurRowsBeforeAnyPeerRunsAndKeepsTheOrder() {
+        var calls: [String] = []
+        func implementation(_ name: String, ours: Bool) -> Implementation {
+            Implementation(name, ours: ours, units: 1) {
+                calls.append(name)
+                Thread.sleep(forTimeInterval: 0.001)
+                return 1
+            }
+        }
+        var operation = BenchmarkOperation("T", "order", check: .bytes, [
+            implementation("peer A", ours: false), implementation("ours B", ours: true),
+            implementation("peer C", ours: false), implementation("ours D", ours: true),
+        ])
+        let policy = RunPolicy(warmups: 1, repetitions: 3, timeBoxSeconds: 10)
+        _ = Runner.run(operation, policy: policy)
+        XCTAssertEqual(calls.prefix(4), ["peer A", "ours B", "peer C", "ours D"], "interleaved by default")
+        calls = []
+        operation.measuresOursFirst = true
+        let results = Runner.run(operation, policy: policy)
+        XCTAssertEqual(calls.count, 16)
+        XCTAssertEqual(Set(calls.prefix(8)), ["ours B", "ours D"], "a peer ran before our rounds were done: \(calls)")
+        XCTAssertEqual(Set(calls.suffix(8)), ["peer A", "peer C"])
+        XCTAssertEqual(calls.prefix(4), ["ours B", "ours D", "ours B", "ours D"], "ours are still interleaved among themselves")
+        // Results come back in the operation's order, with ratios across the two groups.
+        XCTAssertEqual(results.map(\.implementation), ["peer A", "ours B", "peer C", "ours D"])
+        XCTAssertNotNil(results[1].ratios["peer A"])
+        XCTAssertNotNil(results[0].ratios["ours D"])
+    }
+
     func testTheCodableFloorVisitsEveryValue() throws {
         let records = Customer.make(seed: 3, count: 50)
         // Seven scalar fields, the address's three, `visits`, and each tag.

@@ -1,8 +1,13 @@
 /// The Codable protocol's own cost, with no format behind it: an `Encoder` that visits every
-/// value and writes nothing, and a `Decoder` that reads nothing and returns constants. Any
-/// Codable coder makes at least these calls (the containers, their type-erasing boxes, one
-/// generic call per field), so the time of these rows bounds the ratio any Codable encoder or
-/// decoder can reach against a peer on this machine. Benchmark-only: not a coder anyone should use.
+/// value and writes nothing, and a `Decoder` that reads nothing and returns constants. A Codable
+/// coder gets these calls (the containers, their type-erasing boxes, one call per field) and
+/// must also read or write each key and value, so these rows estimate the least a coder can take
+/// and bound the ratio it can reach against a peer on this machine. An estimate, not a proof: a
+/// coder with a fast path for arrays (ours has one) skips `Array`'s own `encode(to:)` and
+/// `init(from:)`, which these coders go through.
+///
+/// Benchmark-only, and only for W5's records: Bool, Int, Double and String have overloads here;
+/// any other primitive (Float, Int8, ...) would reach the generic overload and recurse forever.
 public enum CodableFloor {
     /// Counts the values an `Encodable` value hands to its encoder.
     public final class NullEncoder: Encoder {

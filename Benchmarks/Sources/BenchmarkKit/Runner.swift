@@ -67,6 +67,12 @@ public struct BenchmarkOperation {
     /// measures the heap that implementation left (pages the allocator returned to the kernel
     /// must be faulted in again) more than the operation itself.
     public var minimumSampleSeconds: Double?
+    /// When true, our implementations are measured first (warm-up and all rounds), then the
+    /// peers, instead of all of them interleaved. For the scaling and nesting rows, whose subject
+    /// is how our time per object changes with size: interleaved, each of our runs followed a
+    /// peer's and paid for the heap it left (a peer that frees hundreds of megabytes makes the
+    /// next run fault its memory in again), which made our rows grow with the peer's work.
+    public var measuresOursFirst = false
 
     /// An operation.
     public init(
@@ -124,6 +130,34 @@ public enum Runner {
     /// Measures every implementation of `operation` under `policy`. `log` receives progress lines.
     public static func run(
         _ operation: BenchmarkOperation, policy: RunPolicy, log: (String) -> Void = { _ in }
+    ) -> [ImplementationResult] {
+        var results: [ImplementationResult]
+        if operation.measuresOursFirst {
+            // Ours (warm-up and rounds), then the peers: none of our runs follows a peer's.
+            var ours = operation, peers = operation
+            ours.implementations = operation.implementations.filter(\.isOurs)
+            peers.implementations = operation.implementations.filter { !$0.isOurs }
+            var oursResults = measure(ours, policy: policy, log: log)[...]
+            var peerResults = measure(peers, policy: policy, log: log)[...]
+            results = operation.implementations.compactMap { $0.isOurs ? oursResults.popFirst() : peerResults.popFirst() }
+        } else {
+            results = measure(operation, policy: policy, log: log)
+        }
+        for index in results.indices {
+            guard let mine = results[index].secondsPerUnit, mine > 0 else { continue }
+            for other in results.indices where other != index {
+                if let theirs = results[other].secondsPerUnit, theirs > 0 {
+                    results[index].ratios[results[other].implementation] = theirs / mine
+                }
+            }
+        }
+        return results
+    }
+
+    /// Warm-up, interleaved rounds and statistics of every implementation of `operation`, in
+    /// order; no ratios.
+    private static func measure(
+        _ operation: BenchmarkOperation, policy: RunPolicy, log: (String) -> Void
     ) -> [ImplementationResult] {
         var results = operation.implementations.map { implementation in
             ImplementationResult(
@@ -195,10 +229,17 @@ public enum Runner {
                 }
                 do {
                     let batch = batchSizes[index]
-                    let (seconds, values) = try Stopwatch.time { try (0..<batch).map { _ in try implementation.run() } }
+                    let expected = results[index].checkValue
+                    // One run: nothing but the run is timed, as before batches existed.
+                    let (seconds, stable) = try Stopwatch.time {
+                        if batch == 1 { return try implementation.run() == expected }
+                        var stable = true
+                        for _ in 0..<batch where try implementation.run() != expected { stable = false }
+                        return stable
+                    }
                     samples[index].append(seconds / Double(batch))
                     spent[index] += seconds
-                    if values.contains(where: { $0 != results[index].checkValue }) { results[index].checkValueStable = false }
+                    if !stable { results[index].checkValueStable = false }
                 } catch {
                     results[index].status = .error
                     results[index].message = "error on a repeated run: \(error)"
@@ -219,14 +260,6 @@ public enum Runner {
             }
             if !results[index].checkValueStable {
                 results[index].message = join(results[index].message, "check value changed between runs")
-            }
-        }
-        for index in results.indices {
-            guard let mine = results[index].secondsPerUnit, mine > 0 else { continue }
-            for other in results.indices where other != index {
-                if let theirs = results[other].secondsPerUnit, theirs > 0 {
-                    results[index].ratios[results[other].implementation] = theirs / mine
-                }
             }
         }
         return results

@@ -19,6 +19,15 @@ extension Workload {
             let inputs = try MixedInputs(context: context, records: max(1, size / 39), xmlToo: false)
             operations += mixedOperations(inputs, workload: "S-W3 \(label)", full: false, peerSkip: peerSkip)
         }
-        return operations
+        return operations.map(\.measuringOursFirst)
+    }
+}
+
+extension BenchmarkOperation {
+    /// The same operation with ``measuresOursFirst`` set (the scaling and nesting rows).
+    var measuringOursFirst: BenchmarkOperation {
+        var operation = self
+        operation.measuresOursFirst = true
+        return operation
     }
 }
