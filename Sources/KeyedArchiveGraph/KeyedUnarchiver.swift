@@ -825,11 +825,10 @@ public final class KeyedUnarchiver {
             return set
         case .dictionary:
             // The keys, then the values, as Foundation's NSDictionary decodes them. A repeated key
-            // keeps its last value, as there; the values it drops are checked as references but
-            // not decoded. Decoded, they would be objects no caller can reach, and an
-            // ArchivedObject among them that refers to itself would leak: nothing could break
-            // its cycle.
-            // (A key that equals no earlier one, a NaN among them, keeps its value.)
+            // keeps its last value, as there; the values it drops are checked (below) but not
+            // decoded. Decoded, they would be objects no caller can reach, and an ArchivedObject
+            // among them that refers to itself would leak: nothing could break its cycle. A key
+            // that equals no other (a NaN among them) keeps its value.
             let (keys, objects) = try document.dictionaryReferences(in: fields, path: self.pathString())
             var hashableKeys: [AnyHashable] = []
             hashableKeys.reserveCapacity(keys.items.count)
