@@ -74,6 +74,13 @@ public struct BenchmarkOperation {
     /// next run fault its memory in again), which made our rows grow with the peer's work.
     public var measuresOursFirst = false
 
+    /// The same operation with ``measuresOursFirst`` set (the scaling and nesting rows).
+    var measuringOursFirst: BenchmarkOperation {
+        var operation = self
+        operation.measuresOursFirst = true
+        return operation
+    }
+
     /// An operation.
     public init(
         _ workload: String, _ name: String, check: CheckValueKind, minimumSampleSeconds: Double? = nil,
@@ -230,9 +237,7 @@ public enum Runner {
                 do {
                     let batch = batchSizes[index]
                     let expected = results[index].checkValue
-                    // One run: nothing but the run is timed, as before batches existed.
                     let (seconds, stable) = try Stopwatch.time {
-                        if batch == 1 { return try implementation.run() == expected }
                         var stable = true
                         for _ in 0..<batch where try implementation.run() != expected { stable = false }
                         return stable

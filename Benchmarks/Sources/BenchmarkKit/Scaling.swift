@@ -22,12 +22,3 @@ extension Workload {
         return operations.map(\.measuringOursFirst)
     }
 }
-
-extension BenchmarkOperation {
-    /// The same operation with ``measuresOursFirst`` set (the scaling and nesting rows).
-    var measuringOursFirst: BenchmarkOperation {
-        var operation = self
-        operation.measuresOursFirst = true
-        return operation
-    }
-}

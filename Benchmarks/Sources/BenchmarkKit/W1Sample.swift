@@ -86,7 +86,7 @@ extension Workload {
                 plist.value = data
                 return data.count
             },
-            Implementation("copy floor", units: 1, note: "reference: one copy of the image into a new Data, what any archive costs at least") {
+            Implementation("copy floor", units: 1, note: "reference: one copy of the image into a new Data, the least an archive that copies it costs") {
                 profile.image.withUnsafeBytes { Data($0) }.count
             },
         ])
