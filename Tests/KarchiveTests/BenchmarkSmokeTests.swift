@@ -180,6 +180,63 @@ final class BenchmarkSmokeTests: XCTestCase {
 
     /// The Codable floor rows bound what any Codable coder can reach, so they must make every
     /// call a real coder gets: every leaf of W5's records, and records of the real shape.
+    /// The sizes of one scaling series are measured in the same rounds (drift between sizes
+    /// cancels), ours before the peers, and ratios still compare one size's rows only.
+    func testASeriesInterleavesItsSizesAndKeepsRatiosWithinEachSize() {
+        var calls: [String] = []
+        func implementation(_ name: String, ours: Bool, perRun: Double) -> Implementation {
+            Implementation(name, ours: ours, units: 1) {
+                calls.append(name)
+                Thread.sleep(forTimeInterval: perRun)
+                return 1
+            }
+        }
+        let sizes = [("small", 0.001), ("large", 0.004)].map { size, perRun in
+            BenchmarkOperation("T \(size)", "op", check: .bytes, [
+                implementation("peer \(size)", ours: false, perRun: perRun * 3),
+                implementation("ours \(size)", ours: true, perRun: perRun),
+            ])
+        }
+        let series = sizes.map { operation -> BenchmarkOperation in
+            var operation = operation
+            operation.measuresOursFirst = true
+            operation.series = "T op"
+            return operation
+        }
+        // Grouping: both sizes in one group at the first one's place; a lone operation alone.
+        var lone = sizes[0]
+        lone.workload = "T lone"
+        let groups = Suite.seriesGroups([series[0], lone, series[1]])
+        XCTAssertEqual(groups.map { $0.map(\.workload) }, [["T small", "T large"], ["T lone"]])
+
+        let results = Runner.run(series: series, policy: RunPolicy(warmups: 1, repetitions: 3, timeBoxSeconds: 10))
+        XCTAssertEqual(calls.count, 16)
+        XCTAssertEqual(calls.prefix(8).map { $0 }, Array(repeating: ["ours small", "ours large"], count: 4).flatMap { $0 },
+                       "our sizes alternate in every round, before any peer: \(calls)")
+        XCTAssertEqual(Set(calls.suffix(8)), ["peer small", "peer large"])
+        XCTAssertEqual(results.map(\.implementation), ["peer small", "ours small", "peer large", "ours large"])
+        XCTAssertEqual(results.map(\.series), Array(repeating: "T op", count: 4))
+        XCTAssertEqual(Set(results[1].ratios.keys), ["peer small"], "a ratio crossed sizes")
+        XCTAssertEqual(Set(results[3].ratios.keys), ["peer large"])
+
+        // The summary: one line per implementation, max / min of its time per object.
+        let table = Table.render(series: results)
+        let oursLine = table.split(separator: "\n").first { $0.contains("ours small") }
+        XCTAssertNotNil(oursLine, table)
+        let largest = results.filter { $0.implementation.hasPrefix("ours") }.compactMap(\.secondsPerUnit)
+        guard largest.count == 2, let maximum = largest.max(), let minimum = largest.min() else {
+            return XCTFail("ours did not run at both sizes")
+        }
+        // Each size is its own implementation name here, so each line has one size and no ratio.
+        XCTAssertTrue(oursLine?.hasSuffix("-") ?? false, table)
+        var sameName = results
+        for index in sameName.indices { sameName[index].implementation = sameName[index].isOurs ? "ours" : "peer" }
+        let merged = Table.render(series: sameName).split(separator: "\n").first { $0.contains(" ours ") }
+        let expected = String(format: "%.2f", maximum / minimum)
+        XCTAssertTrue(merged?.hasSuffix(expected) ?? false, "expected max / min \(expected): \(merged ?? "")")
+        XCTAssertGreaterThan(maximum / minimum, 2, "the 4 ms size per object should be well above the 1 ms one")
+    }
+
     func testOursFirstMeasuresOurRowsBeforeAnyPeerRunsAndKeepsTheOrder() {
         var calls: [String] = []
         func implementation(_ name: String, ours: Bool) -> Implementation {

@@ -197,6 +197,38 @@ public enum Table {
         return layout(rows)
     }
 
+    /// The scaling summary: for each series and implementation, the time per object at each
+    /// size (in measuring order) and the largest over the smallest, the figure issue 7 asks to
+    /// stay within 1.5x. Sizes an implementation did not run at (a skipped peer) are left out.
+    public static func render(series results: [ImplementationResult]) -> String {
+        var rows: [[String]] = [["series", "impl", "time per object at each size", "max / min"]]
+        var keys: [String] = []
+        var perObject: [String: [(size: String, seconds: Double)]] = [:]
+        for result in results {
+            guard let series = result.series, let seconds = result.secondsPerUnit, result.status == .ok else { continue }
+            let key = series + "\u{0}" + result.implementation
+            if perObject[key] == nil { keys.append(key) }
+            perObject[key, default: []].append((sizeLabel(result.workload), seconds))
+        }
+        for key in keys {
+            guard let points = perObject[key], let smallest = points.map(\.seconds).min(), smallest > 0,
+                let largest = points.map(\.seconds).max()
+            else { continue }
+            let parts = key.split(separator: "\u{0}", maxSplits: 1).map(String.init)
+            rows.append([
+                parts.first ?? key, parts.last ?? "",
+                points.map { "\($0.size) \(Format.seconds($0.seconds))" }.joined(separator: ", "),
+                points.count > 1 ? String(format: "%.2f", largest / smallest) : "-",
+            ])
+        }
+        return layout(rows)
+    }
+
+    /// The size part of a scaling workload name ("S-W2 N=1,000" -> "N=1,000").
+    static func sizeLabel(_ workload: String) -> String {
+        workload.split(separator: " ").last.map(String.init) ?? workload
+    }
+
     /// The memory table.
     public static func render(memory: [MemoryResult]) -> String {
         var rows: [[String]] = [["workload", "impl", "baseline RSS", "peak above baseline", "input", "peak / input", "method"]]

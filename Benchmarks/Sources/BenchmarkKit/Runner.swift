@@ -73,11 +73,19 @@ public struct BenchmarkOperation {
     /// peer's and paid for the heap it left (a peer that frees hundreds of megabytes makes the
     /// next run fault its memory in again), which made our rows grow with the peer's work.
     public var measuresOursFirst = false
+    /// Operations that share a series (one scaling row at its sizes, one nesting row at its
+    /// depths) are measured together by ``Runner/run(series:policy:log:)``: their rounds
+    /// interleave across sizes, so the machine's drift over the minutes a series takes affects
+    /// every size alike instead of deciding which size looks slowest.
+    public var series: String?
 
-    /// The same operation with ``measuresOursFirst`` set (the scaling and nesting rows).
-    var measuringOursFirst: BenchmarkOperation {
+    /// The same operation as a size of the scaling or nesting series `prefix` (its series is
+    /// `prefix` and its name), with ``measuresOursFirst`` set: only our rows' own sizes come
+    /// before and after each of our runs.
+    func inScalingSeries(_ prefix: String) -> BenchmarkOperation {
         var operation = self
         operation.measuresOursFirst = true
+        operation.series = "\(prefix) \(name)"
         return operation
     }
 
@@ -130,6 +138,8 @@ public struct ImplementationResult: Codable, Sendable {
     /// For each other measured implementation P of the same operation: P's median time per unit
     /// divided by this one's (above 1: this one is faster).
     public var ratios: [String: Double]
+    /// The operation's ``BenchmarkOperation/series``.
+    public var series: String? = nil
 }
 
 /// Runs operations with warm-up, interleaved repetitions and time boxes.
@@ -138,21 +148,32 @@ public enum Runner {
     public static func run(
         _ operation: BenchmarkOperation, policy: RunPolicy, log: (String) -> Void = { _ in }
     ) -> [ImplementationResult] {
+        run(series: [operation], policy: policy, log: log)
+    }
+
+    /// Measures `operations` together: the rounds of all their implementations interleave, so
+    /// drift of the machine affects each operation alike (the sizes of one scaling series).
+    /// With ``BenchmarkOperation/measuresOursFirst`` set on all of them, our implementations of
+    /// every operation are measured first, then the peers'. Ratios compare implementations of
+    /// the same operation only. Results come back in operation order, then implementation order.
+    public static func run(
+        series operations: [BenchmarkOperation], policy: RunPolicy, log: (String) -> Void = { _ in }
+    ) -> [ImplementationResult] {
+        let entries = operations.enumerated().flatMap { number, operation in
+            operation.implementations.map { Entry(operationNumber: number, operation: operation, implementation: $0) }
+        }
         var results: [ImplementationResult]
-        if operation.measuresOursFirst {
+        if !operations.isEmpty, operations.allSatisfy(\.measuresOursFirst) {
             // Ours (warm-up and rounds), then the peers: none of our runs follows a peer's.
-            var ours = operation, peers = operation
-            ours.implementations = operation.implementations.filter(\.isOurs)
-            peers.implementations = operation.implementations.filter { !$0.isOurs }
-            var oursResults = measure(ours, policy: policy, log: log)[...]
-            var peerResults = measure(peers, policy: policy, log: log)[...]
-            results = operation.implementations.compactMap { $0.isOurs ? oursResults.popFirst() : peerResults.popFirst() }
+            var ours = measure(entries.filter(\.implementation.isOurs), policy: policy, log: log)[...]
+            var peers = measure(entries.filter { !$0.implementation.isOurs }, policy: policy, log: log)[...]
+            results = entries.compactMap { $0.implementation.isOurs ? ours.popFirst() : peers.popFirst() }
         } else {
-            results = measure(operation, policy: policy, log: log)
+            results = measure(entries, policy: policy, log: log)
         }
         for index in results.indices {
             guard let mine = results[index].secondsPerUnit, mine > 0 else { continue }
-            for other in results.indices where other != index {
+            for other in results.indices where other != index && entries[other].operationNumber == entries[index].operationNumber {
                 if let theirs = results[other].secondsPerUnit, theirs > 0 {
                     results[index].ratios[results[other].implementation] = theirs / mine
                 }
@@ -161,18 +182,23 @@ public enum Runner {
         return results
     }
 
-    /// Warm-up, interleaved rounds and statistics of every implementation of `operation`, in
-    /// order; no ratios.
-    private static func measure(
-        _ operation: BenchmarkOperation, policy: RunPolicy, log: (String) -> Void
-    ) -> [ImplementationResult] {
-        var results = operation.implementations.map { implementation in
-            ImplementationResult(
+    /// One implementation of one operation of a series.
+    private struct Entry {
+        var operationNumber: Int
+        var operation: BenchmarkOperation
+        var implementation: Implementation
+    }
+
+    /// Warm-up, interleaved rounds and statistics of every entry, in order; no ratios.
+    private static func measure(_ entries: [Entry], policy: RunPolicy, log: (String) -> Void) -> [ImplementationResult] {
+        var results = entries.map { entry in
+            let (operation, implementation) = (entry.operation, entry.implementation)
+            return ImplementationResult(
                 workload: operation.workload, operation: operation.name, implementation: implementation.name,
                 isOurs: implementation.isOurs, status: .ok, message: implementation.skipReason,
                 note: implementation.note, units: implementation.units, bytes: implementation.bytes,
                 checkKind: operation.checkKind, checkValue: nil, checkValueStable: true, stats: nil,
-                secondsPerUnit: nil, unitsPerSecond: nil, megabytesPerSecond: nil, ratios: [:])
+                secondsPerUnit: nil, unitsPerSecond: nil, megabytesPerSecond: nil, ratios: [:], series: operation.series)
         }
         var samples = [[Double]](repeating: [], count: results.count)
         var spent = [Double](repeating: 0, count: results.count)
@@ -180,7 +206,8 @@ public enum Runner {
         var batchSizes = [Int](repeating: 1, count: results.count)
 
         // Warm-up (and validation): a run that throws takes the implementation out.
-        for (index, implementation) in operation.implementations.enumerated() {
+        for (index, entry) in entries.enumerated() {
+            let (operation, implementation) = (entry.operation, entry.implementation)
             if let reason = implementation.skipReason {
                 results[index].status = .skipped
                 results[index].message = reason
@@ -229,7 +256,8 @@ public enum Runner {
 
         // Measured rounds, interleaved A B A B so that drift affects every implementation alike.
         for _ in 0..<policy.repetitions {
-            for (index, implementation) in operation.implementations.enumerated() where active[index] {
+            for (index, entry) in entries.enumerated() where active[index] {
+                let implementation = entry.implementation
                 if spent[index] >= policy.timeBoxSeconds && !samples[index].isEmpty {
                     active[index] = false
                     continue

@@ -46,12 +46,30 @@ public enum Suite {
                     megabytesPerSecond: nil, ratios: [:]))
                 continue
             }
-            for var operation in operations {
-                if context.oursOnly { operation.implementations.removeAll { !$0.isOurs } }
-                results += Runner.run(operation, policy: context.scale.policy, log: context.log)
+            for var series in seriesGroups(operations) {
+                if context.oursOnly {
+                    for index in series.indices { series[index].implementations.removeAll { !$0.isOurs } }
+                }
+                results += Runner.run(series: series, policy: context.scale.policy, log: context.log)
             }
         }
         return results
+    }
+
+    /// `operations` grouped for measuring: the operations of one series together, at its first
+    /// operation's place; an operation without a series alone.
+    public static func seriesGroups(_ operations: [BenchmarkOperation]) -> [[BenchmarkOperation]] {
+        var groups: [[BenchmarkOperation]] = []
+        var groupOfSeries: [String: Int] = [:]
+        for operation in operations {
+            if let series = operation.series, let group = groupOfSeries[series] {
+                groups[group].append(operation)
+                continue
+            }
+            if let series = operation.series { groupOfSeries[series] = groups.count }
+            groups.append([operation])
+        }
+        return groups
     }
 
     /// Every (workload, operation, implementation) triple, for child-process memory runs.

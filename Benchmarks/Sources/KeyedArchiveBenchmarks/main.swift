@@ -162,6 +162,10 @@ if !options.memoryOnly { report.results = Suite.run(context, only: only) }
 if !options.memoryOnly {
     print("\n## Timings (median of interleaved runs; * = KeyedArchive; ratio = that implementation's time per object / this one's)\n")
     print(Table.render(report.results))
+    if report.results.contains(where: { $0.series != nil }) {
+        print("\n## Scaling: time per object by size (sizes of a series measured in the same rounds; target: max / min within 1.5)\n")
+        print(Table.render(series: report.results))
+    }
 }
 
 if options.memoryOnly || (options.memory ?? (options.scale.name == "full")) {
