@@ -328,10 +328,9 @@ final class ArchiveDecodingState: Decoder {
             guard index < objects.count else {
                 throw corrupted("UID \(uid) is out of range ($objects has \(objects.count) entries)")
             }
-            if isObject, let instance = instances[InstanceKey(uid: uid, type: ObjectIdentifier(T.self))],
-                let typed = instance as? T
-            {
-                return typed
+            if isObject, let instance = instances[InstanceKey(uid: uid, type: ObjectIdentifier(T.self))] {
+                // Made by `T(from:)` under this very key, so it is a `T`.
+                return try cast(instance, to: type)
             }
             if checkCycle {
                 if active[index] {
@@ -390,10 +389,21 @@ final class ArchiveDecodingState: Decoder {
 
     /// A decoded value as the type asked for, which it is whenever the type's kind says so (a
     /// failed cast would be a bug here, reported as a type mismatch rather than a trap).
+    /// Reinterpreted after an identity check: `as? T` in this unspecialized code looked up the
+    /// metadata of `Optional<T>` and ran the dynamic cast, hundreds of instructions per value.
+    /// The cast itself lives in ``cast(_:to:)``: `as? T` anywhere in a function makes it fetch
+    /// the metadata of `Optional<T>` on entry, used or not.
     @inline(__always)
     private func typed<V, T>(_ value: V, as type: T.Type) throws -> T {
+        if V.self == T.self { return unsafeBitCast(value, to: T.self) }
+        return try cast(value, to: type)
+    }
+
+    /// `value` as a `T`, or an internal type mismatch (kept out of line: see ``typed(_:as:)``).
+    @inline(never)
+    private func cast<V, T>(_ value: V, to type: T.Type) throws -> T {
         if let result = value as? T { return result }
-        throw mismatch(type, "internal: decoded a \(V.self) for \(T.self)")
+        throw mismatch(type, "internal: decoded a \(Swift.type(of: value)) for \(T.self)")
     }
 
     /// Follows a reference to a leaf: strings, numbers, booleans, data, or the NSString /

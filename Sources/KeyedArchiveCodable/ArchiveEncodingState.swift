@@ -274,34 +274,37 @@ final class ArchiveEncodingState: Encoder {
     }
 
     /// Numbers, booleans and strings as property-list leaves (checked by type identity, so no
-    /// protocol lookups on the hot path).
+    /// protocol lookups on the hot path). Once the type is known to be `String`, `Int`, ...,
+    /// the value is reinterpreted as it: a dynamic cast from a generic value costs a runtime
+    /// call per value, and the identity check already says the cast cannot fail.
     @inline(__always)
     static func primitive<T>(_ value: T) -> PropertyListValue? {
         let type = T.self
-        if type == String.self, let v = value as? String { return .string(PropertyListString(v)) }
-        if type == Int.self, let v = value as? Int { return .integer(PropertyListInteger(Int64(v))) }
-        if type == Double.self, let v = value as? Double { return .real(PropertyListReal(v)) }
-        if type == Bool.self, let v = value as? Bool { return .bool(v) }
-        if type == Float.self, let v = value as? Float { return .real(PropertyListReal(v)) }
-        if type == Int64.self, let v = value as? Int64 { return .integer(PropertyListInteger(v)) }
-        if type == Int32.self, let v = value as? Int32 { return .integer(PropertyListInteger(Int64(v))) }
-        if type == Int16.self, let v = value as? Int16 { return .integer(PropertyListInteger(Int64(v))) }
-        if type == Int8.self, let v = value as? Int8 { return .integer(PropertyListInteger(Int64(v))) }
-        if type == UInt.self, let v = value as? UInt { return .integer(PropertyListInteger(UInt64(v))) }
-        if type == UInt64.self, let v = value as? UInt64 { return .integer(PropertyListInteger(v)) }
-        if type == UInt32.self, let v = value as? UInt32 { return .integer(PropertyListInteger(UInt64(v))) }
-        if type == UInt16.self, let v = value as? UInt16 { return .integer(PropertyListInteger(UInt64(v))) }
-        if type == UInt8.self, let v = value as? UInt8 { return .integer(PropertyListInteger(UInt64(v))) }
+        if type == String.self { return .string(PropertyListString(unsafeBitCast(value, to: String.self))) }
+        if type == Int.self { return .integer(PropertyListInteger(Int64(unsafeBitCast(value, to: Int.self)))) }
+        if type == Double.self { return .real(PropertyListReal(unsafeBitCast(value, to: Double.self))) }
+        if type == Bool.self { return .bool(unsafeBitCast(value, to: Bool.self)) }
+        if type == Float.self { return .real(PropertyListReal(unsafeBitCast(value, to: Float.self))) }
+        if type == Int64.self { return .integer(PropertyListInteger(unsafeBitCast(value, to: Int64.self))) }
+        if type == Int32.self { return .integer(PropertyListInteger(Int64(unsafeBitCast(value, to: Int32.self)))) }
+        if type == Int16.self { return .integer(PropertyListInteger(Int64(unsafeBitCast(value, to: Int16.self)))) }
+        if type == Int8.self { return .integer(PropertyListInteger(Int64(unsafeBitCast(value, to: Int8.self)))) }
+        if type == UInt.self { return .integer(PropertyListInteger(UInt64(unsafeBitCast(value, to: UInt.self)))) }
+        if type == UInt64.self { return .integer(PropertyListInteger(unsafeBitCast(value, to: UInt64.self))) }
+        if type == UInt32.self { return .integer(PropertyListInteger(UInt64(unsafeBitCast(value, to: UInt32.self)))) }
+        if type == UInt16.self { return .integer(PropertyListInteger(UInt64(unsafeBitCast(value, to: UInt16.self)))) }
+        if type == UInt8.self { return .integer(PropertyListInteger(UInt64(unsafeBitCast(value, to: UInt8.self)))) }
         return nil
     }
 
     /// Data, Date, URL, UUID, dictionaries and sets: stored as the Foundation objects an
     /// Objective-C reader expects (not through their own `encode(to:)`).
     private func boxSpecial<T: Encodable>(_ value: T) throws -> PropertyListValue? {
-        if T.self == Data.self, let data = value as? Data { return .uid(table.leafUID(.data(data))) }
-        if T.self == Date.self, let date = value as? Date { return .uid(dateUID(date)) }
-        if T.self == URL.self, let url = value as? URL { return .uid(urlUID(url)) }
-        if T.self == UUID.self, let uuid = value as? UUID { return .uid(uuidUID(uuid)) }
+        // Reinterpreted after the identity check, as in ``primitive(_:)``.
+        if T.self == Data.self { return .uid(table.leafUID(.data(unsafeBitCast(value, to: Data.self)))) }
+        if T.self == Date.self { return .uid(dateUID(unsafeBitCast(value, to: Date.self))) }
+        if T.self == URL.self { return .uid(urlUID(unsafeBitCast(value, to: URL.self))) }
+        if T.self == UUID.self { return .uid(uuidUID(unsafeBitCast(value, to: UUID.self))) }
         if let dictionary = value as? any ArchiveDictionaryEncodable {
             return .uid(try encodeDictionary(dictionary, value))
         }

@@ -142,7 +142,10 @@ extension Array: ArchiveArrayDecodable where Element: Decodable {
 
 extension Array: ArchiveArrayEncodable where Element: Encodable {
     static func encodeArchiveArray<V>(_ value: V, state: ArchiveEncodingState) throws -> Bool {
-        guard let array = value as? [Element] else { return false }
+        // `V` is this array type whenever the kind cache chose this path; the identity check
+        // then makes the reinterpretation safe and skips a dynamic cast per array.
+        guard V.self == [Element].self else { return false }
+        let array = unsafeBitCast(value, to: [Element].self)
         let builder = state.unkeyedBuilder()
         builder.elements.reserveCapacity(array.count)
         for element in array {
