@@ -274,6 +274,7 @@ package final class ArchiveObjectTable {
         _ fields: PropertyListDictionary, to references: inout [Int], list: inout BinaryPropertyListObjects,
         keys: inout KeyReferenceCache, uidBase: Int
     ) throws {
+        keys.select(for: fields)
         // Read in place: iterating the entries copied each (key, value) pair.
         try fields.entries.withUnsafeBufferPointer { entries in
             for position in entries.indices {
@@ -290,9 +291,10 @@ package final class ArchiveObjectTable {
             for position in entries.indices {
                 // A reference into `$objects` is the UID object laid out at `uidBase + uid` (the
                 // flattener's `uidMapping`); computed here, it skips a call into the flattener.
-                if case .uid(let uid) = entries[position].value, Int(uid) < objectCount {
+                switch entries[position].value {
+                case .uid(let uid) where Int(uid) < objectCount:
                     references.append(uidBase + Int(uid))
-                } else {
+                default:
                     references.append(try list.add(entries[position].value))
                 }
             }
@@ -300,31 +302,63 @@ package final class ArchiveObjectTable {
     }
 }
 
-/// The flattened references of the keys of the last object dictionaries, by position: objects
-/// of one class store the same keys in the same order, so a key usually equals the one at its
-/// position in the previous object and its reference is reused without hashing it again.
+/// The flattened references of the keys of the last object dictionary of each class, by
+/// position: objects of one class store the same keys in the same order, so a key usually equals
+/// the one at its position in the previous object of its class, and its reference is reused
+/// without hashing it again. Kept per class (by the UID in `$class`): with one list for all
+/// classes, objects of different classes laid out in turn (a record, its nested struct, its
+/// array) overwrote each other's keys, and 7 of a W5 record's 17 keys missed.
 /// A hit requires the same bytes and the same storage hint, the two things the flattener's
 /// string uniquing looks at, so the reference is the one `add` would return.
 private struct KeyReferenceCache {
-    private var entries: [(key: PropertyListString, reference: Int)] = []
     private static let positions = 64
+    private static let classLimit = 16
+    /// `classLimit` lists of `positions` entries, back to back; a reference of -1 is empty.
+    private var entries: [(key: PropertyListString, reference: Int)] = []
+    /// The class UID of each list (`UInt32.max` for dictionaries without `$class`).
+    private var classes: [UInt32] = []
+    /// Where the current object's list starts in `entries`.
+    private var base = 0
+
+    /// Selects the list of the class of the object dictionary `fields` (its first entry is
+    /// `$class` for archived objects). Classes past the limit share the last list: still correct,
+    /// since a hit compares the key.
+    mutating func select(for fields: PropertyListDictionary) {
+        let classUID = fields.entries.withUnsafeBufferPointer { entries -> UInt32 in
+            guard let first = entries.baseAddress, case .uid(let uid) = first.pointee.value else { return .max }
+            return uid
+        }
+        // Most objects are of the class of the one before.
+        if base < entries.count, classes[base / Self.positions] == classUID { return }
+        var slot = classes.firstIndex(of: classUID)
+        if slot == nil {
+            if classes.count < Self.classLimit {
+                classes.append(classUID)
+                entries.append(contentsOf: repeatElement((key: PropertyListString(""), reference: -1), count: Self.positions))
+            } else {
+                classes[Self.classLimit - 1] = classUID
+            }
+            slot = classes.count - 1
+        }
+        base = (slot ?? 0) * Self.positions
+    }
 
     func reference(for key: PropertyListValue, at position: Int) -> Int? {
-        guard position < entries.count, case .string(let string) = key else { return nil }
-        let cached = entries[position]
-        guard cached.key.storage == string.storage, cached.key.value.utf8.count == string.value.utf8.count,
-            PropertyListString.literallyEqual(cached.key.value, string.value)
-        else { return nil }
-        return cached.reference
+        guard position < Self.positions, case .string(let string) = key else { return nil }
+        // Through the buffer: `entries[index]` copied the cached entry (a retain and a release).
+        return entries.withUnsafeBufferPointer { entries in
+            let index = base + position
+            guard index < entries.count, entries[index].reference >= 0, entries[index].key.storage == string.storage,
+                entries[index].key.value.utf8.count == string.value.utf8.count,
+                PropertyListString.literallyEqual(entries[index].key.value, string.value)
+            else { return nil }
+            return entries[index].reference
+        }
     }
 
     mutating func remember(_ key: PropertyListValue, _ reference: Int, at position: Int) {
-        guard position < Self.positions, case .string(let string) = key else { return }
-        if position < entries.count {
-            entries[position] = (string, reference)
-        } else if position == entries.count {
-            entries.append((string, reference))
-        }
+        guard position < Self.positions, base + position < entries.count, case .string(let string) = key else { return }
+        entries[base + position] = (string, reference)
     }
 }
 
