@@ -1,3 +1,4 @@
+import Foundation
 import KeyedArchive
 import KeyedArchiveGraph
 import KeyedArchiveTestSupport
@@ -187,6 +188,52 @@ final class KeyedArchiverTests: XCTestCase {
         let decoded = try XCTUnwrap(KeyedUnarchiver.unarchivedObject(ofClass: Node.self, from: data))
         XCTAssertTrue(decoded.links[0].weak === decoded.links[1])
         XCTAssertNil(decoded.links[2].weak)
+    }
+
+    /// The binary layout reuses a key's object reference from the previous object of the same
+    /// class at the same position. Objects of 20 classes (more than the layout keeps lists for)
+    /// laid out in turn, with the same key names at swapped positions and keys of their own,
+    /// must still store every value under its own key; read back by Foundation.
+    func testInterleavedClassesKeepTheirKeysInTheBinaryLayout() throws {
+        let table = ArchiveObjectTable()
+        let names = ["alpha", "beta", "gamma", "delta"]
+        var expected: [UInt32: [String: Int]] = [:]
+        var roots: [PropertyListValue] = []
+        for round in 0..<3 {
+            for kind in 0..<20 {
+                let classUID = table.classUID(chain: ["Kind\(kind)", "NSObject"])
+                var fields = ArchiveObjectFields(classUID: classUID)
+                // Rotated per class: the key at a position differs from class to class.
+                var values: [String: Int] = [:]
+                for offset in 0..<names.count {
+                    let name = names[(offset + kind) % names.count]
+                    values[name] = kind * 1000 + round * 10 + offset
+                    fields.set(.integer(PropertyListInteger(values[name] ?? 0)), forKey: name)
+                }
+                let own = "only\(kind)"
+                values[own] = -kind - 1
+                fields.set(.integer(PropertyListInteger(values[own] ?? 0)), forKey: own)
+                let uid = table.reserveUID()
+                table.setObject(fields.value, at: uid)
+                expected[uid] = values
+                roots.append(.uid(uid))
+            }
+        }
+        let rootUID = table.reserveUID()
+        let arrayClass = table.classUID(chain: ["NSArray", "NSObject"])
+        table.setObject(.dictionary(PropertyListDictionary([("$class", .uid(arrayClass)), ("NS.objects", .array(roots))])), at: rootUID)
+        let data = try table.encodedData(top: PropertyListDictionary([("root", .uid(rootUID))]), format: .binary)
+
+        let archive = try XCTUnwrap(PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any])
+        let objects = try XCTUnwrap(archive["$objects"] as? [Any])
+        XCTAssertEqual(expected.count, 60)
+        for (uid, values) in expected {
+            let object = try XCTUnwrap(objects[Int(uid)] as? [String: Any], "$objects[\(uid)]")
+            XCTAssertEqual(Set(object.keys), Set(values.keys).union(["$class"]), "$objects[\(uid)]")
+            for (key, value) in values {
+                XCTAssertEqual((object[key] as? NSNumber)?.intValue, value, "$objects[\(uid)].\(key)")
+            }
+        }
     }
 
     func testLeafUniquingKeepsTypesApart() throws {
