@@ -170,16 +170,15 @@ final class BenchmarkSmokeTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(perCall, 0.001)
         XCTAssertLessThan(perCall, 0.01, "a sample recorded the batch's time, not the time per call")
         XCTAssertTrue(results[0].note?.contains("runs per sample") ?? false)
-        // The slow one is above the minimum: one call per sample (warm-up, calibration, 3 rounds).
-        XCTAssertEqual(slowCalls, 5)
+        // The slow one is above the minimum: one call per sample (warm-up and 3 rounds; no
+        // calibration, since its warm-up already lasted the minimum).
+        XCTAssertEqual(slowCalls, 4)
         XCTAssertNil(results[1].note)
         XCTAssertGreaterThanOrEqual(results[1].stats?.min ?? 0, 0.03)
         // A check value that changes after the warm-up is reported, however the runs are batched.
         XCTAssertFalse(results[2].checkValueStable)
     }
 
-    /// The Codable floor rows bound what any Codable coder can reach, so they must make every
-    /// call a real coder gets: every leaf of W5's records, and records of the real shape.
     /// The sizes of one scaling series are measured in the same rounds (drift between sizes
     /// cancels), ours before the peers, and ratios still compare one size's rows only.
     func testASeriesInterleavesItsSizesAndKeepsRatiosWithinEachSize() {
@@ -234,7 +233,43 @@ final class BenchmarkSmokeTests: XCTestCase {
         let merged = Table.render(series: sameName).split(separator: "\n").first { $0.contains(" ours ") }
         let expected = String(format: "%.2f", maximum / minimum)
         XCTAssertTrue(merged?.hasSuffix(expected) ?? false, "expected max / min \(expected): \(merged ?? "")")
-        XCTAssertGreaterThan(maximum / minimum, 2, "the 4 ms size per object should be well above the 1 ms one")
+        XCTAssertGreaterThan(maximum / minimum, 1.5, "the 4 ms size per object should be well above the 1 ms one")
+    }
+
+    /// In a series, a size that follows a run ten times slower first runs once untimed (the
+    /// sample after a big run measured what that run left behind); and a run that already lasts
+    /// the batch minimum is not calibrated (that only repeated it).
+    func testASmallSizeAfterABigOneRunsOnceUntimedAndLongRunsAreNotCalibrated() {
+        var calls: [String] = []
+        func operation(_ name: String, perRun: Double) -> BenchmarkOperation {
+            var operation = BenchmarkOperation("T \(name)", "op", check: .bytes, minimumSampleSeconds: 0.01, [
+                Implementation(name, ours: true, units: 1) {
+                    calls.append(name)
+                    Thread.sleep(forTimeInterval: perRun)
+                    return 1
+                },
+            ])
+            operation.measuresOursFirst = true
+            operation.series = "T op"
+            return operation
+        }
+        // "big" is 15x "small" even if sleeps overshoot; "small" is calibrated into batches,
+        // "big" (15 ms, above the 10 ms minimum) is not.
+        let results = Runner.run(
+            series: [operation("small", perRun: 0.001), operation("big", perRun: 0.015)],
+            policy: RunPolicy(warmups: 1, repetitions: 3, timeBoxSeconds: 10))
+        XCTAssertEqual(results.map { $0.stats?.samples.count }, [3, 3])
+        let big = calls.filter { $0 == "big" }.count
+        XCTAssertEqual(big, 4, "one warm-up and three samples, no calibration run: \(calls)")
+        // Every round starts with "small" right after "big": one untimed run, then its batch.
+        var rounds = calls.split(separator: "big").map(Array.init)
+        rounds.removeFirst()  // the warm-up and calibration of "small" ("big" has no calibration)
+        XCTAssertEqual(rounds.count, 3, "\(calls)")
+        if let batch = results[0].note.flatMap({ Int($0.split(separator: " ").first ?? "") }) {
+            for round in rounds { XCTAssertEqual(round.count, batch + 1, "a settle run and a batch of \(batch): \(calls)") }
+        } else {
+            for round in rounds { XCTAssertEqual(round.count, 2, "a settle run and one timed run: \(calls)") }
+        }
     }
 
     func testOursFirstMeasuresOurRowsBeforeAnyPeerRunsAndKeepsTheOrder() {
@@ -266,6 +301,8 @@ final class BenchmarkSmokeTests: XCTestCase {
         XCTAssertNotNil(results[0].ratios["ours D"])
     }
 
+    /// The Codable floor rows bound what any Codable coder can reach, so they must make every
+    /// call a real coder gets: every leaf of W5's records, and records of the real shape.
     func testTheCodableFloorVisitsEveryValue() throws {
         let records = Customer.make(seed: 3, count: 50)
         // Seven scalar fields, the address's three, `visits`, and each tag.

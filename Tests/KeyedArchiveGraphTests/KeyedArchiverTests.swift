@@ -236,6 +236,30 @@ final class KeyedArchiverTests: XCTestCase {
         }
     }
 
+    /// A cached key reference is reused only for a key stored the same way: the same text with
+    /// a UTF-16 storage hint is another string object in a binary property list.
+    func testTheKeyCacheKeepsAUTF16KeyApartFromTheSameASCIIKey() throws {
+        let table = ArchiveObjectTable()
+        let classUID = table.classUID(chain: ["Hinted", "NSObject"])
+        let hints: [PropertyListString.Storage?] = [nil, .utf16, nil, .utf16]
+        var uids: [UInt32] = []
+        for (number, hint) in hints.enumerated() {
+            let uid = table.reserveUID()
+            table.setObject(.dictionary(PropertyListDictionary([
+                ("$class", .uid(classUID)), (.string(PropertyListString("beta", storage: hint)), .integer(PropertyListInteger(number))),
+            ])), at: uid)
+            uids.append(uid)
+        }
+        let data = try table.encodedData(top: PropertyListDictionary([("root", .uid(uids[0]))]), format: .binary)
+        let objects = try self.objects(data)
+        for (uid, hint) in zip(uids, hints) {
+            let entries = try XCTUnwrap(objects[Int(uid)].dictionaryValue?.entries)
+            guard entries.count == 2, case .string(let key) = entries[1].key else { return XCTFail("$objects[\(uid)]: \(entries)") }
+            XCTAssertEqual(key.value, "beta")
+            XCTAssertEqual(key.storage, hint ?? .ascii, "$objects[\(uid)]")
+        }
+    }
+
     func testLeafUniquingKeepsTypesApart() throws {
         let values: [Any] = [1, true, 2, 2.0, Float(2), "a", "a", Data([1]), Data([1]), 1]
         let data = try KeyedArchiver.archivedData(withRootObject: values, format: .binary)
