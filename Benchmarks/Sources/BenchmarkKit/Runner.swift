@@ -271,11 +271,19 @@ public enum Runner {
                 }
                 do {
                     // In a series, a size that runs right after one ten times slower first runs
-                    // once untimed: the sample after a 10^6 run measured what that run left
-                    // behind (a W5 decode of 1,000 records took 15x its time right after the
-                    // 10^6 one), not the size it belongs to.
+                    // untimed, at least once and for a tenth of that run's time (at most a
+                    // second): the samples after a 10^6 run measured what that run left behind,
+                    // for up to a second (a W5 decode of 1,000 records took 15x its time right
+                    // after the 10^6 one, and one of 10,000 records, which came next, 3x), not the
+                    // size they belong to.
                     if entry.operation.series != nil, let last = previous, last != index, runSeconds[last] >= 10 * runSeconds[index] {
-                        let (seconds, _) = try Stopwatch.time(implementation.run)
+                        let settle = Swift.min(1, runSeconds[last] / 10)
+                        let (seconds, _) = try Stopwatch.time { () throws -> Int in
+                            let clock = ContinuousClock()
+                            let start = clock.now
+                            repeat { _ = try implementation.run() } while Stopwatch.seconds(clock.now - start) < settle
+                            return 0
+                        }
                         spent[index] += seconds
                     }
                     let batch = batchSizes[index]

@@ -313,12 +313,14 @@ package final class ArchiveObjectTable {
 private struct KeyReferenceCache {
     private static let positions = 64
     private static let classLimit = 16
-    /// `classLimit` lists of `positions` entries, back to back; a reference of -1 is empty.
+    /// The lists of all classes back to back, each as long as the first object of its class had
+    /// entries (at most `positions`): a small archive pays for the keys it has. A reference of
+    /// -1 is an empty entry.
     private var entries: [(key: PropertyListString, reference: Int)] = []
-    /// The class UID of each list (`UInt32.max` for dictionaries without `$class`).
-    private var classes: [UInt32] = []
-    /// Where the current object's list starts in `entries`.
-    private var base = 0
+    /// Each class's UID (`UInt32.max` for dictionaries without `$class`) and list.
+    private var classes: [(uid: UInt32, start: Int, count: Int)] = []
+    /// The current object's class, as an index into `classes`.
+    private var current = 0
 
     /// Selects the list of the class of the object dictionary `fields` (its first entry is
     /// `$class` for archived objects). Classes past the limit share the last list: still correct,
@@ -329,25 +331,30 @@ private struct KeyReferenceCache {
             return uid
         }
         // Most objects are of the class of the one before.
-        if base < entries.count, classes[base / Self.positions] == classUID { return }
-        var slot = classes.firstIndex(of: classUID)
-        if slot == nil {
-            if classes.count < Self.classLimit {
-                classes.append(classUID)
-                entries.append(contentsOf: repeatElement((key: PropertyListString(""), reference: -1), count: Self.positions))
-            } else {
-                classes[Self.classLimit - 1] = classUID
-            }
-            slot = classes.count - 1
+        if current < classes.count, classes[current].uid == classUID { return }
+        if let slot = classes.firstIndex(where: { $0.uid == classUID }) {
+            current = slot
+        } else if classes.count < Self.classLimit {
+            let count = min(fields.count, Self.positions)
+            classes.append((classUID, entries.count, count))
+            entries.append(contentsOf: repeatElement((key: PropertyListString(""), reference: -1), count: count))
+            current = classes.count - 1
+        } else {
+            current = Self.classLimit - 1
+            classes[current].uid = classUID
         }
-        base = (slot ?? 0) * Self.positions
+    }
+
+    /// Where `position` of the current class's list is in `entries`, if the list is that long.
+    private func index(of position: Int) -> Int? {
+        guard current < classes.count, position < classes[current].count else { return nil }
+        return classes[current].start + position
     }
 
     func reference(for key: PropertyListValue, at position: Int) -> Int? {
-        guard position < Self.positions, case .string(let string) = key else { return nil }
+        guard let index = index(of: position), case .string(let string) = key else { return nil }
         // Through the buffer: `entries[index]` copied the cached entry (a retain and a release).
         return entries.withUnsafeBufferPointer { entries in
-            let index = base + position
             guard index < entries.count, entries[index].reference >= 0, entries[index].key.storage == string.storage,
                 entries[index].key.value.utf8.count == string.value.utf8.count,
                 PropertyListString.literallyEqual(entries[index].key.value, string.value)
@@ -357,8 +364,8 @@ private struct KeyReferenceCache {
     }
 
     mutating func remember(_ key: PropertyListValue, _ reference: Int, at position: Int) {
-        guard position < Self.positions, base + position < entries.count, case .string(let string) = key else { return }
-        entries[base + position] = (string, reference)
+        guard let index = index(of: position), index < entries.count, case .string(let string) = key else { return }
+        entries[index] = (string, reference)
     }
 }
 
