@@ -389,10 +389,9 @@ final class ArchiveDecodingState: Decoder {
 
     /// A decoded value as the type asked for, which it is whenever the type's kind says so (a
     /// failed cast would be a bug here, reported as a type mismatch rather than a trap).
-    /// Reinterpreted after an identity check: `as? T` in this unspecialized code looked up the
-    /// metadata of `Optional<T>` and ran the dynamic cast, hundreds of instructions per value.
-    /// The cast itself lives in ``cast(_:to:)``: `as? T` anywhere in a function makes it fetch
-    /// the metadata of `Optional<T>` on entry, used or not.
+    /// Reinterpreted after an identity check; the dynamic cast lives out of line in
+    /// ``cast(_:to:)``, because an `as? T` anywhere in this unspecialized code fetched the
+    /// metadata of `Optional<T>` on every call, used or not (hundreds of instructions a value).
     @inline(__always)
     private func typed<V, T>(_ value: V, as type: T.Type) throws -> T {
         if V.self == T.self { return unsafeBitCast(value, to: T.self) }
