@@ -20,6 +20,25 @@ public enum PeakMemory {
         public var reset: Bool
     }
 
+    /// Keeps freed heap memory in the process instead of returning it to the kernel (glibc:
+    /// no trimming of the heap top, and blocks up to 32 MiB from the heap instead of mappings of
+    /// their own). Returns false where that cannot be set. For `--keep-freed-heap`: on this VM,
+    /// memory given back to the kernel is slow to get back, and the runs after one that freed
+    /// a gigabyte paid for it (see Docs/Performance.md, "Scaling and nesting as series").
+    @discardableResult
+    public static func keepFreedHeap() -> Bool {
+        #if canImport(Glibc)
+        // mallopt is in glibc but its constants are not in the Glibc module map: look it up.
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return false }
+        typealias MallOpt = @convention(c) (Int32, Int32) -> Int32
+        let mallopt = unsafeBitCast(symbol, to: MallOpt.self)
+        // M_TRIM_THRESHOLD is -1, M_MMAP_THRESHOLD -3 (at most 32 MiB on 64-bit).
+        return mallopt(-1, Int32.max) == 1 && mallopt(-3, 32 << 20) == 1
+        #else
+        return false
+        #endif
+    }
+
     /// Resets the high-water mark (where possible) and records the baseline.
     public static func begin() -> Baseline {
         #if canImport(Glibc)

@@ -9,7 +9,7 @@ import Foundation
 let usage = """
     usage: KeyedArchiveBenchmarks [--quick] [--only W1,W2,W3,W4,W5,scaling,nesting] [--no-scaling]
                                   [--memory | --no-memory | --memory-only] [--external] [--karchive PATH]
-                                  [--json FILE] [--cache DIR] [--seed N] [--ours-only]
+                                  [--json FILE] [--cache DIR] [--seed N] [--ours-only] [--keep-freed-heap]
 
       --quick        small sizes, few repetitions (under a minute)
       --only LIST    run only these workloads (comma-separated ids)
@@ -24,6 +24,9 @@ let usage = """
       --cache DIR    cache for generated inputs (default: Benchmarks/.cache)
       --seed N       data seed (default fixed)
       --ours-only    run only KeyedArchive's rows (profiling; no ratios)
+      --keep-freed-heap
+                     keep freed memory in the timing process (glibc: no trimming, 32 MiB mmap
+                     threshold) instead of returning it to the kernel; for every row alike
       --profile W:OPERATION:SECONDS
                      run our implementation of one operation in a loop (for perf/valgrind),
                      e.g. --profile "W5:encode:10"
@@ -34,6 +37,7 @@ struct Options {
     var scale = Scale.full
     var only: Set<String>?
     var oursOnly = false
+    var keepFreedHeap = false
     var profile: String?
     var scaling = true
     var memory: Bool?
@@ -66,6 +70,7 @@ func parse(_ arguments: [String]) -> Options {
         case "--only": options.only = Set(value().split(separator: ",").map(String.init))
         case "--no-scaling": options.scaling = false
         case "--ours-only": options.oursOnly = true
+        case "--keep-freed-heap": options.keepFreedHeap = true
         case "--profile": options.profile = value()
         case "--memory": options.memory = true
         case "--no-memory": options.memory = false
@@ -148,6 +153,8 @@ if let profile = options.profile {
     }
     exit(0)
 }
+
+if options.keepFreedHeap { log("keep freed heap: \(PeakMemory.keepFreedHeap() ? "set" : "not available")") }
 
 var only = options.only
 if !options.scaling {
