@@ -28,10 +28,7 @@ public enum PeakMemory {
     @discardableResult
     public static func keepFreedHeap() -> Bool {
         #if canImport(Glibc)
-        // mallopt is in glibc but its constants are not in the Glibc module map: look it up.
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return false }
-        typealias MallOpt = @convention(c) (Int32, Int32) -> Int32
-        let mallopt = unsafeBitCast(symbol, to: MallOpt.self)
+        guard let mallopt = glibcFunction("mallopt", as: (@convention(c) (Int32, Int32) -> Int32).self) else { return false }
         // M_TRIM_THRESHOLD is -1, M_MMAP_THRESHOLD -3 (at most 32 MiB on 64-bit).
         return mallopt(-1, Int32.max) == 1 && mallopt(-3, 32 << 20) == 1
         #else
@@ -39,16 +36,20 @@ public enum PeakMemory {
         #endif
     }
 
+    #if canImport(Glibc)
+    /// A glibc allocator function looked up by name: `malloc_trim` and `mallopt` (with its
+    /// constants) are not in the Glibc module map.
+    private static func glibcFunction<F>(_ name: String, as type: F.Type) -> F? {
+        dlsym(UnsafeMutableRawPointer(bitPattern: 0), name).map { unsafeBitCast($0, to: type) }
+    }
+    #endif
+
     /// Resets the high-water mark (where possible) and records the baseline.
     public static func begin() -> Baseline {
         #if canImport(Glibc)
         // Give freed heap pages back first: otherwise the operation reuses pages that are already
         // resident (left over from building the inputs) and its peak is undercounted.
-        // malloc_trim is glibc-only and not in the Glibc module map: look it up.
-        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") {
-            typealias Trim = @convention(c) (Int) -> Int32
-            _ = unsafeBitCast(symbol, to: Trim.self)(0)
-        }
+        if let trim = glibcFunction("malloc_trim", as: (@convention(c) (Int) -> Int32).self) { _ = trim(0) }
         #endif
         let reset = (try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)) != nil
         return Baseline(rssBytes: status("VmRSS") ?? maxRSS(), reset: reset)

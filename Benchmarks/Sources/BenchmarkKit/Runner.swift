@@ -242,7 +242,7 @@ public enum Runner {
             // repeat it (a 10^6 scaling run: seconds spent for nothing, and a sample fewer).
             if results[index].status == .ok, active[index], let minimum = operation.minimumSampleSeconds, runSeconds[index] < minimum {
                 do {
-                    let (batch, seconds) = try calibrateBatch(implementation.run, minimumSeconds: minimum)
+                    let (batch, seconds) = try runBackToBack(implementation.run, forAtLeast: minimum)
                     spent[index] += seconds
                     batchSizes[index] = batch
                     if batch > 1 { results[index].note = join(results[index].note, "\(batch) runs per sample") }
@@ -277,13 +277,7 @@ public enum Runner {
                     // after the 10^6 one, and one of 10,000 records, which came next, 3x), not the
                     // size they belong to.
                     if entry.operation.series != nil, let last = previous, last != index, runSeconds[last] >= 10 * runSeconds[index] {
-                        let settle = Swift.min(1, runSeconds[last] / 10)
-                        let (seconds, _) = try Stopwatch.time { () throws -> Int in
-                            let clock = ContinuousClock()
-                            let start = clock.now
-                            repeat { _ = try implementation.run() } while Stopwatch.seconds(clock.now - start) < settle
-                            return 0
-                        }
+                        let (_, seconds) = try runBackToBack(implementation.run, forAtLeast: Swift.min(1, runSeconds[last] / 10))
                         spent[index] += seconds
                     }
                     let batch = batchSizes[index]
@@ -323,9 +317,10 @@ public enum Runner {
         return results
     }
 
-    /// How many back-to-back runs make a batch of at least `minimumSeconds` (at most 100,000), and
-    /// the seconds that finding out took.
-    static func calibrateBatch(_ run: () throws -> Int, minimumSeconds: Double) throws -> (batch: Int, seconds: Double) {
+    /// Runs `run` back to back (at least once, at most 100,000 times) until `minimumSeconds` have
+    /// passed; returns how many runs that took and the seconds spent. Finds a batch size, and
+    /// settles a series size after a much slower one.
+    static func runBackToBack(_ run: () throws -> Int, forAtLeast minimumSeconds: Double) throws -> (runs: Int, seconds: Double) {
         var runs = 0
         let (seconds, _) = try Stopwatch.time {
             let clock = ContinuousClock()
