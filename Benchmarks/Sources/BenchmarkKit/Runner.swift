@@ -204,9 +204,16 @@ public enum Runner {
         var spent = [Double](repeating: 0, count: results.count)
         var active = [Bool](repeating: true, count: results.count)
         var batchSizes = [Int](repeating: 1, count: results.count)
-        // The time of each entry's last run (per run, for batches), and the entry that ran last.
+        // The time of each entry's last run (per run, for batches), and the slowest run of any
+        // other entry since each entry's own last run.
         var runSeconds = [Double](repeating: 0, count: results.count)
-        var previous: Int?
+        var slowestSince = [Double](repeating: 0, count: results.count)
+        func ran(_ index: Int) {
+            for other in slowestSince.indices where other != index {
+                slowestSince[other] = Swift.max(slowestSince[other], runSeconds[index])
+            }
+            slowestSince[index] = 0
+        }
 
         // Warm-up (and validation): a run that throws takes the implementation out.
         for (index, entry) in entries.enumerated() {
@@ -237,7 +244,7 @@ public enum Runner {
                     break
                 }
             }
-            previous = index
+            ran(index)
             // A run that already lasts the minimum is its own sample: calibrating would only
             // repeat it (a 10^6 scaling run: seconds spent for nothing, and a sample fewer).
             if results[index].status == .ok, active[index], let minimum = operation.minimumSampleSeconds, runSeconds[index] < minimum {
@@ -270,14 +277,16 @@ public enum Runner {
                     continue
                 }
                 do {
-                    // In a series, a size that runs right after one ten times slower first runs
-                    // untimed, at least once and for a tenth of that run's time (at most a
-                    // second): the samples after a 10^6 run measured what that run left behind,
-                    // for up to a second (a W5 decode of 1,000 records took 15x its time right
-                    // after the 10^6 one, and one of 10,000 records, which came next, 3x), not the
-                    // size they belong to.
-                    if entry.operation.series != nil, let last = previous, last != index, runSeconds[last] >= 10 * runSeconds[index] {
-                        let (_, seconds) = try runBackToBack(implementation.run, forAtLeast: Swift.min(1, runSeconds[last] / 10))
+                    // In a series, a size first runs untimed, at least once and for a tenth of
+                    // that run's time (at most a second), when a run ten times slower came since
+                    // its last sample: otherwise its sample measures what that run left behind,
+                    // not the size it belongs to. A W5 decode of 1,000 records took 15x its time
+                    // right after the 10^6 one; one of 10,000 records, which came after those,
+                    // 3x: glibc coalesces the millions of small blocks the 10^6 run freed only
+                    // at the next large allocation in each malloc arena (a `malloc_trim` right
+                    // after the 10^6 run takes 0.27 s and leaves the next run fast).
+                    if entry.operation.series != nil, slowestSince[index] >= 10 * runSeconds[index] {
+                        let (_, seconds) = try runBackToBack(implementation.run, forAtLeast: Swift.min(1, slowestSince[index] / 10))
                         spent[index] += seconds
                     }
                     let batch = batchSizes[index]
@@ -289,7 +298,7 @@ public enum Runner {
                     }
                     samples[index].append(seconds / Double(batch))
                     runSeconds[index] = seconds / Double(batch)
-                    previous = index
+                    ran(index)
                     spent[index] += seconds
                     if !stable { results[index].checkValueStable = false }
                 } catch {

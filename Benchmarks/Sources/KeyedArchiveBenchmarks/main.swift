@@ -27,9 +27,10 @@ let usage = """
       --keep-freed-heap
                      keep freed memory in the timing process (glibc: no trimming, 32 MiB mmap
                      threshold) instead of returning it to the kernel; for every row alike
-      --profile W:OPERATION:SECONDS
-                     run our implementation of one operation in a loop (for perf/valgrind),
-                     e.g. --profile "W5:encode:10"
+      --profile W:OPERATION:SECONDS[:IMPLEMENTATION]
+                     run our implementation(s) of one operation in a loop (for perf/valgrind),
+                     e.g. --profile "W5:encode:10"; W may also name one size of a series,
+                     e.g. --profile "S-W2 N=10,000:acyclic archive:10:KeyedArchive Codable"
 
     """
 
@@ -130,24 +131,32 @@ if let (workload, operation, implementation) = options.child.map({ ($0.0, $0.1, 
 
 if let profile = options.profile {
     // Profiling mode: our implementation(s) of one operation, repeated, nothing printed per run.
-    let parts = profile.split(separator: ":").map(String.init)
-    guard parts.count == 3, let seconds = Double(parts[2]),
-          let workload = Workload.all.first(where: { $0.id == parts[0] }) else { fail("--profile needs WORKLOAD:OPERATION:SECONDS") }
+    let parts = profile.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+    guard 3...4 ~= parts.count, let seconds = Double(parts[2]) else { fail("--profile needs WORKLOAD:OPERATION:SECONDS[:IMPLEMENTATION]") }
+    // A workload id, or the label of one size of a series ("S-W2 N=10,000", "S-nest d=64"):
+    // then only that size's inputs matter, but the series' workload builds them all.
+    let series = parts[0].hasPrefix("S-nest") ? Workload.nesting : parts[0].hasPrefix("S-") ? Workload.scaling : nil
+    guard let workload = series ?? Workload.all.first(where: { $0.id == parts[0] }) else { fail("--profile: no workload \(parts[0])") }
     let context = Context(seed: options.seed, scale: options.scale, cacheDirectory: cacheDir, log: { log($0) })
     do {
-        for operation in try workload.make(context) where operation.name == parts[1] {
-            for implementation in operation.implementations where implementation.isOurs && implementation.skipReason == nil {
+        var matched = 0
+        for operation in try workload.make(context)
+        where operation.name == parts[1] && (series == nil || operation.workload == parts[0]) {
+            for implementation in operation.implementations
+            where implementation.isOurs && implementation.skipReason == nil && (parts.count == 3 || implementation.name == parts[3]) {
+                matched += 1
                 try implementation.prepare?()
                 let clock = ContinuousClock()
                 let start = clock.now
                 var runs = 0
-                while clock.now - start < .seconds(seconds) {
+                repeat {
                     _ = try implementation.run()
                     runs += 1
-                }
+                } while clock.now - start < .seconds(seconds)
                 log("\(implementation.name): \(runs) runs, \((clock.now - start) / runs) each")
             }
         }
+        if matched == 0 { fail("--profile: no implementation of ours matches \(profile)") }
     } catch {
         fail("\(error)")
     }
