@@ -41,6 +41,9 @@ final class KeyedStorage {
         let length = stored.utf8.count
         let count = entries.count
         let start = cursor < count ? cursor : 0
+        if let index = keyAtCursor(stored, start: start, length: length) {
+            return entries[index].value
+        }
         var index = start
         var looked: UInt64 = 0
         for _ in 0..<count {
@@ -62,6 +65,29 @@ final class KeyedStorage {
         }
         seen |= looked
         return nil
+    }
+
+    /// The usual case, decided without comparing text: the entry at the cursor has the key, as
+    /// the very same string bits as `stored`. Keys of up to 15 bytes are stored inside the
+    /// string, so the reader's copy and a `CodingKey`'s literal have the same bits when they have
+    /// the same text. Otherwise (another entry, a longer key) nil, and the scan decides. The
+    /// entries before the cursor are checked as the scan checks them.
+    @inline(__always)
+    private func keyAtCursor(_ stored: String, start: Int, length: Int) -> Int? {
+        let found = entries.withUnsafeBufferPointer { entries -> Bool in
+            guard start < entries.count, let first = entries.baseAddress else { return false }
+            guard case .string(let name) = PropertyListDictionary.key(of: first + start).pointee else { return false }
+            return PropertyListString.haveSameBits(name.value, stored)
+        }
+        guard found else { return nil }
+        let fingerprint = Self.fingerprint(length: length, first: stored.utf8.first)
+        var index = start
+        if start > 0, seen & fingerprint != 0, let earlier = ArchiveKeys.position(ofStoredKey: stored, in: entries, before: start) {
+            index = earlier
+        }
+        seen |= fingerprint
+        cursor = index + 1
+        return index
     }
 
     var keyNames: [String] {

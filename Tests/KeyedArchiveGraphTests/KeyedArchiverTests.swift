@@ -236,6 +236,48 @@ final class KeyedArchiverTests: XCTestCase {
         }
     }
 
+    /// Keys that are equal but separate `String` objects (long keys built per object, so their
+    /// bits differ) still find the cached reference by their text, and each object's values stay
+    /// under their own keys; read back by Foundation.
+    func testLongKeysBuiltPerObjectKeepTheirValuesInTheBinaryLayout() throws {
+        let table = ArchiveObjectTable()
+        let classUID = table.classUID(chain: ["LongKeys", "NSObject"])
+        var expected: [UInt32: [String: Int]] = [:]
+        for number in 0..<40 {
+            var fields = ArchiveObjectFields(classUID: classUID)
+            var values: [String: Int] = [:]
+            // Built at run time and longer than 15 UTF-8 bytes: a new heap string every time.
+            // Every fourth object swaps two keys, so a cached reference must be checked by text.
+            let names = (0..<3).map { String(repeating: "field", count: 4) + "-\($0)-é" }
+            let order = number % 4 == 3 ? [names[1], names[0], names[2]] : names
+            for (offset, name) in order.enumerated() {
+                values[name] = number * 10 + offset
+                fields.set(.integer(PropertyListInteger(number * 10 + offset)), forKey: name)
+            }
+            let uid = table.reserveUID()
+            table.setObject(fields.value, at: uid)
+            expected[uid] = values
+        }
+        let data = try table.encodedData(top: PropertyListDictionary([("root", .uid(1))]), format: .binary)
+        let archive = try XCTUnwrap(PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any])
+        let objects = try XCTUnwrap(archive["$objects"] as? [Any])
+        for (uid, values) in expected {
+            let object = try XCTUnwrap(objects[Int(uid)] as? [String: Any], "$objects[\(uid)]")
+            XCTAssertEqual(Set(object.keys), Set(values.keys).union(["$class"]), "$objects[\(uid)]")
+            for (key, value) in values {
+                XCTAssertEqual((object[key] as? NSNumber)?.intValue, value, "$objects[\(uid)].\(key)")
+            }
+        }
+        // Each key text is stored once (as UTF-16, for its "é"): the cache and the flattener
+        // both unique by text.
+        let bytes = [UInt8](data)
+        for suffix in 0..<3 {
+            let utf16 = (String(repeating: "field", count: 4) + "-\(suffix)-é").utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }
+            let occurrences = (0...(bytes.count - utf16.count)).filter { bytes[$0..<($0 + utf16.count)].elementsEqual(utf16) }.count
+            XCTAssertEqual(occurrences, 1, "key \(suffix) stored \(occurrences) times")
+        }
+    }
+
     /// A cached key reference is reused only for a key stored the same way: the same text with
     /// a UTF-16 storage hint is another string object in a binary property list.
     func testTheKeyCacheKeepsAUTF16KeyApartFromTheSameASCIIKey() throws {

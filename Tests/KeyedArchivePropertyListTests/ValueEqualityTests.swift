@@ -59,4 +59,40 @@ final class ValueEqualityTests: XCTestCase {
         let small = seconds(2_000), large = seconds(16_000)
         XCTAssertLessThan(large / max(small, 1e-6), 40, "8x the input took \(large / small)x the time")
     }
+
+    /// The in-place accessors that hot loops use read the same key and value as `entries[i]`
+    /// (their offsets are those `MemoryLayout` reports), and the bitwise fast path says "same"
+    /// only for the same string bits: never for different text, not necessarily for equal text
+    /// in two separate strings (the real comparison decides those).
+    func testInPlaceEntryAccessAndBitwiseIdentity() {
+        typealias Entry = PropertyListDictionary.Entry
+        XCTAssertEqual(MemoryLayout<Entry>.offset(of: \Entry.key), 0)
+        XCTAssertEqual(MemoryLayout<Entry>.offset(of: \Entry.value), MemoryLayout<PropertyListValue>.stride)
+        let long = String(repeating: "long key ", count: 4)
+        let entries: [Entry] = [("a", 1), (.string(PropertyListString(long)), ["x": true]), (.integer(7), "seven")]
+        entries.withUnsafeBufferPointer { buffer in
+            guard let first = buffer.baseAddress else { return XCTFail("no storage") }
+            for index in buffer.indices {
+                XCTAssertEqual(PropertyListDictionary.key(of: first + index).pointee, entries[index].key)
+                XCTAssertEqual(PropertyListDictionary.value(of: first + index).pointee, entries[index].value)
+                XCTAssertTrue(PropertyListValue.haveSameBits(PropertyListDictionary.key(of: first + index), PropertyListDictionary.key(of: first + index)))
+            }
+            XCTAssertFalse(PropertyListValue.haveSameBits(PropertyListDictionary.key(of: first), PropertyListDictionary.key(of: first + 1)))
+        }
+        // Small strings: equal text, equal bits; a storage hint is part of the bits.
+        var small = PropertyListValue.string(PropertyListString("name", storage: .ascii))
+        var same = PropertyListValue.string(PropertyListString(String(decoding: Array("name".utf8), as: UTF8.self), storage: .ascii))
+        var hinted = PropertyListValue.string(PropertyListString("name", storage: .utf16))
+        var other = PropertyListValue.string(PropertyListString("nama", storage: .ascii))
+        XCTAssertTrue(PropertyListValue.haveSameBits(&small, &same))
+        XCTAssertFalse(PropertyListValue.haveSameBits(&small, &hinted))
+        XCTAssertFalse(PropertyListValue.haveSameBits(&small, &other))
+        XCTAssertTrue(PropertyListString.haveSameBits("name", String(decoding: Array("name".utf8), as: UTF8.self)))
+        XCTAssertFalse(PropertyListString.haveSameBits("name", "nama"))
+        // Two long strings built separately: equal text, separate storage.
+        let built = (0..<4).map { _ in "long key " }.joined()
+        XCTAssertEqual(built, long)
+        XCTAssertFalse(PropertyListString.haveSameBits(built, long))
+        XCTAssertTrue(PropertyListString.haveSameBits(long, long))
+    }
 }

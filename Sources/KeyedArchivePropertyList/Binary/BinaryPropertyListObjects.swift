@@ -107,9 +107,10 @@ package struct BinaryPropertyListObjects {
     /// Iterative, so deep values cannot overflow the stack. Throws for dictionary keys that are
     /// not strings, numbers, dates or data, and for dates the reader would refuse.
     package mutating func add(_ root: PropertyListValue) throws -> Int {
-        var frames: [FlattenFrame] = []
         let (rootIndex, rootFrame) = try visit(root)
-        if let rootFrame { frames.append(rootFrame) }
+        // Most calls add a scalar (a key, an inline number): no frame stack for those.
+        guard let rootFrame else { return rootIndex }
+        var frames = [rootFrame]
         while !frames.isEmpty {
             let last = frames.count - 1
             let index = frames[last].next

@@ -69,3 +69,22 @@ extension PropertyListDictionary: ExpressibleByDictionaryLiteral {
         self.init(stringKeys: elements)
     }
 }
+
+extension PropertyListDictionary {
+    /// The key of the entry at `entry`, in place. Reading `entries[i].key` (or `.value`) copies
+    /// the whole entry first, two retains and releases; hot loops that only look at a key or a
+    /// value read it through these pointers instead.
+    @inlinable @inline(__always)
+    package static func key(of entry: UnsafePointer<Entry>) -> UnsafePointer<PropertyListValue> {
+        // A tuple lays out its elements in order, each at the next multiple of its alignment:
+        // the key at 0, the value at the key's stride (checked by a test against `offset(of:)`,
+        // which is a key-path lookup at run time, too slow here).
+        UnsafeRawPointer(entry).assumingMemoryBound(to: PropertyListValue.self)
+    }
+
+    /// The value of the entry at `entry`, in place (see ``key(of:)``).
+    @inlinable @inline(__always)
+    package static func value(of entry: UnsafePointer<Entry>) -> UnsafePointer<PropertyListValue> {
+        (UnsafeRawPointer(entry) + MemoryLayout<PropertyListValue>.stride).assumingMemoryBound(to: PropertyListValue.self)
+    }
+}

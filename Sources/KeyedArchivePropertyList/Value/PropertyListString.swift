@@ -70,6 +70,14 @@ extension PropertyListString: Hashable {
         }
     }
 
+    /// True when `lhs` and `rhs` are the same string object or the same small (inline) string:
+    /// then they are literally equal. False says nothing (two copies of one long string), so this
+    /// is a fast path before ``literallyEqual(_:_:)``.
+    @inlinable @inline(__always)
+    package static func haveSameBits(_ lhs: String, _ rhs: String) -> Bool {
+        unsafeBitCast(lhs, to: (UInt64, UInt64).self) == unsafeBitCast(rhs, to: (UInt64, UInt64).self)
+    }
+
     /// Byte-wise UTF-8 equality (no Unicode normalisation), comparing contiguous storage with
     /// `memcmp` when both strings have it.
     package static func literallyEqual(_ lhs: String, _ rhs: String) -> Bool {

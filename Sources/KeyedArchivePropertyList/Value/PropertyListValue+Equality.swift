@@ -122,3 +122,27 @@ extension PropertyListDictionary: Hashable {
         PropertyListValue.dictionary(self).hash(into: &hasher)
     }
 }
+
+extension PropertyListValue {
+    /// True when the values at `a` and `b` have the same bytes, read in place (no copy, no
+    /// retain). Then they are the same value, as long as both are alive: two live strings with
+    /// the same bits share their storage or are the same small (inline) string. Different bytes
+    /// say nothing (two copies of one long string, padding), so this is only a fast path before
+    /// a real comparison, for keys that are usually the very same string object after object.
+    @inlinable @inline(__always)
+    package static func haveSameBits(_ a: UnsafePointer<PropertyListValue>, _ b: UnsafePointer<PropertyListValue>) -> Bool {
+        let (left, right) = (UnsafeRawPointer(a), UnsafeRawPointer(b))
+        let size = MemoryLayout<PropertyListValue>.size
+        var offset = 0
+        while offset + 8 <= size {
+            guard left.loadUnaligned(fromByteOffset: offset, as: UInt64.self) == right.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            else { return false }
+            offset += 8
+        }
+        while offset < size {
+            guard left.load(fromByteOffset: offset, as: UInt8.self) == right.load(fromByteOffset: offset, as: UInt8.self) else { return false }
+            offset += 1
+        }
+        return true
+    }
+}
