@@ -128,11 +128,14 @@ final class ArchiveDecodingState: Decoder {
 
     /// The class of an object dictionary (cached per class description).
     func classOf(_ fields: PropertyListDictionary, uid: UInt32, key: (any CodingKey)? = nil) throws -> (ClassInfo, UInt32) {
-        guard !fields.entries.isEmpty, case .uid(let classUID) = fields.entries[0].value,
-            case .string(let name) = fields.entries[0].key, name.value == ArchiveKeys.classReference
-        else {
-            return try slowClassOf(fields, uid: uid, key: key)
+        // The first entry in place (`entries[0].value` copied the whole entry, twice here).
+        let classUID = fields.entries.withUnsafeBufferPointer { entries -> UInt32? in
+            guard let first = entries.baseAddress, case .uid(let classUID) = PropertyListDictionary.value(of: first).pointee,
+                case .string(let name) = PropertyListDictionary.key(of: first).pointee, name.value == ArchiveKeys.classReference
+            else { return nil }
+            return classUID
         }
+        guard let classUID else { return try slowClassOf(fields, uid: uid, key: key) }
         if let info = knownClass(classUID) { return (info, classUID) }
         return try describeClass(classUID, uid: uid, key: key)
     }

@@ -38,39 +38,53 @@ final class KeyedStorage {
     func value(forKey key: String) -> PropertyListValue? {
         if let map { return map[key] }
         let stored = key.utf8.first == UInt8(ascii: "$") ? ArchiveKeys.escape(key) : key
+        guard let index = index(ofStoredKey: stored) else { return nil }
+        // Only the value is copied: `entries[index].value` copied the whole entry first.
+        return entries.withUnsafeBufferPointer { entries in
+            guard index < entries.count, let first = entries.baseAddress else { return nil }
+            return PropertyListDictionary.value(of: first + index).pointee
+        }
+    }
+
+    /// The position of the first entry whose key is `stored`, byte for byte; moves the cursor.
+    @inline(__always)
+    private func index(ofStoredKey stored: String) -> Int? {
         let length = stored.utf8.count
         let count = entries.count
         let start = cursor < count ? cursor : 0
-        if let index = keyAtCursor(stored, start: start, length: length) {
-            return entries[index].value
-        }
-        var index = start
-        var looked: UInt64 = 0
-        for _ in 0..<count {
-            if case .string(let name) = entries[index].key {
-                let nameLength = name.value.utf8.count
-                looked |= Self.fingerprint(length: nameLength, first: name.value.utf8.first)
-                if nameLength == length, name.value == stored, PropertyListString.literallyEqual(name.value, stored) {
-                    if index >= start, start > 0, seen & Self.fingerprint(length: length, first: stored.utf8.first) != 0,
-                        let earlier = ArchiveKeys.position(ofStoredKey: stored, in: entries, before: start)
-                    {
-                        index = earlier
+        if let index = keyAtCursor(stored, start: start, length: length) { return index }
+        return entries.withUnsafeBufferPointer { entries -> Int? in
+            guard let first = entries.baseAddress else { return nil }
+            var index = start
+            var looked: UInt64 = 0
+            for _ in 0..<count {
+                // Each key through a pointer (`entries[index].key` copied the whole entry; the
+                // pattern still copies the string itself).
+                if case .string(let name) = PropertyListDictionary.key(of: first + index).pointee {
+                    let nameLength = name.value.utf8.count
+                    looked |= Self.fingerprint(length: nameLength, first: name.value.utf8.first)
+                    if nameLength == length, name.value == stored, PropertyListString.literallyEqual(name.value, stored) {
+                        if index >= start, start > 0, seen & Self.fingerprint(length: length, first: stored.utf8.first) != 0,
+                            let earlier = ArchiveKeys.position(ofStoredKey: stored, in: self.entries, before: start)
+                        {
+                            index = earlier
+                        }
+                        seen |= looked
+                        cursor = index + 1
+                        return index
                     }
-                    seen |= looked
-                    cursor = index + 1
-                    return entries[index].value
                 }
+                index = index + 1 == count ? 0 : index + 1
             }
-            index = index + 1 == count ? 0 : index + 1
+            seen |= looked
+            return nil
         }
-        seen |= looked
-        return nil
     }
 
-    /// The usual case, decided without comparing text: the entry at the cursor has the key, as
-    /// the very same string bits as `stored`. Keys of up to 15 bytes are stored inside the
-    /// string, so the reader's copy and a `CodingKey`'s literal have the same bits when they have
-    /// the same text. Otherwise (another entry, a longer key) nil, and the scan decides. The
+    /// The usual case, decided without comparing text: the entry at the cursor has the key, with
+    /// the very same bits as `stored`. On 64-bit platforms keys of up to 15 UTF-8 bytes are
+    /// stored inside the string, so the reader's copy and a `CodingKey`'s literal have the same
+    /// bits when they have the same text. Otherwise (another entry, a longer key) nil, and the scan decides. The
     /// entries before the cursor are checked as the scan checks them.
     @inline(__always)
     private func keyAtCursor(_ stored: String, start: Int, length: Int) -> Int? {

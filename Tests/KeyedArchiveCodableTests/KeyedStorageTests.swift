@@ -3,10 +3,19 @@ import KeyedArchive
 import KeyedArchiveTestSupport
 import XCTest
 
-/// The Codable decoder's field lookup (a cursor and key fingerprints) against the plain
-/// first-match scan the unarchiver uses, on random objects with repeated, same-length,
-/// same-first-byte and canonically equivalent keys, looked up in random orders.
+/// The Codable decoder's field lookup (a cursor, key fingerprints and a same-bits fast path)
+/// against a plain first-match scan by UTF-8 bytes, on random objects with repeated,
+/// same-length, same-first-byte, canonically equivalent and long keys (built per object, so
+/// that equal text has different bits), looked up in random orders.
 final class KeyedStorageTests: XCTestCase {
+    /// The value of the first entry whose key has the UTF-8 bytes of `stored`.
+    private func firstMatch(_ stored: String, in entries: [PropertyListDictionary.Entry]) -> PropertyListValue? {
+        for entry in entries {
+            if case .string(let name) = entry.key, name.value.utf8.elementsEqual(stored.utf8) { return entry.value }
+        }
+        return nil
+    }
+
     func testLookupsMatchTheFirstEntryScanInAnyOrder() {
         var random = SeededGenerator(seed: 0x6B65_7973)
         // Few distinct names, so that objects repeat keys and share lengths and first bytes; the
@@ -18,17 +27,25 @@ final class KeyedStorageTests: XCTestCase {
             let count = Int.random(in: 0...12, using: &random)
             var entries: [PropertyListDictionary.Entry] = [("$class", .uid(1))]
             for value in 0..<count {
-                entries.append((.string(PropertyListString(names.randomElement(using: &random) ?? "a")), .integer(PropertyListInteger(value))))
+                // One in five a long key built now (a string object of its own); a storage hint
+                // as the binary reader sets it, or none as the XML reader leaves it.
+                let name = Int.random(in: 0..<5, using: &random) == 0
+                    ? String(repeating: "long-", count: 4) + String(Int.random(in: 0...1, using: &random))
+                    : names.randomElement(using: &random) ?? "a"
+                let hint: PropertyListString.Storage? = Bool.random(using: &random) ? .ascii : nil
+                entries.append((.string(PropertyListString(name, storage: hint)), .integer(PropertyListInteger(value))))
             }
             let storage = KeyedStorage(entries: entries)
             for _ in 0..<Int.random(in: 1...20, using: &random) {
                 // User keys: "$x" is stored escaped as "$$x".
                 let key = ["a", "b", "ab", "ba", "aa", "name", "nome", "tags", "e\u{301}", "\u{E9}", "$x", "zz", "K",
-                           "a\u{301}\u{316}", "a\u{316}\u{301}"]
+                           "a\u{301}\u{316}", "a\u{316}\u{301}", "long-long-long-long-0", "long-long-long-long-1"]
                     .randomElement(using: &random) ?? "a"
                 let stored = ArchiveKeys.escape(key)
-                XCTAssertEqual(storage.value(forKey: key), ArchiveKeys.value(forStoredKey: stored, in: PropertyListDictionary(entries)),
-                               "key \(key) in \(entries.map(\.key))")
+                let expected = firstMatch(stored, in: entries)
+                XCTAssertEqual(storage.value(forKey: key), expected, "key \(key) in \(entries.map(\.key))")
+                XCTAssertEqual(ArchiveKeys.value(forStoredKey: stored, in: PropertyListDictionary(entries)), expected, "key \(key)")
+                XCTAssertEqual(PropertyListDictionary(entries)[stored], expected, "key \(key)")
                 compared += 1
             }
         }

@@ -278,14 +278,18 @@ public enum Runner {
                 }
                 do {
                     // In a series, a size first runs untimed, at least once and for a tenth of
-                    // that run's time (at most a second), when a run ten times slower came since
-                    // its last sample: otherwise its sample measures what that run left behind,
-                    // not the size it belongs to. A W5 decode of 1,000 records took 15x its time
-                    // right after the 10^6 one; one of 10,000 records, which came after those,
-                    // 3x: glibc coalesces the millions of small blocks the 10^6 run freed only
-                    // at the next large allocation in each malloc arena (a `malloc_trim` right
-                    // after the 10^6 run takes 0.27 s and leaves the next run fast).
-                    if entry.operation.series != nil, slowestSince[index] >= 10 * runSeconds[index] {
+                    // that run's time (at most a second), when a run four times slower (another
+                    // size's, or another implementation's) came since its last sample: otherwise
+                    // its sample measures what that run left behind, not the size it belongs to.
+                    // A W5 decode of 1,000 records took 15x its time right after the 10^6 one;
+                    // one of 10,000 records, which came after those, 3x: glibc coalesces the
+                    // millions of small blocks the 10^6 run freed only at the next large
+                    // allocation in each malloc arena (a `malloc_trim` right after the 10^6 run
+                    // takes 0.27 s and leaves the next run fast). Four times, well below the
+                    // tenfold step between scaling sizes (so the next smaller size always
+                    // settles, whatever its time per object) and well above the spread of the
+                    // nesting depths (which never do).
+                    if entry.operation.series != nil, slowestSince[index] > 0, slowestSince[index] >= 4 * runSeconds[index] {
                         let (_, seconds) = try runBackToBack(implementation.run, forAtLeast: Swift.min(1, slowestSince[index] / 10))
                         spent[index] += seconds
                     }

@@ -135,13 +135,19 @@ if let profile = options.profile {
     guard 3...4 ~= parts.count, let seconds = Double(parts[2]) else { fail("--profile needs WORKLOAD:OPERATION:SECONDS[:IMPLEMENTATION]") }
     // A workload id, or the label of one size of a series ("S-W2 N=10,000", "S-nest d=64"):
     // then only that size's inputs matter, but the series' workload builds them all.
-    let series = parts[0].hasPrefix("S-nest") ? Workload.nesting : parts[0].hasPrefix("S-") ? Workload.scaling : nil
-    guard let workload = series ?? Workload.all.first(where: { $0.id == parts[0] }) else { fail("--profile: no workload \(parts[0])") }
+    let seriesWorkload = parts[0].hasPrefix("S-nest") ? Workload.nesting : parts[0].hasPrefix("S-") ? Workload.scaling : nil
+    guard let workload = seriesWorkload ?? Workload.all.first(where: { $0.id == parts[0] }) else { fail("--profile: no workload \(parts[0])") }
+    if seriesWorkload != nil {
+        // Checked before building the inputs of every size (minutes, gigabytes at 10^6).
+        let labels = options.scale.scalingSizes.flatMap { size in ["S-W2", "S-W5", "S-W3"].map { "\($0) N=\(Format.count(size))" } }
+            + options.scale.nestingDepths.map { "S-nest d=\($0)" }
+        guard labels.contains(parts[0]) else { fail("--profile: no series size \(parts[0]) (one of: \(labels.joined(separator: ", ")))") }
+    }
     let context = Context(seed: options.seed, scale: options.scale, cacheDirectory: cacheDir, log: { log($0) })
     do {
         var matched = 0
         for operation in try workload.make(context)
-        where operation.name == parts[1] && (series == nil || operation.workload == parts[0]) {
+        where operation.name == parts[1] && (seriesWorkload == nil || operation.workload == parts[0]) {
             for implementation in operation.implementations
             where implementation.isOurs && implementation.skipReason == nil && (parts.count == 3 || implementation.name == parts[3]) {
                 matched += 1

@@ -360,8 +360,8 @@ private struct KeyReferenceCache {
         return classes[current].start + position
     }
 
-    /// The cached reference of the key of `entry`, if the previous object of the class had the
-    /// same key at `position`. The key is looked at in place: keys of Codable and NSCoding
+    /// The cached reference of `key` (an entry's key, in place), if the previous object of the
+    /// class had the same key at `position`. The key is looked at in place: keys of Codable and NSCoding
     /// objects are usually the very same `String` (a literal, or a small string held inline)
     /// object after object, so the bits of the two values decide most hits without copying
     /// (retaining) and comparing the text (about 10% of laying out a W5 record).

@@ -39,12 +39,18 @@ public struct PropertyListDictionary: Sendable {
     /// The value for a string key; setting `nil` removes it, setting a new key appends it.
     public subscript(key: String) -> PropertyListValue? {
         get {
-            for index in entries.indices {
-                if case .string(let string) = entries[index].key, PropertyListString.literallyEqual(string.value, key) {
-                    return entries[index].value
+            // Keys and the value found are read in place (see ``key(of:)``).
+            entries.withUnsafeBufferPointer { entries -> PropertyListValue? in
+                guard let first = entries.baseAddress else { return nil }
+                for index in entries.indices {
+                    if case .string(let string) = Self.key(of: first + index).pointee,
+                        PropertyListString.haveSameBits(string.value, key) || PropertyListString.literallyEqual(string.value, key)
+                    {
+                        return Self.value(of: first + index).pointee
+                    }
                 }
+                return nil
             }
-            return nil
         }
         set { self[PropertyListValue(key)] = newValue }
     }

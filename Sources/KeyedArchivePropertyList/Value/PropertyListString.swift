@@ -71,11 +71,16 @@ extension PropertyListString: Hashable {
     }
 
     /// True when `lhs` and `rhs` are the same string object or the same small (inline) string:
-    /// then they are literally equal. False says nothing (two copies of one long string), so this
-    /// is a fast path before ``literallyEqual(_:_:)``.
+    /// then they are literally equal. False says nothing (two equal strings built separately),
+    /// so this is a fast path before ``literallyEqual(_:_:)``. Always false where `String` is
+    /// not two 64-bit words (32-bit platforms).
     @inlinable @inline(__always)
     package static func haveSameBits(_ lhs: String, _ rhs: String) -> Bool {
+        #if _pointerBitWidth(_64)
         unsafeBitCast(lhs, to: (UInt64, UInt64).self) == unsafeBitCast(rhs, to: (UInt64, UInt64).self)
+        #else
+        false
+        #endif
     }
 
     /// Byte-wise UTF-8 equality (no Unicode normalisation), comparing contiguous storage with

@@ -127,8 +127,10 @@ extension PropertyListValue {
     /// True when the values at `a` and `b` have the same bytes, read in place (no copy, no
     /// retain). Then they are the same value, as long as both are alive: two live strings with
     /// the same bits share their storage or are the same small (inline) string. Different bytes
-    /// say nothing (two copies of one long string, padding), so this is only a fast path before
-    /// a real comparison, for keys that are usually the very same string object after object.
+    /// say nothing (two equal strings built separately; bytes a case leaves unset, as `.uid`
+    /// and `.bool` do, which are read but can only make a miss), so this is only a fast path
+    /// before a real comparison, for keys that are usually the very same string object after
+    /// object.
     @inlinable @inline(__always)
     package static func haveSameBits(_ a: UnsafePointer<PropertyListValue>, _ b: UnsafePointer<PropertyListValue>) -> Bool {
         let (left, right) = (UnsafeRawPointer(a), UnsafeRawPointer(b))
