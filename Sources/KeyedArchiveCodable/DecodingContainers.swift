@@ -84,8 +84,8 @@ final class KeyedStorage {
     /// The usual case, decided without comparing text: the entry at the cursor has the key, with
     /// the very same bits as `stored`. On 64-bit platforms keys of up to 15 UTF-8 bytes are
     /// stored inside the string, so the reader's copy and a `CodingKey`'s literal have the same
-    /// bits when they have the same text. Otherwise (another entry, a longer key) nil, and the scan decides. The
-    /// entries before the cursor are checked as the scan checks them.
+    /// bits when they have the same text. Otherwise (another entry, a longer key) nil, and the
+    /// scan decides. The entries before the cursor are checked as the scan checks them.
     @inline(__always)
     private func keyAtCursor(_ stored: String, start: Int, length: Int) -> Int? {
         let found = entries.withUnsafeBufferPointer { entries -> Bool in

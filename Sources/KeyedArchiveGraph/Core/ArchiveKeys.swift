@@ -75,10 +75,10 @@ package enum ArchiveKeys {
         return entries.withUnsafeBufferPointer { entries -> Int? in
             guard let first = entries.baseAddress else { return nil }
             for index in 0..<min(end ?? entries.count, entries.count) {
-                // Each key through a pointer (`entries[index].key` copied the whole entry). The same bits
-                // first: a short key read from a file has the bits of the literal looked up. Then
-                // `==`, which holds whenever the bytes are equal, and the byte check, which rules
-                // out strings that are only canonically equivalent.
+                // Each key through a pointer (`entries[index].key` copied the whole entry). The
+                // same bits first: a short key read from a file has the bits of the literal
+                // looked up. Then `==`, which holds whenever the bytes are equal, and the byte
+                // check, which rules out strings that are only canonically equivalent.
                 guard case .string(let name) = PropertyListDictionary.key(of: first + index).pointee else { continue }
                 if PropertyListString.haveSameBits(name.value, key) { return index }
                 guard name.value.utf8.count == length, name.value == key, PropertyListString.literallyEqual(name.value, key) else { continue }

@@ -361,16 +361,16 @@ private struct KeyReferenceCache {
     }
 
     /// The cached reference of `key` (an entry's key, in place), if the previous object of the
-    /// class had the same key at `position`. The key is looked at in place: keys of Codable and NSCoding
-    /// objects are usually the very same `String` (a literal, or a small string held inline)
-    /// object after object, so the bits of the two values decide most hits without copying
-    /// (retaining) and comparing the text (about 10% of laying out a W5 record).
+    /// class had the same key at `position`. Keys of Codable and NSCoding objects are usually the
+    /// very same `String` (a literal, or a small string held inline) object after object, so the
+    /// bits of the two values decide most hits without copying (retaining) the key and comparing
+    /// its text.
     func reference(forKey key: UnsafePointer<PropertyListValue>, at position: Int) -> Int? {
         guard let index = index(of: position) else { return nil }
         return keys.withUnsafeBufferPointer { keys -> Int? in
-            guard index < keys.count, index < references.count, references[index] >= 0, let cached = keys.baseAddress.map({ $0 + index }) else {
-                return nil
-            }
+            guard index < keys.count, index < references.count, references[index] >= 0,
+                let cached = keys.baseAddress.map({ $0 + index })
+            else { return nil }
             if PropertyListValue.haveSameBits(cached, key) { return references[index] }
             guard case .string(let string) = key.pointee, case .string(let known) = cached.pointee,
                 known.storage == string.storage, known.value.utf8.count == string.value.utf8.count,
