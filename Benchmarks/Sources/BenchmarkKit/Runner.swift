@@ -269,8 +269,16 @@ public enum Runner {
         }
 
         // Measured rounds, interleaved A B A B so that drift affects every implementation alike.
-        for _ in 0..<policy.repetitions {
-            for (index, entry) in entries.enumerated() where active[index] {
+        // In a series, each round starts one entry later (sizes 1 2 3 4, then 2 3 4 1, ...), so
+        // that no size always runs right after the same other one: whatever a run leaves for
+        // the next (the settle run handles the large effects) falls on every size in turn.
+        let rotates = entries.contains { $0.operation.series != nil }
+        for round in 0..<policy.repetitions {
+            let start = rotates && !entries.isEmpty ? round % entries.count : 0
+            for step in entries.indices {
+                let index = (start + step) % entries.count
+                let entry = entries[index]
+                guard active[index] else { continue }
                 let implementation = entry.implementation
                 if spent[index] >= policy.timeBoxSeconds && !samples[index].isEmpty {
                     active[index] = false
