@@ -38,40 +38,36 @@ final class KeyedStorage {
     func value(forKey key: String) -> PropertyListValue? {
         if let map { return map[key] }
         let stored = key.utf8.first == UInt8(ascii: "$") ? ArchiveKeys.escape(key) : key
-        guard let index = index(ofStoredKey: stored) else { return nil }
-        // Only the value is copied: `entries[index].value` copied the whole entry first.
-        return entries.withUnsafeBufferPointer { entries in
-            guard index < entries.count, let first = entries.baseAddress else { return nil }
-            return PropertyListDictionary.value(of: first + index).pointee
-        }
+        return index(ofStoredKey: stored).flatMap { PropertyListDictionary.value(at: $0, in: entries) }
     }
 
     /// The position of the first entry whose key is `stored`, byte for byte; moves the cursor.
+    /// Keys are read through pointers (`entries[index].key` copied the whole entry).
     @inline(__always)
     private func index(ofStoredKey stored: String) -> Int? {
         let length = stored.utf8.count
         let count = entries.count
         let start = cursor < count ? cursor : 0
-        if let index = keyAtCursor(stored, start: start, length: length) { return index }
-        return entries.withUnsafeBufferPointer { entries -> Int? in
-            guard let first = entries.baseAddress else { return nil }
+        return entries.withUnsafeBufferPointer { buffer -> Int? in
+            guard let first = buffer.baseAddress else { return nil }
+            // The usual case, decided without comparing text: the entry at the cursor has the
+            // key with the very same bits. On 64-bit platforms keys of up to 15 UTF-8 bytes are
+            // stored inside the string, so the reader's copy and a `CodingKey`'s literal have
+            // the same bits when they have the same text.
+            if start < count, case .string(let name) = PropertyListDictionary.key(of: first + start).pointee,
+                PropertyListString.haveSameBits(name.value, stored)
+            {
+                let fingerprint = Self.fingerprint(length: length, first: stored.utf8.first)
+                return found(start, start: start, stored: stored, fingerprint: fingerprint, looked: fingerprint)
+            }
             var index = start
             var looked: UInt64 = 0
             for _ in 0..<count {
-                // Each key through a pointer (`entries[index].key` copied the whole entry; the
-                // pattern still copies the string itself).
                 if case .string(let name) = PropertyListDictionary.key(of: first + index).pointee {
                     let nameLength = name.value.utf8.count
                     looked |= Self.fingerprint(length: nameLength, first: name.value.utf8.first)
                     if nameLength == length, name.value == stored, PropertyListString.literallyEqual(name.value, stored) {
-                        if index >= start, start > 0, seen & Self.fingerprint(length: length, first: stored.utf8.first) != 0,
-                            let earlier = ArchiveKeys.position(ofStoredKey: stored, in: self.entries, before: start)
-                        {
-                            index = earlier
-                        }
-                        seen |= looked
-                        cursor = index + 1
-                        return index
+                        return found(index, start: start, stored: stored, fingerprint: Self.fingerprint(length: length, first: stored.utf8.first), looked: looked)
                     }
                 }
                 index = index + 1 == count ? 0 : index + 1
@@ -81,25 +77,18 @@ final class KeyedStorage {
         }
     }
 
-    /// The usual case, decided without comparing text: the entry at the cursor has the key, with
-    /// the very same bits as `stored`. On 64-bit platforms keys of up to 15 UTF-8 bytes are
-    /// stored inside the string, so the reader's copy and a `CodingKey`'s literal have the same
-    /// bits when they have the same text. Otherwise (another entry, a longer key) nil, and the
-    /// scan decides. The entries before the cursor are checked as the scan checks them.
+    /// A match at `index`, found by a scan from `start` that looked at the keys `looked`: the
+    /// first entry with the key unless an entry before the cursor has it too, which only a key
+    /// looked at before can be (`fingerprint` is the key's, computed only when needed).
     @inline(__always)
-    private func keyAtCursor(_ stored: String, start: Int, length: Int) -> Int? {
-        let found = entries.withUnsafeBufferPointer { entries -> Bool in
-            guard start < entries.count, let first = entries.baseAddress else { return false }
-            guard case .string(let name) = PropertyListDictionary.key(of: first + start).pointee else { return false }
-            return PropertyListString.haveSameBits(name.value, stored)
-        }
-        guard found else { return nil }
-        let fingerprint = Self.fingerprint(length: length, first: stored.utf8.first)
-        var index = start
-        if start > 0, seen & fingerprint != 0, let earlier = ArchiveKeys.position(ofStoredKey: stored, in: entries, before: start) {
+    private func found(_ index: Int, start: Int, stored: String, fingerprint: @autoclosure () -> UInt64, looked: UInt64) -> Int {
+        var index = index
+        if index >= start, start > 0, seen & fingerprint() != 0,
+            let earlier = PropertyListDictionary.index(ofStringKey: stored, in: entries, before: start)
+        {
             index = earlier
         }
-        seen |= fingerprint
+        seen |= looked
         cursor = index + 1
         return index
     }

@@ -40,7 +40,7 @@ extension Workload {
     /// and a keyed archive of nested arrays archived and unarchived. Units are nesting levels.
     static func nestingOperations(context: Context, depth: Int) throws -> [BenchmarkOperation] {
         let scale = context.scale
-        let workload = "S-nest d=\(depth)"
+        let workload = nestingLabel(depth: depth)
         let chains = max(1, scale.nestingLevels / depth)
         let levels = chains * depth
         let peerWrites = depth <= scale.nestingPeerDepth

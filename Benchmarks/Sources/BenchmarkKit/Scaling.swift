@@ -1,6 +1,18 @@
 import Foundation
 
 extension Workload {
+    /// The label of one size of a scaling series ("S-W2 N=10,000"), its operations' workload.
+    static func scalingLabel(_ series: String, size: Int) -> String { "\(series) N=\(Format.count(size))" }
+
+    /// The label of one depth of the nesting series ("S-nest d=64").
+    static func nestingLabel(depth: Int) -> String { "S-nest d=\(depth)" }
+
+    /// Every size label of the scaling and nesting series at `scale` (for `--profile`).
+    public static func seriesLabels(_ scale: Scale) -> [String] {
+        scale.scalingSizes.flatMap { size in ["S-W2", "S-W5", "S-W3"].map { scalingLabel($0, size: size) } }
+            + scale.nestingDepths.map { nestingLabel(depth: $0) }
+    }
+
     /// Scaling: W2, W5 and a W3-like plist at growing sizes; the table's "per obj" column must
     /// stay flat for a linear implementation. (Nesting depth has its own workload, ``nesting``.)
     public static let scaling = Workload(
@@ -18,14 +30,13 @@ extension Workload {
         }
         let cap = context.scale.scalingPeerCap
         for size in context.scale.scalingSizes {
-            let label = "N=\(Format.count(size))"
             let peerSkip = size > cap ? "peers skipped above N=\(Format.count(cap)) (time)" : nil
-            operations += series("S-W2", graphOperations(context: context, ours: size, peer: size, workload: "S-W2 \(label)", peerSkip: peerSkip))
+            operations += series("S-W2", graphOperations(context: context, ours: size, peer: size, workload: scalingLabel("S-W2", size: size), peerSkip: peerSkip))
             operations += series("S-W5", recordOperations(
-                seed: context.seed, count: size, peerCount: size, workload: "S-W5 \(label)", jsonToo: false, peerSkip: peerSkip))
+                seed: context.seed, count: size, peerCount: size, workload: scalingLabel("S-W5", size: size), jsonToo: false, peerSkip: peerSkip))
             // About 39 objects per W3 record.
             let inputs = try MixedInputs(context: context, records: max(1, size / 39), xmlToo: false)
-            operations += series("S-W3", mixedOperations(inputs, workload: "S-W3 \(label)", full: false, peerSkip: peerSkip))
+            operations += series("S-W3", mixedOperations(inputs, workload: scalingLabel("S-W3", size: size), full: false, peerSkip: peerSkip))
         }
         return operations
     }

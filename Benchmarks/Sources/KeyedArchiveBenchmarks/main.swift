@@ -139,8 +139,7 @@ if let profile = options.profile {
     guard let workload = seriesWorkload ?? Workload.all.first(where: { $0.id == parts[0] }) else { fail("--profile: no workload \(parts[0])") }
     if seriesWorkload != nil {
         // Checked before building the inputs of every size (minutes, gigabytes at 10^6).
-        let labels = options.scale.scalingSizes.flatMap { size in ["S-W2", "S-W5", "S-W3"].map { "\($0) N=\(Format.count(size))" } }
-            + options.scale.nestingDepths.map { "S-nest d=\($0)" }
+        let labels = Workload.seriesLabels(options.scale)
         guard labels.contains(parts[0]) else { fail("--profile: no series size \(parts[0]) (one of: \(labels.joined(separator: ", ")))") }
     }
     let context = Context(seed: options.seed, scale: options.scale, cacheDirectory: cacheDir, log: { log($0) })

@@ -55,36 +55,9 @@ package enum ArchiveKeys {
         return isReserved(key) ? value(forStoredKey: key, in: fields) : nil
     }
 
-    /// `fields[key]` (the first entry whose key is the string `key`, byte for byte). See
-    /// ``position(ofStoredKey:in:before:)`` for how keys are compared.
+    /// `fields[key]`: the first entry whose key is the string `key`, byte for byte
+    /// (``PropertyListDictionary/index(ofStringKey:in:before:)``).
     package static func value(forStoredKey key: String, in fields: PropertyListDictionary) -> PropertyListValue? {
-        guard let index = position(ofStoredKey: key, in: fields.entries) else { return nil }
-        // Only the value is copied (`entries[index].value` copied the whole entry first).
-        return fields.entries.withUnsafeBufferPointer { entries in
-            guard index < entries.count, let first = entries.baseAddress else { return nil }
-            return PropertyListDictionary.value(of: first + index).pointee
-        }
-    }
-
-    /// The first entry whose key is the string `key`, byte for byte, among the first `end`
-    /// entries (all of them when `end` is nil). The same string bits decide first; then byte
-    /// counts, O(1) for native strings, which tell most keys of an object apart, so only keys of
-    /// the same length have their bytes compared.
-    package static func position(ofStoredKey key: String, in entries: [PropertyListDictionary.Entry], before end: Int? = nil) -> Int? {
-        let length = key.utf8.count
-        return entries.withUnsafeBufferPointer { entries -> Int? in
-            guard let first = entries.baseAddress else { return nil }
-            for index in 0..<min(end ?? entries.count, entries.count) {
-                // Each key through a pointer (`entries[index].key` copied the whole entry). The
-                // same bits first: a short key read from a file has the bits of the literal
-                // looked up. Then `==`, which holds whenever the bytes are equal, and the byte
-                // check, which rules out strings that are only canonically equivalent.
-                guard case .string(let name) = PropertyListDictionary.key(of: first + index).pointee else { continue }
-                if PropertyListString.haveSameBits(name.value, key) { return index }
-                guard name.value.utf8.count == length, name.value == key, PropertyListString.literallyEqual(name.value, key) else { continue }
-                return index
-            }
-            return nil
-        }
+        PropertyListDictionary.index(ofStringKey: key, in: fields.entries).flatMap { PropertyListDictionary.value(at: $0, in: fields.entries) }
     }
 }

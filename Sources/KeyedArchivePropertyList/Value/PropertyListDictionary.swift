@@ -38,20 +38,7 @@ public struct PropertyListDictionary: Sendable {
 
     /// The value for a string key; setting `nil` removes it, setting a new key appends it.
     public subscript(key: String) -> PropertyListValue? {
-        get {
-            // Keys and the value found are read in place (see ``key(of:)``).
-            entries.withUnsafeBufferPointer { entries -> PropertyListValue? in
-                guard let first = entries.baseAddress else { return nil }
-                for index in entries.indices {
-                    if case .string(let string) = Self.key(of: first + index).pointee,
-                        PropertyListString.haveSameBits(string.value, key) || PropertyListString.literallyEqual(string.value, key)
-                    {
-                        return Self.value(of: first + index).pointee
-                    }
-                }
-                return nil
-            }
-        }
+        get { Self.index(ofStringKey: key, in: entries).flatMap { Self.value(at: $0, in: entries) } }
         set { self[PropertyListValue(key)] = newValue }
     }
 
@@ -92,5 +79,35 @@ extension PropertyListDictionary {
     @inlinable @inline(__always)
     package static func value(of entry: UnsafePointer<Entry>) -> UnsafePointer<PropertyListValue> {
         (UnsafeRawPointer(entry) + MemoryLayout<PropertyListValue>.stride).assumingMemoryBound(to: PropertyListValue.self)
+    }
+
+    /// A copy of the value at `index` of `entries` (only the value is copied), if in range.
+    @inlinable
+    package static func value(at index: Int, in entries: [Entry]) -> PropertyListValue? {
+        entries.withUnsafeBufferPointer { entries in
+            guard index >= 0, index < entries.count, let first = entries.baseAddress else { return nil }
+            return value(of: first + index).pointee
+        }
+    }
+
+    /// The first entry whose key is the string `key`, byte for byte (no Unicode normalisation),
+    /// among the first `end` entries (all of them when `end` is nil). Keys are read in place.
+    /// The same string bits decide first (a short key read from a file has the bits of the
+    /// literal looked up); then byte counts, O(1) for native strings, which tell most keys of an
+    /// object apart; then `==`, which holds whenever the bytes are equal; then the byte check,
+    /// which rules out strings that are only canonically equivalent.
+    @inlinable
+    package static func index(ofStringKey key: String, in entries: [Entry], before end: Int? = nil) -> Int? {
+        let length = key.utf8.count
+        return entries.withUnsafeBufferPointer { entries -> Int? in
+            guard let first = entries.baseAddress else { return nil }
+            for index in 0..<min(end ?? entries.count, entries.count) {
+                guard case .string(let name) = self.key(of: first + index).pointee else { continue }
+                if PropertyListString.haveSameBits(name.value, key) { return index }
+                guard name.value.utf8.count == length, name.value == key, PropertyListString.literallyEqual(name.value, key) else { continue }
+                return index
+            }
+            return nil
+        }
     }
 }

@@ -85,6 +85,7 @@ extension PropertyListString: Hashable {
 
     /// Byte-wise UTF-8 equality (no Unicode normalisation), comparing contiguous storage with
     /// `memcmp` when both strings have it.
+    @usableFromInline
     package static func literallyEqual(_ lhs: String, _ rhs: String) -> Bool {
         let fast = lhs.utf8.withContiguousStorageIfAvailable { left in
             rhs.utf8.withContiguousStorageIfAvailable { right -> Bool in
