@@ -202,6 +202,18 @@ public final class KeyedArchiver {
 
     /// The archive as a property-list value (the envelope), finishing encoding.
     public func finishedPropertyList() throws -> PropertyListValue {
+        // Writing the bytes released the table's objects as it laid them out: read them back.
+        if let finished {
+            do {
+                // Bytes this archiver wrote: only the depth (a few levels in an archive) is bounded.
+                let limits = DecodingLimits(
+                    maximumObjectCount: .max, maximumExpandedNodeCount: .max, maximumStringLength: .max,
+                    maximumDataLength: .max, maximumExpandedByteCount: .max)
+                return try PropertyList.decode(finished, limits: limits)
+            } catch let error as PropertyListError {
+                throw KeyedArchiveError(.propertyList, "cannot read back the finished archive: \(error)", underlying: error)
+            }
+        }
         try drain()
         return table.finish(top: topFields.dictionary, archiverName: archiverName)
     }

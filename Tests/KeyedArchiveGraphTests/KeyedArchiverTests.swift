@@ -132,6 +132,59 @@ final class KeyedArchiverTests: XCTestCase {
         XCTAssertEqual(decoded.links[0].label, 2)
     }
 
+    /// Writing the bytes releases the table's objects as they are laid out; the property list
+    /// asked for afterwards must still be the whole archive, the one an archiver that never
+    /// wrote bytes gives.
+    func testFinishedPropertyListAfterTheBytesIsTheWholeArchive() throws {
+        func archiver() throws -> KeyedArchiver {
+            let shared = Node(label: 7)
+            let root = Node(label: 0)
+            root.links = [Node(label: 1), shared, shared]
+            let archiver = KeyedArchiver()
+            try archiver.encode(root, forKey: "root")
+            try archiver.encode("a string", forKey: "title")
+            archiver.encode(3, forKey: "count")
+            return archiver
+        }
+        let written = try archiver()
+        let data = try written.finishEncoding()
+        let afterBytes = try written.finishedPropertyList()
+        let treeOnly = try archiver().finishedPropertyList()
+        XCTAssertEqual(afterBytes, treeOnly)
+        XCTAssertEqual(afterBytes, try plist(data))
+        let objects = try XCTUnwrap(afterBytes["$objects"]?.arrayValue)
+        XCTAssertEqual(objects.filter { $0["label"] != nil }.count, 3)
+        // Still the same bytes after it.
+        XCTAssertEqual(try written.finishEncoding(), data)
+    }
+
+    /// The UID objects of a binary archive are written by the list after everything else, and
+    /// references to them are resolved only then: past 65,535 objects they take four bytes and
+    /// references get wider. Python's plistlib, reading on its own, must find every link of
+    /// the root (an inline array of UIDs) at a node with the right label.
+    func testManyObjectsKeepEveryReferenceForPlistlib() throws {
+        guard Python.executable != nil else { throw XCTSkip("python3 is not installed") }
+        let root = Node(label: -1)
+        root.links = (0..<70_000).map { Node(label: $0) }
+        root.links[5].weak = root.links[69_999]  // a conditional reference, patched later
+        let data = try KeyedArchiver.archivedData(withRootObject: root, format: .binary)
+        let script = """
+            import plistlib, sys
+            archive = plistlib.loads(sys.stdin.buffer.read())
+            objects = archive['$objects']
+            root = objects[archive['$top']['root'].data]
+            links = objects[root['links'].data]['NS.objects']
+            labels = [objects[uid.data]['label'] for uid in links]
+            weak = objects[objects[links[5].data]['weak'].data]['label']
+            print(len(objects), len(labels), labels == list(range(70000)), weak)
+            """
+        let output = String(decoding: try Python.run(script, input: data), as: UTF8.self)
+        let fields = output.split(whereSeparator: \.isWhitespace)
+        XCTAssertEqual(fields.count, 4, output)
+        XCTAssertGreaterThan(Int(fields.first ?? "") ?? 0, 70_000, output)
+        XCTAssertEqual(fields.dropFirst().map(String.init), ["70000", "True", "69999"], output)
+    }
+
     func testCycleThroughInitializerIsATypedError() throws {
         let a = EagerNode()
         a.next = a

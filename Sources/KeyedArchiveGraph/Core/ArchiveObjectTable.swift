@@ -51,6 +51,10 @@ package final class ArchiveObjectTable {
     /// The number of entries in `$objects`, including `$null`.
     package var count: Int { objects.count }
 
+    /// True once ``encodedData(top:format:archiverName:)`` has written binary, which releases
+    /// the objects as it lays them out.
+    package private(set) var isConsumed = false
+
     /// The UID an object was given by ``reserveUID(for:)``, if any.
     package func uid(for object: AnyObject) -> UInt32? {
         identities.find(Self.address(of: ObjectIdentifier(object)), 0).map { UInt32(truncatingIfNeeded: $0) }
@@ -195,13 +199,19 @@ package final class ArchiveObjectTable {
     }
 
     /// ``finish(top:archiverName:)`` written in a property-list format (binary by default).
+    ///
+    /// Writing binary consumes the table: each `$objects` entry is released right after it is
+    /// laid out, while it is still in the cache, instead of in one cold pass over the whole tree
+    /// when the table goes away (most of the time a large archive took beyond what a small one
+    /// does, per object). Afterwards the table holds no objects; ``isConsumed`` tells.
     package func encodedData(
         top: PropertyListDictionary, format: PropertyListFormat = .binary,
         archiverName: String = ArchiveKeys.defaultArchiverName
     ) throws(KeyedArchiveError) -> Data {
         do {
             if format == .binary {
-                return try binaryObjects(top: patchConditionals(top), archiverName: archiverName).serializedData()
+                let top = patchConditionals(top)
+                return try consumingBinaryObjects(top: top, archiverName: archiverName).serializedData()
             }
             return try PropertyList.encode(finish(top: top, archiverName: archiverName), format: format)
         } catch let error as PropertyListError {
@@ -216,16 +226,20 @@ package final class ArchiveObjectTable {
     ///
     /// - 0 the envelope, 1-4 its keys, 5 the archiver name, 6 `$objects`, 7 `$top`, 8 the version;
     /// - `9 + uid`: the `$objects` entry at `uid`;
-    /// - `9 + count + uid`: the UID object `uid`, so a reference costs arithmetic, not a lookup;
-    /// - after that, the keys and inline values inside entries, uniqued by the flattener.
+    /// - after that, the keys and inline values inside entries, uniqued by the flattener;
+    /// - last, one UID object per entry, not stored but written by the list
+    ///   (``BinaryPropertyListObjects/implicitUIDCount``), so a reference costs no lookup.
     ///
     /// The result is a valid `bplist00` for CoreFoundation, plistlib and our reader (its object
     /// order differs from Apple's, which readers do not depend on).
-    package func binaryObjects(top: PropertyListDictionary, archiverName: String) throws -> BinaryPropertyListObjects {
+    private func consumingBinaryObjects(top: PropertyListDictionary, archiverName: String) throws -> BinaryPropertyListObjects {
+        // Moved out, so that releasing entries one by one does not copy the array first.
+        var objects = self.objects
+        self.objects = []
+        isConsumed = true
         let count = objects.count
         var list = BinaryPropertyListObjects()
         let entriesBase = 9
-        let uidBase = entriesBase + count
         // Room for every member reference and for one object per entry stored inline (the most
         // the flattener can add), counted first: growing these lists copied them over and over.
         var memberCount = 8 + 2 * top.count
@@ -236,43 +250,48 @@ package final class ArchiveObjectTable {
             default: break
             }
         }
-        _ = list.reserve(9 + 2 * count, moreObjects: memberCount, references: memberCount + count)
-        list.uidMapping = (uidBase, count)
+        _ = list.reserve(entriesBase + count, moreObjects: memberCount, references: memberCount + count)
+        list.implicitUIDCount = count
         // The envelope.
         list.setContainer(kind: 0xD0, references: [1, 2, 3, 4, 5, 6, 7, 8], at: 0)
         for (offset, key) in [ArchiveKeys.archiver, ArchiveKeys.objects, ArchiveKeys.top, ArchiveKeys.version].enumerated() {
             try list.setLeaf(.string(PropertyListString(key)), at: 1 + offset)
         }
         try list.setLeaf(.string(PropertyListString(archiverName)), at: 5)
-        list.setContainer(kind: 0xA0, references: Array(entriesBase..<uidBase), at: 6)
+        list.setContainer(kind: 0xA0, references: Array(entriesBase..<(entriesBase + count)), at: 6)
         var references: [Int] = []
         var keys = KeyReferenceCache()
-        try appendDictionaryReferences(top, to: &references, list: &list, keys: &keys, uidBase: uidBase)
+        try appendDictionaryReferences(top, to: &references, list: &list, keys: &keys, uidCount: count)
         list.setContainer(kind: 0xD0, references: references, at: 7)
         try list.setLeaf(PropertyListValue(ArchiveKeys.formatVersion), at: 8)
-        for (uid, object) in objects.enumerated() {
-            switch object {
-            case .dictionary(let fields):
-                references.removeAll(keepingCapacity: true)
-                try appendDictionaryReferences(fields, to: &references, list: &list, keys: &keys, uidBase: uidBase)
-                list.setContainer(kind: 0xD0, references: references, at: entriesBase + uid)
-            case .array(let items), .set(let items):
-                references.removeAll(keepingCapacity: true)
-                for item in items { references.append(try list.add(item)) }
-                let kind: UInt8
-                if case .array = object { kind = 0xA0 } else { kind = 0xC0 }
-                list.setContainer(kind: kind, references: references, at: entriesBase + uid)
-            default:
-                try list.setLeaf(object, at: entriesBase + uid)
+        try objects.withUnsafeMutableBufferPointer { objects in
+            guard let first = objects.baseAddress else { return }
+            for uid in objects.indices {
+                // Taken out of the array (no retain); released at the end of this iteration.
+                let object = (first + uid).move()
+                (first + uid).initialize(to: .null)
+                switch object {
+                case .dictionary(let fields):
+                    references.removeAll(keepingCapacity: true)
+                    try appendDictionaryReferences(fields, to: &references, list: &list, keys: &keys, uidCount: count)
+                    list.setContainer(kind: 0xD0, references: references, at: entriesBase + uid)
+                case .array(let items), .set(let items):
+                    references.removeAll(keepingCapacity: true)
+                    for item in items { references.append(try list.add(item)) }
+                    let kind: UInt8
+                    if case .array = object { kind = 0xA0 } else { kind = 0xC0 }
+                    list.setContainer(kind: kind, references: references, at: entriesBase + uid)
+                default:
+                    try list.setLeaf(object, at: entriesBase + uid)
+                }
             }
-            try list.setLeaf(.uid(UInt32(truncatingIfNeeded: uid)), at: uidBase + uid)
         }
         return list
     }
 
     private func appendDictionaryReferences(
         _ fields: PropertyListDictionary, to references: inout [Int], list: inout BinaryPropertyListObjects,
-        keys: inout KeyReferenceCache, uidBase: Int
+        keys: inout KeyReferenceCache, uidCount: Int
     ) throws {
         keys.select(for: fields)
         // Read in place, through pointers to the keys and values themselves: `entries[i].value`
@@ -291,13 +310,12 @@ package final class ArchiveObjectTable {
                 keys.remember(key.pointee, reference, at: position)
                 references.append(reference)
             }
-            let objectCount = objects.count
             for position in entries.indices {
                 let value = PropertyListDictionary.value(of: first + position)
-                // A reference into `$objects` is the UID object laid out at `uidBase + uid` (the
-                // flattener's `uidMapping`); computed here, it skips a call into the flattener.
-                if case .uid(let uid) = value.pointee, Int(uid) < objectCount {
-                    references.append(uidBase + Int(uid))
+                // A reference into `$objects` is the list's implicit UID object `uid`; made
+                // here, it skips a call into the flattener.
+                if case .uid(let uid) = value.pointee, Int(uid) < uidCount {
+                    references.append(BinaryPropertyListObjects.implicitUIDReference(Int(uid)))
                 } else {
                     references.append(try list.add(value.pointee))
                 }

@@ -36,9 +36,12 @@ package struct BinaryPropertyListObjects {
     package private(set) var objects: [Object] = []
     /// The member references of all containers, back to back.
     package private(set) var references: [Int] = []
-    /// When set, ``add(_:)`` maps `.uid(n)` for `n < uidCount` to object `uidBase + n` instead of
-    /// adding a UID object (the archiver lays out one UID object per `$objects` entry).
-    package var uidMapping: (base: Int, count: Int)?
+    /// UID objects `0 ..< implicitUIDCount` that are not stored but written after the stored
+    /// objects, UID `n` as object `count + n`: the keyed archiver refers to one per `$objects`
+    /// entry, and storing them took a list slot each (24 bytes; half a gigabyte for a
+    /// 21-million-object archive). A reference to one is ``implicitUIDReference(_:)``, which
+    /// ``add(_:)`` also returns for `.uid(n)` when `n` is in the range.
+    package var implicitUIDCount = 0
 
     private var numbers = WordPairTable()
     /// Strings by exact text, apart by storage (ASCII, UTF-16).
@@ -53,8 +56,13 @@ package struct BinaryPropertyListObjects {
     /// An empty list.
     package init() {}
 
-    /// The number of objects.
+    /// The number of stored objects (the implicit UID objects come after them).
     package var count: Int { objects.count }
+
+    /// The reference to implicit UID object `uid` (see ``implicitUIDCount``), resolved to its
+    /// object index when the list is written: negative, so it cannot be taken for a stored one.
+    @inline(__always)
+    package static func implicitUIDReference(_ uid: Int) -> Int { ~uid }
 
     // MARK: - Fixed layouts
 
@@ -177,7 +185,7 @@ package struct BinaryPropertyListObjects {
             objects.append(.scalar(value))
             if let first = firstNull { reference = first } else { firstNull = index }
         case .uid(let uid):
-            if let mapping = uidMapping, Int(uid) < mapping.count { return (mapping.base + Int(uid), nil) }
+            if Int(uid) < implicitUIDCount { return (Self.implicitUIDReference(Int(uid)), nil) }
             objects.append(.scalar(value))
             if let first = firstUID[uid] { reference = first } else { firstUID[uid] = index }
         case .integer(let integer):
@@ -237,26 +245,36 @@ package struct BinaryPropertyListObjects {
 
     /// The `bplist00` bytes of the list, object 0 at the top.
     ///
-    /// Two passes: the first computes every object's offset and so the exact output size, the
-    /// second writes into one buffer of that size, which becomes the `Data` without a copy
-    /// (large outputs, such as an archive holding an image, are touched once, not three times).
+    /// Two passes: the first adds up the objects' sizes, and so gives the offset table's place
+    /// and the exact output size; the second writes each object into one buffer of that size and
+    /// its offset straight into the table's slot, so no list of offsets is kept (8 bytes per
+    /// object: 170 MB for a 21-million-object archive). The buffer becomes the `Data` without a
+    /// copy (large outputs, such as an archive holding an image, are touched once, not three times).
     package func serializedData() throws -> Data {
-        let refSize = Self.byteCount(UInt64(objects.count))
-        var offsets: [Int] = []
-        offsets.reserveCapacity(objects.count)
+        let storedCount = objects.count
+        guard implicitUIDCount >= 0, UInt64(implicitUIDCount) <= UInt64(UInt32.max) + 1 else {
+            throw PropertyListError(.unrepresentableValue, "internal error: \(implicitUIDCount) implicit UID objects")
+        }
+        let (objectCount, overflow0) = storedCount.addingReportingOverflow(implicitUIDCount)
+        guard !overflow0 else { throw PropertyListError(.lengthLimitExceeded, "the binary property list would exceed \(Int.max) objects") }
+        let refSize = Self.byteCount(UInt64(objectCount))
         var position = 8  // "bplist00"
         // Both passes read the objects in place (a copy of each retained its string or value).
         try objects.withUnsafeBufferPointer { objects in
             for index in objects.indices {
-                offsets.append(position)
                 let (size, overflow) = position.addingReportingOverflow(Self.size(of: objects[index], refSize: refSize))
                 guard !overflow else { throw PropertyListError(.lengthLimitExceeded, "the binary property list would exceed \(Int.max) bytes") }
                 position = size
             }
         }
+        for uid in 0..<implicitUIDCount {
+            let (size, overflow) = position.addingReportingOverflow(Self.uidSize(uid))
+            guard !overflow else { throw PropertyListError(.lengthLimitExceeded, "the binary property list would exceed \(Int.max) bytes") }
+            position = size
+        }
         let tableOffset = position
         let offsetSize = Self.byteCount(UInt64(tableOffset))
-        let (tableBytes, overflow1) = offsets.count.multipliedReportingOverflow(by: offsetSize)
+        let (tableBytes, overflow1) = objectCount.multipliedReportingOverflow(by: offsetSize)
         let (total, overflow2) = tableOffset.addingReportingOverflow(tableBytes &+ 32)
         guard !overflow1, !overflow2, tableBytes <= Int.max - 32 else {
             throw PropertyListError(.lengthLimitExceeded, "the binary property list would exceed \(Int.max) bytes")
@@ -268,7 +286,11 @@ package struct BinaryPropertyListObjects {
         out.append(contentsOf: [0x62, 0x70, 0x6C, 0x69, 0x73, 0x74, 0x30, 0x30] as [UInt8])  // bplist00
         try objects.withUnsafeBufferPointer { objects in
             try references.withUnsafeBufferPointer { references in
+                var tableSlot = tableOffset
                 for index in objects.indices {
+                    // Only where the table lies: an object that ran past it shows up below.
+                    if out.count <= tableOffset { out.storeBigEndian(UInt64(out.count), width: offsetSize, at: tableSlot) }
+                    tableSlot &+= offsetSize
                     switch objects[index] {
                     case .container(let kind, let count, let refsStart):
                         let total = kind == 0xD0 ? 2 * count : count
@@ -279,7 +301,18 @@ package struct BinaryPropertyListObjects {
                         }
                         Self.appendMarker(kind, count: count, to: &out)
                         for slot in refsStart..<(refsStart + total) {
-                            out.appendBigEndian(UInt64(references[slot]), width: refSize)
+                            let reference = references[slot]
+                            guard reference >= 0 else {
+                                // An implicit UID object, written after the stored ones.
+                                let uid = ~reference
+                                guard uid < implicitUIDCount else {
+                                    free(base)
+                                    throw PropertyListError(.unrepresentableValue, "internal error: object \(index) refers to UID object \(uid) of \(implicitUIDCount)")
+                                }
+                                out.appendBigEndian(UInt64(storedCount &+ uid), width: refSize)
+                                continue
+                            }
+                            out.appendBigEndian(UInt64(reference), width: refSize)
                         }
                     case .scalar(let value):
                         Self.appendScalar(value, to: &out)
@@ -287,13 +320,23 @@ package struct BinaryPropertyListObjects {
                         Self.appendString(string, ascii: ascii, to: &out)
                     }
                 }
+                for uid in 0..<implicitUIDCount {
+                    if out.count <= tableOffset { out.storeBigEndian(UInt64(out.count), width: offsetSize, at: tableSlot) }
+                    tableSlot &+= offsetSize
+                    Self.appendScalar(.uid(UInt32(truncatingIfNeeded: uid)), to: &out)
+                }
             }
         }
-        for offset in offsets { out.appendBigEndian(UInt64(offset), width: offsetSize) }
+        guard out.count == tableOffset else {
+            // The two passes disagree: a bug here, reported rather than trusted.
+            free(base)
+            throw PropertyListError(.unrepresentableValue, "internal error: wrote \(out.count) bytes of objects, sized \(tableOffset)")
+        }
+        out.skip(tableBytes)  // filled while writing the objects
         out.appendBigEndian(0, width: 6)
         out.append(UInt8(offsetSize))
         out.append(UInt8(refSize))
-        out.appendBigEndian(UInt64(objects.count), width: 8)
+        out.appendBigEndian(UInt64(objectCount), width: 8)
         out.appendBigEndian(0, width: 8)  // top object
         out.appendBigEndian(UInt64(tableOffset), width: 8)
         guard out.count == total else {
@@ -338,11 +381,15 @@ package struct BinaryPropertyListObjects {
             case .data(let data): return markerSize(data.count) + data.count
             case .string(let string):
                 return size(of: .string(string.value, ascii: string.storageForWriting == .ascii), refSize: refSize)
-            case .uid(let uid): return uid <= 0xFF ? 2 : uid <= 0xFFFF ? 3 : 5
+            case .uid(let uid): return uidSize(Int(uid))
             case .array, .set, .dictionary: return 0
             }
         }
     }
+
+    /// The bytes of a UID object: its marker and 1, 2 or 4 bytes.
+    @inline(__always)
+    private static func uidSize(_ uid: Int) -> Int { uid <= 0xFF ? 2 : uid <= 0xFFFF ? 3 : 5 }
 
     private static func appendScalar(_ value: PropertyListValue, to out: inout RawByteWriter) {
         switch value {
@@ -451,6 +498,20 @@ private struct RawByteWriter {
             }
         }
         count += width
+    }
+
+    /// The low `width` bytes of `value`, most significant first, at `offset` (already written
+    /// or still to be skipped over); the count does not change. Dropped if it would not fit.
+    @inline(__always)
+    mutating func storeBigEndian(_ value: UInt64, width: Int, at offset: Int) {
+        guard offset >= 0, offset <= capacity, width <= capacity - offset else { return }
+        var writer = RawByteWriter(base: base + offset, capacity: width)
+        writer.appendBigEndian(value, width: width)
+    }
+
+    /// Moves past `byteCount` bytes filled by ``storeBigEndian(_:width:at:)``.
+    mutating func skip(_ byteCount: Int) {
+        count += byteCount
     }
 
     mutating func append(contentsOf bytes: UnsafeRawBufferPointer) {
