@@ -225,7 +225,7 @@ final class ArchiveEncodingState: Encoder {
                 throw EncodingError.invalidValue(
                     value, EncodingError.Context(codingPath: keys, debugDescription: "a class instance cannot encode as nil"))
             }
-            table.setObject(table.objects[Int(target)], at: reserved)
+            table.setObject(copyOf: target, at: reserved)
             return .uid(reserved)
         }
         // Nothing encoded: an empty object of the type's class (Foundation writes an empty dictionary).
@@ -395,7 +395,11 @@ final class ArchiveEncodingState: Encoder {
         }
         if let uid = table.uid(for: object) { return .uid(uid) }
         forwardConditionals.append(ForwardConditional(sourceUID: builder.uid, dictionaryKeyUID: keyUID, object: object, codingPath: keys))
-        if keyUID != nil { return nil }  // NSDictionary entries are added at the end, if at all
+        if keyUID != nil {
+            // NSDictionary entries are added at the end, if at all: the entry waits as a value.
+            table.pin(builder.uid)
+            return nil
+        }
         return table.conditionalReference(to: object, slot: .object(uid: builder.uid, storedKey: storedKey))
     }
 
@@ -405,8 +409,7 @@ final class ArchiveEncodingState: Encoder {
     func finishDeferredConditionals() {
         for conditional in forwardConditionals {
             guard let keyUID = conditional.dictionaryKeyUID, let target = table.uid(for: conditional.object) else { continue }
-            let index = Int(conditional.sourceUID)
-            guard index < table.objects.count, case .dictionary(var fields) = table.objects[index] else { continue }
+            guard case .dictionary(var fields) = table.pendingObject(at: conditional.sourceUID) else { continue }
             for position in fields.entries.indices {
                 guard case .string(let name) = fields.entries[position].key, case .array(var list) = fields.entries[position].value else {
                     continue
@@ -433,7 +436,7 @@ final class ArchiveEncodingState: Encoder {
         guard !patched.isEmpty else { return }
         var extra: [UInt32: [UInt32]] = [:]
         for (conditional, target) in patched { extra[conditional.sourceUID, default: []].append(target) }
-        if let (conditional, _) = patched.first(where: { ArchiveGraphCheck.reaches(from: $0.1, to: $0.0.sourceUID, objects: table.objects, extra: extra) }) {
+        if let (conditional, _) = patched.first(where: { ArchiveGraphCheck.reaches(from: $0.1, to: $0.0.sourceUID, in: table, extra: extra) }) {
             throw EncodingError.invalidValue(
                 conditional.object, EncodingError.Context(
                     codingPath: conditional.codingPath,
@@ -449,25 +452,17 @@ final class ArchiveEncodingState: Encoder {
 
 /// Reachability over the UIDs of `$objects` (iterative), for the conditional-cycle check.
 enum ArchiveGraphCheck {
-    static func reaches(from start: UInt32, to goal: UInt32, objects: [PropertyListValue], extra: [UInt32: [UInt32]]) -> Bool {
-        var visited = [Bool](repeating: false, count: objects.count)
+    static func reaches(from start: UInt32, to goal: UInt32, in table: ArchiveObjectTable, extra: [UInt32: [UInt32]]) -> Bool {
+        var visited = [Bool](repeating: false, count: table.count)
         var stack: [UInt32] = [start]
         while let uid = stack.popLast() {
             if uid == goal { return true }
             let index = Int(uid)
-            guard index > 0, index < objects.count, !visited[index] else { continue }
+            guard index > 0, index < visited.count, !visited[index] else { continue }
             visited[index] = true
             if let more = extra[uid] { stack.append(contentsOf: more) }
-            guard case .dictionary(let fields) = objects[index] else { continue }
-            for entry in fields.entries {
-                if case .string(let key) = entry.key, key.value == ArchiveKeys.classReference { continue }
-                switch entry.value {
-                case .uid(let target): stack.append(target)
-                case .array(let items):
-                    for case .uid(let target) in items { stack.append(target) }
-                default: break
-                }
-            }
+            // Class descriptions are reached too (through `$class`); they refer to nothing.
+            stack.append(contentsOf: table.references(from: uid))
         }
         return false
     }

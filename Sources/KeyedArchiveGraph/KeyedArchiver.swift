@@ -200,22 +200,15 @@ public final class KeyedArchiver {
         get throws { try finishEncoding() }
     }
 
-    /// The archive as a property-list value (the envelope), finishing encoding.
+    /// The archive as a property-list value (the envelope), finishing encoding: the finished
+    /// bytes read back (the archiver lays objects out as it goes and keeps no tree of them).
     public func finishedPropertyList() throws -> PropertyListValue {
-        // Writing the bytes released the table's objects as it laid them out: read them back.
-        if let finished {
-            do {
-                // Bytes this archiver wrote: only the depth (a few levels in an archive) is bounded.
-                let limits = DecodingLimits(
-                    maximumObjectCount: .max, maximumExpandedNodeCount: .max, maximumStringLength: .max,
-                    maximumDataLength: .max, maximumExpandedByteCount: .max)
-                return try PropertyList.decode(finished, limits: limits)
-            } catch let error as PropertyListError {
-                throw KeyedArchiveError(.propertyList, "cannot read back the finished archive: \(error)", underlying: error)
-            }
+        let data = try finishEncoding()
+        do {
+            return try PropertyList.decode(data, limits: .ownOutput)
+        } catch let error as PropertyListError {
+            throw KeyedArchiveError(.propertyList, "cannot read back the finished archive: \(error)", underlying: error)
         }
-        try drain()
-        return table.finish(top: topFields.dictionary, archiverName: archiverName)
     }
 
     // MARK: References

@@ -64,7 +64,35 @@ final class Link: Codable {
     }
 }
 
+/// A class instance that encodes as one string (a single-value container).
+final class Tag: Codable {
+    let name: String
+    init(_ name: String) { self.name = name }
+    init(from decoder: any Decoder) throws { name = try decoder.singleValueContainer().decode(String.self) }
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(name)
+    }
+}
+
 final class IdentityTests: XCTestCase {
+    /// A class instance encoded as a single value gets its own entry holding that value (a copy
+    /// of the string's entry), and a shared one stays shared.
+    func testClassInstancesEncodedAsSingleValuesKeepTheirValue() throws {
+        let shared = Tag("shared")
+        let tags = [Tag("first"), shared, shared, Tag("shared")]
+        let data = try KeyedArchiver.archivedData(withRootObject: tags)
+        let decoded = try XCTUnwrap(KeyedUnarchiver.unarchivedObject(ofType: [Tag].self, from: data))
+        XCTAssertEqual(decoded.map(\.name), ["first", "shared", "shared", "shared"])
+        XCTAssertTrue(decoded[1] === decoded[2])
+        XCTAssertFalse(decoded[1] === decoded[3])
+        let archive = try PropertyList.decode(data)
+        let objects = try XCTUnwrap(archive["$objects"]?.arrayValue)
+        // "first", and "shared" for two instances (one entry each) plus the string leaf itself.
+        XCTAssertEqual(objects.filter { $0 == "first" }.count, 2)
+        XCTAssertEqual(objects.filter { $0 == "shared" }.count, 3)
+    }
+
     func testSharedInstancesDecodeAsOneInstance() throws {
         let shared = Person("shared")
         let a = Person("a", friends: [shared])

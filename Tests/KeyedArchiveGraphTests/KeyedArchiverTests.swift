@@ -132,30 +132,40 @@ final class KeyedArchiverTests: XCTestCase {
         XCTAssertEqual(decoded.links[0].label, 2)
     }
 
-    /// Writing the bytes releases the table's objects as they are laid out; the property list
-    /// asked for afterwards must still be the whole archive, the one an archiver that never
-    /// wrote bytes gives.
-    func testFinishedPropertyListAfterTheBytesIsTheWholeArchive() throws {
-        func archiver() throws -> KeyedArchiver {
+    /// The archiver lays objects out as it goes and keeps no tree: the property list asked for
+    /// (before or after the bytes) is the finished archive read back, and an XML archive is made
+    /// from the binary one. Both must still be the whole archive, and Foundation must read the
+    /// XML one with the same objects.
+    func testFinishedPropertyListAndXMLAreTheWholeArchive() throws {
+        func archiver(_ format: PropertyListFormat) throws -> KeyedArchiver {
             let shared = Node(label: 7)
             let root = Node(label: 0)
             root.links = [Node(label: 1), shared, shared]
-            let archiver = KeyedArchiver()
+            let archiver = KeyedArchiver(outputFormat: format)
             try archiver.encode(root, forKey: "root")
             try archiver.encode("a string", forKey: "title")
             archiver.encode(3, forKey: "count")
             return archiver
         }
-        let written = try archiver()
+        let written = try archiver(.binary)
+        let value = try written.finishedPropertyList()
         let data = try written.finishEncoding()
-        let afterBytes = try written.finishedPropertyList()
-        let treeOnly = try archiver().finishedPropertyList()
-        XCTAssertEqual(afterBytes, treeOnly)
-        XCTAssertEqual(afterBytes, try plist(data))
-        let objects = try XCTUnwrap(afterBytes["$objects"]?.arrayValue)
+        XCTAssertEqual(try archiver(.binary).finishEncoding(), data)
+        XCTAssertEqual(try written.finishedPropertyList(), value)
+        let objects = try XCTUnwrap(value["$objects"]?.arrayValue)
         XCTAssertEqual(objects.filter { $0["label"] != nil }.count, 3)
-        // Still the same bytes after it.
-        XCTAssertEqual(try written.finishEncoding(), data)
+        XCTAssertEqual(value["$top"]?["count"], 3)
+        let title = try XCTUnwrap(value["$top"]?["title"]?.uidValue)
+        XCTAssertEqual(objects[Int(title)], "a string")
+        XCTAssertEqual(try KeyedUnarchiver.unarchivedObject(ofClass: Node.self, from: data)?.links.map(\.label), [1, 7, 7])
+
+        let xml = try archiver(.xml).finishEncoding()
+        XCTAssertTrue(xml.starts(with: Data("<?xml".utf8)))
+        var format = PropertyListSerialization.PropertyListFormat.binary
+        let foundation = try XCTUnwrap(PropertyListSerialization.propertyList(from: xml, format: &format) as? [String: Any])
+        XCTAssertEqual(format, .xml)
+        XCTAssertEqual((foundation["$objects"] as? [Any])?.count, objects.count)
+        XCTAssertEqual(try PropertyList.decode(xml), value)
     }
 
     /// The UID objects of a binary archive are written by the list after everything else, and
@@ -241,6 +251,21 @@ final class KeyedArchiverTests: XCTestCase {
         let decoded = try XCTUnwrap(KeyedUnarchiver.unarchivedObject(ofClass: Node.self, from: data))
         XCTAssertTrue(decoded.links[0].weak === decoded.links[1])
         XCTAssertNil(decoded.links[2].weak)
+
+        // A target first met only after the object holding the conditional reference has been
+        // encoded in full (the archiver encodes breadth first: `late` gets its UID while
+        // `holder`'s sibling is encoded), so the holder's entry must wait to be patched.
+        let top = Node(label: 10)
+        let holder = Node(label: 11)
+        let sibling = Node(label: 12)
+        let late = Node(label: 13)
+        holder.weak = late
+        sibling.links = [late]
+        top.links = [holder, sibling]
+        let patched = try KeyedArchiver.archivedData(withRootObject: top, format: .binary)
+        let again = try XCTUnwrap(KeyedUnarchiver.unarchivedObject(ofClass: Node.self, from: patched))
+        XCTAssertEqual(again.links[0].weak?.label, 13)
+        XCTAssertTrue(again.links[0].weak === again.links[1].links.first)
     }
 
     /// The binary layout reuses a key's object reference from the previous object of the same

@@ -13,7 +13,7 @@
 /// ```
 ///
 /// Rules it enforces (see Docs/KeyedArchiveFormat.md):
-/// - `$objects[0]` is `"$null"`; UID 0 means nil.
+/// - `$objects[0]` is `"$null"`; UID 0 means nil. An entry reserved and never set is `"$null"`.
 /// - A reference-type object gets one UID, found again by `ObjectIdentifier`; the table keeps
 ///   the object alive until it is done so that identifiers are not reused.
 /// - Leaves (strings, integers, reals, booleans, data, dates) are uniqued by exact value, as
@@ -21,10 +21,23 @@
 ///   an 8-byte real stay apart.
 /// - A class description `{$classname, $classes}` is written once per distinct chain.
 /// - A conditional reference to an object that is encoded unconditionally at any time before
-///   ``finish(top:archiverName:)`` is patched to that object's UID; otherwise it stays UID 0.
+///   ``encodedData(top:format:archiverName:)`` is patched to that object's UID; otherwise it
+///   stays UID 0.
+///
+/// Entries go straight into the binary writer's flat object list as they are set (laid out
+/// while they are still in the cache, and freed then): the table holds no tree of the archive.
+/// Only objects whose conditional references are patched later (``pin(_:)``) wait as values.
+/// Other formats than binary are made from the binary bytes.
 package final class ArchiveObjectTable {
-    /// The object table so far. Reserved, not yet filled entries hold `"$null"`.
-    @exclusivity(unchecked) package private(set) var objects: [PropertyListValue] = [.string(PropertyListString(ArchiveKeys.null))]
+    /// The entries laid out so far, in the binary writer's object list.
+    @exclusivity(unchecked) private var layout = ArchiveLayout()
+    /// Entries kept as values until the end: pinned objects (their conditional references are
+    /// patched after they are set), by UID.
+    @exclusivity(unchecked) private var pending: [UInt32: PropertyListValue] = [:]
+    @exclusivity(unchecked) private var pinned: Set<UInt32> = []
+    private var isFinished = false
+    /// Why writing failed, thrown again by later calls.
+    private var finishError: KeyedArchiveError?
     /// UIDs by object address (the objects are retained in `retained`, so addresses stay unique).
     @exclusivity(unchecked) private var identities = WordPairTable()
     @exclusivity(unchecked) private var retained: [AnyObject] = []
@@ -46,14 +59,13 @@ package final class ArchiveObjectTable {
     }
 
     /// An empty table (just `$null`).
-    package init() {}
+    package init() {
+        let null = layout.newEntry()
+        layout.layOut(.string(PropertyListString(ArchiveKeys.null)), at: null)
+    }
 
     /// The number of entries in `$objects`, including `$null`.
-    package var count: Int { objects.count }
-
-    /// True once ``encodedData(top:format:archiverName:)`` has written binary, which releases
-    /// the objects as it lays them out.
-    package private(set) var isConsumed = false
+    package var count: Int { layout.entryIndices.count }
 
     /// The UID an object was given by ``reserveUID(for:)``, if any.
     package func uid(for object: AnyObject) -> UInt32? {
@@ -68,21 +80,19 @@ package final class ArchiveObjectTable {
     /// ``reserveUID(for:)`` does (`isNew` true). One lookup where ``uid(for:)`` then
     /// ``reserveUID(for:)`` would take two.
     package func uidOrReserve(for object: AnyObject) -> (uid: UInt32, isNew: Bool) {
-        let uid = objects.count
+        let uid = layout.entryIndices.count
         if let found = identities.findOrInsert(Self.address(of: ObjectIdentifier(object)), 0, uid) {
             return (UInt32(truncatingIfNeeded: found), false)
         }
-        objects.append(.string(PropertyListString(ArchiveKeys.null)))
         retained.append(object)
-        return (UInt32(truncatingIfNeeded: uid), true)
+        return (layout.newEntry(), true)
     }
 
     /// Appends an entry for an object whose contents come later (``setObject(_:at:)``) and
     /// returns its UID; with `object`, registers its identity first so that references to it
     /// met while encoding its fields (cycles) get the same UID.
     package func reserveUID(for object: AnyObject? = nil) -> UInt32 {
-        let uid = UInt32(truncatingIfNeeded: objects.count)
-        objects.append(.string(PropertyListString(ArchiveKeys.null)))
+        let uid = layout.newEntry()
         if let object {
             _ = identities.findOrInsert(Self.address(of: ObjectIdentifier(object)), 0, Int(uid))
             retained.append(object)
@@ -90,17 +100,68 @@ package final class ArchiveObjectTable {
         return uid
     }
 
+    /// Keeps the entry at `uid` as a value until the table is written, so that conditional
+    /// references in it can still be patched (``pendingObject(at:)``). Set before the entry is.
+    package func pin(_ uid: UInt32) {
+        pinned.insert(uid)
+    }
+
+    /// The value of a pinned entry, if it has been set.
+    package func pendingObject(at uid: UInt32) -> PropertyListValue? {
+        pending[uid]
+    }
+
     /// Stores the contents of a reserved entry (normally an object dictionary from
-    /// ``ArchiveObjectFields``).
+    /// ``ArchiveObjectFields``). Setting an entry again replaces it.
     package func setObject(_ value: PropertyListValue, at uid: UInt32) {
         let index = Int(uid)
-        if index > 0 && index < objects.count { objects[index] = value }
+        guard index > 0, index < layout.entryIndices.count, !isFinished else { return }
+        if !pinned.isEmpty && pinned.contains(uid) {
+            pending[uid] = value
+        } else {
+            layout.layOut(value, at: uid)
+        }
+    }
+
+    /// Stores a copy of the entry at `source` (set already) at `uid`.
+    package func setObject(copyOf source: UInt32, at uid: UInt32) {
+        let from = Int(source), to = Int(uid)
+        guard from >= 0, from < layout.entryIndices.count, to > 0, to < layout.entryIndices.count, !isFinished else { return }
+        if let value = pending[source] {
+            setObject(value, at: uid)
+        } else if pinned.contains(uid) {
+            // Pinned entries are values; a laid-out one is read back from the list.
+            if let value = layout.list.leafValue(at: layout.entryIndices[from]) { pending[uid] = value }
+        } else {
+            layout.copyEntry(from: from, to: to)
+        }
+    }
+
+    /// The UIDs the entry at `uid` refers to (its fields, and the members of arrays stored in
+    /// it), for reachability checks.
+    package func references(from uid: UInt32) -> [UInt32] {
+        let index = Int(uid)
+        guard index >= 0, index < layout.entryIndices.count else { return [] }
+        if let value = pending[uid] {
+            guard case .dictionary(let fields) = value else { return [] }
+            var found: [UInt32] = []
+            for entry in fields.entries {
+                switch entry.value {
+                case .uid(let target): found.append(target)
+                case .array(let items), .set(let items):
+                    for case .uid(let target) in items { found.append(target) }
+                default: break
+                }
+            }
+            return found
+        }
+        return layout.list.uids(reachableFrom: layout.entryIndices[index]).map { UInt32(truncatingIfNeeded: $0) }
     }
 
     /// The UID of a leaf value (string, integer, real, boolean, data, date), stored once per
     /// exact value. Other values are stored without uniquing.
     package func leafUID(_ value: PropertyListValue) -> UInt32 {
-        let next = objects.count
+        let next = layout.entryIndices.count
         let found: Int?
         switch value {
         case .string(let string):
@@ -120,16 +181,17 @@ package final class ArchiveObjectTable {
             found = nil
         }
         if let found { return UInt32(truncatingIfNeeded: found) }
-        objects.append(value)
-        return UInt32(truncatingIfNeeded: next)
+        let uid = layout.newEntry()
+        layout.layOut(value, at: uid)
+        return uid
     }
 
     /// The UID of an object dictionary with value semantics (an NSDate, NSUUID, NSNull...),
     /// stored once per equal dictionary.
     package func valueObjectUID(_ value: PropertyListValue) -> UInt32 {
         if let uid = valueObjects[value] { return uid }
-        let uid = UInt32(truncatingIfNeeded: objects.count)
-        objects.append(value)
+        let uid = layout.newEntry()
+        layout.layOut(value, at: uid)
         valueObjects[value] = uid
         return uid
     }
@@ -146,36 +208,25 @@ package final class ArchiveObjectTable {
         if let hints {
             description.entries.append((PropertyListValue(ArchiveKeys.classHints), .array(hints.map { PropertyListValue($0) })))
         }
-        let uid = UInt32(truncatingIfNeeded: objects.count)
-        objects.append(.dictionary(description))
+        let uid = layout.newEntry()
+        layout.layOut(.dictionary(description), at: uid)
         classDescriptions[key] = uid
         return uid
     }
 
     /// The value to store for a conditional reference: the object's UID when it already has
-    /// one, else UID 0 with the slot remembered for patching at ``finish(top:archiverName:)``.
+    /// one, else UID 0 with the slot remembered for patching when the table is written (an
+    /// object slot pins its entry).
     package func conditionalReference(to object: AnyObject, slot: ConditionalSlot) -> PropertyListValue {
         if let uid = uid(for: object) { return .uid(uid) }
         let identifier = ObjectIdentifier(object)
         if conditionalSlots[identifier] == nil { retained.append(object) }
         conditionalSlots[identifier, default: []].append(slot)
+        if case .object(let uid, _) = slot { pin(uid) }
         return .uid(0)
     }
 
-    /// Patches conditional references and returns the archive envelope:
-    /// `{$archiver, $version: 100000, $top, $objects}`. `top` holds stored keys and values.
-    package func finish(top: PropertyListDictionary, archiverName: String = ArchiveKeys.defaultArchiverName) -> PropertyListValue {
-        let top = patchConditionals(top)
-        var envelope = PropertyListDictionary()
-        envelope.entries.reserveCapacity(4)
-        envelope.entries.append((PropertyListValue(ArchiveKeys.archiver), PropertyListValue(archiverName)))
-        envelope.entries.append((PropertyListValue(ArchiveKeys.version), PropertyListValue(ArchiveKeys.formatVersion)))
-        envelope.entries.append((PropertyListValue(ArchiveKeys.top), .dictionary(top)))
-        envelope.entries.append((PropertyListValue(ArchiveKeys.objects), .array(objects)))
-        return .dictionary(envelope)
-    }
-
-    /// Patches the conditional references recorded so far (in `$objects` and in `top`).
+    /// Patches the conditional references recorded so far (in pinned entries and in `top`).
     private func patchConditionals(_ top: PropertyListDictionary) -> PropertyListDictionary {
         var top = top
         for (identifier, slots) in conditionalSlots {
@@ -186,11 +237,10 @@ package final class ArchiveObjectTable {
                 case .top(let key):
                     top[key] = .uid(target)
                 case .object(let uid, let key):
-                    let index = Int(uid)
-                    guard index > 0, index < objects.count, case .dictionary(var fields) = objects[index] else { continue }
-                    objects[index] = .null  // drop the reference so the patch does not copy
+                    guard case .dictionary(var fields) = pending[uid] else { continue }
+                    pending[uid] = nil  // drop the reference so the patch does not copy
                     fields[key] = .uid(target)
-                    objects[index] = .dictionary(fields)
+                    pending[uid] = .dictionary(fields)
                 }
             }
         }
@@ -198,98 +248,154 @@ package final class ArchiveObjectTable {
         return top
     }
 
-    /// ``finish(top:archiverName:)`` written in a property-list format (binary by default).
-    ///
-    /// Writing binary consumes the table: each `$objects` entry is released right after it is
-    /// laid out, while it is still in the cache, instead of in one cold pass over the whole tree
-    /// when the table goes away (most of the time a large archive took beyond what a small one
-    /// does, per object). Afterwards the table holds no objects; ``isConsumed`` tells.
+    /// The archive written in a property-list format (binary by default): the envelope
+    /// `{$archiver, $version: 100000, $top, $objects}`, with conditional references patched.
+    /// `top` holds stored keys and values. The table is consumed: a second call throws.
     package func encodedData(
         top: PropertyListDictionary, format: PropertyListFormat = .binary,
         archiverName: String = ArchiveKeys.defaultArchiverName
     ) throws(KeyedArchiveError) -> Data {
+        if let finishError { throw finishError }
         do {
-            if format == .binary {
-                let top = patchConditionals(top)
-                return try consumingBinaryObjects(top: top, archiverName: archiverName).serializedData()
-            }
-            return try PropertyList.encode(finish(top: top, archiverName: archiverName), format: format)
-        } catch let error as PropertyListError {
-            throw KeyedArchiveError(.propertyList, "cannot write the archive: \(error)", underlying: error)
+            let binary = try finishedBinary(top: top, archiverName: archiverName)
+            if format == .binary { return binary }
+            return try PropertyList.encode(PropertyList.decode(binary, limits: .ownOutput), format: format)
         } catch {
-            throw KeyedArchiveError(.propertyList, "cannot write the archive: \(error)")
+            let failure: KeyedArchiveError
+            switch error {
+            case let error as KeyedArchiveError: failure = error
+            case let error as PropertyListError: failure = KeyedArchiveError(.propertyList, "cannot write the archive: \(error)", underlying: error)
+            default: failure = KeyedArchiveError(.propertyList, "cannot write the archive: \(error)")
+            }
+            if isFinished { finishError = failure }
+            throw failure
         }
     }
 
-    /// The archive as the binary writer's flat object list, laid out from the table without
-    /// re-uniquing it (the entries are unique already):
-    ///
-    /// - 0 the envelope, 1-4 its keys, 5 the archiver name, 6 `$objects`, 7 `$top`, 8 the version;
-    /// - `9 + uid`: the `$objects` entry at `uid`;
-    /// - after that, the keys and inline values inside entries, uniqued by the flattener;
-    /// - last, one UID object per entry, not stored but written by the list
-    ///   (``BinaryPropertyListObjects/implicitUIDCount``), so a reference costs no lookup.
-    ///
-    /// The result is a valid `bplist00` for CoreFoundation, plistlib and our reader (its object
-    /// order differs from Apple's, which readers do not depend on).
-    private func consumingBinaryObjects(top: PropertyListDictionary, archiverName: String) throws -> BinaryPropertyListObjects {
-        // Moved out, so that releasing entries one by one does not copy the array first.
-        var objects = self.objects
-        self.objects = []
-        isConsumed = true
-        let count = objects.count
-        var list = BinaryPropertyListObjects()
-        let entriesBase = 9
-        // Room for every member reference and for one object per entry stored inline (the most
-        // the flattener can add), counted first: growing these lists copied them over and over.
-        var memberCount = 8 + 2 * top.count
-        for object in objects {
-            switch object {
-            case .dictionary(let fields): memberCount += 2 * fields.count
-            case .array(let items), .set(let items): memberCount += items.count
-            default: break
-            }
+    /// Lays out what is left (pinned entries, entries never set, `$top`, `$objects`, the
+    /// envelope) and writes the list.
+    private func finishedBinary(top: PropertyListDictionary, archiverName: String) throws -> Data {
+        guard !isFinished else { throw KeyedArchiveError(.unsupportedValue, "the archive table has been written already") }
+        isFinished = true
+        let top = patchConditionals(top)
+        for uid in pending.keys.sorted() {
+            if let value = pending.removeValue(forKey: uid) { layout.layOut(value, at: uid) }
         }
-        _ = list.reserve(entriesBase + count, moreObjects: memberCount, references: memberCount + count)
-        list.implicitUIDCount = count
-        // The envelope.
-        list.setContainer(kind: 0xD0, references: [1, 2, 3, 4, 5, 6, 7, 8], at: 0)
+        // Done with everything but the layout: free it before the output is allocated.
+        identities = WordPairTable()
+        numberLeaves = WordPairTable()
+        stringLeaves = LiteralStringTable()
+        otherLeaves = [:]
+        valueObjects = [:]
+        var layout = self.layout
+        self.layout = ArchiveLayout()
+        return try layout.finish(top: top, archiverName: archiverName)
+    }
+}
+
+/// The `$objects` entries laid out in the binary writer's flat object list as they are set:
+/// 0 the envelope, 1-4 its keys, 5 the archiver name, 6 `$objects`, 7 `$top`, 8 the version
+/// (filled by ``finish(top:archiverName:)``); then entries, and the keys and inline values
+/// inside them, in the order they were set; the UID objects are the list's implicit ones.
+///
+/// A struct, so that the table's calls work on it in place: as class properties, the list and
+/// the scratch references cost a retain, a release and a uniqueness check at every access.
+private struct ArchiveLayout {
+    private static let envelopeSize = 9
+
+    /// The objects so far.
+    var list = BinaryPropertyListObjects()
+    /// The list index of each `$objects` entry, by UID.
+    private(set) var entryIndices: [Int] = []
+    /// Whether each entry has been laid out (a reserved entry never set is `"$null"`).
+    private var isLaidOut: [Bool] = []
+    /// Key references reused from the previous object of each class, and a scratch list.
+    private var keys = KeyReferenceCache()
+    private var scratch: [Int] = []
+    /// The first error met laying out an entry (a date out of range, a key a binary property
+    /// list cannot hold), thrown by ``finish(top:archiverName:)``.
+    private var error: (any Error)?
+
+    init() {
+        _ = list.reserve(Self.envelopeSize)
+    }
+
+    /// A new entry (a placeholder in the list) and its UID.
+    mutating func newEntry() -> UInt32 {
+        let uid = UInt32(truncatingIfNeeded: entryIndices.count)
+        entryIndices.append(list.appendPlaceholder())
+        isLaidOut.append(false)
+        return uid
+    }
+
+    /// Makes entry `target` a copy of entry `source`.
+    mutating func copyEntry(from source: Int, to target: Int) {
+        guard entryIndices.indices.contains(source), entryIndices.indices.contains(target) else { return }
+        list.copyObject(from: entryIndices[source], to: entryIndices[target])
+        isLaidOut[target] = isLaidOut[source]
+    }
+
+    /// Lays out the entry at `uid`: a dictionary's keys and values (a reference to another
+    /// entry is that entry's implicit UID object), an array's members, or a leaf.
+    mutating func layOut(_ value: PropertyListValue, at uid: UInt32) {
+        let position = Int(uid)
+        guard position >= 0, position < entryIndices.count else { return }
+        let index = entryIndices[position]
+        isLaidOut[position] = true
+        list.implicitUIDCount = entryIndices.count
+        do {
+            switch value {
+            case .dictionary(let fields):
+                scratch.removeAll(keepingCapacity: true)
+                try appendDictionaryReferences(fields)
+                list.setContainer(kind: 0xD0, references: scratch, at: index)
+            case .array(let items), .set(let items):
+                scratch.removeAll(keepingCapacity: true)
+                for item in items { scratch.append(try list.add(item)) }
+                let kind: UInt8
+                if case .array = value { kind = 0xA0 } else { kind = 0xC0 }
+                list.setContainer(kind: kind, references: scratch, at: index)
+            default:
+                try list.setLeaf(value, at: index)
+            }
+        } catch {
+            if self.error == nil { self.error = error }
+        }
+    }
+
+    /// Lays out entries never set as `"$null"`, then `$objects`, `$top` and the envelope, and
+    /// writes the list.
+    mutating func finish(top: PropertyListDictionary, archiverName: String) throws -> Data {
+        for uid in isLaidOut.indices where !isLaidOut[uid] {
+            layOut(.string(PropertyListString(ArchiveKeys.null)), at: UInt32(truncatingIfNeeded: uid))
+        }
+        if let error { throw error }
+        list.implicitUIDCount = entryIndices.count
+        list.setContainer(kind: 0xD0, references: Array(1...8), at: 0)
         for (offset, key) in [ArchiveKeys.archiver, ArchiveKeys.objects, ArchiveKeys.top, ArchiveKeys.version].enumerated() {
             try list.setLeaf(.string(PropertyListString(key)), at: 1 + offset)
         }
         try list.setLeaf(.string(PropertyListString(archiverName)), at: 5)
-        list.setContainer(kind: 0xA0, references: Array(entriesBase..<(entriesBase + count)), at: 6)
-        var references: [Int] = []
-        var keys = KeyReferenceCache()
-        try appendDictionaryReferences(top, to: &references, list: &list, keys: &keys, uidCount: count)
-        list.setContainer(kind: 0xD0, references: references, at: 7)
+        list.setContainer(kind: 0xA0, references: entryIndices, at: 6)
+        scratch.removeAll(keepingCapacity: true)
+        try appendDictionaryReferences(top)
+        list.setContainer(kind: 0xD0, references: scratch, at: 7)
         try list.setLeaf(PropertyListValue(ArchiveKeys.formatVersion), at: 8)
-        try objects.withUnsafeMutableBufferPointer { objects in
-            guard let first = objects.baseAddress else { return }
-            for uid in objects.indices {
-                // Taken out of the array (no retain); released at the end of this iteration.
-                let object = (first + uid).move()
-                (first + uid).initialize(to: .null)
-                switch object {
-                case .dictionary(let fields):
-                    references.removeAll(keepingCapacity: true)
-                    try appendDictionaryReferences(fields, to: &references, list: &list, keys: &keys, uidCount: count)
-                    list.setContainer(kind: 0xD0, references: references, at: entriesBase + uid)
-                case .array(let items), .set(let items):
-                    references.removeAll(keepingCapacity: true)
-                    for item in items { references.append(try list.add(item)) }
-                    let kind: UInt8
-                    if case .array = object { kind = 0xA0 } else { kind = 0xC0 }
-                    list.setContainer(kind: kind, references: references, at: entriesBase + uid)
-                default:
-                    try list.setLeaf(object, at: entriesBase + uid)
-                }
-            }
-        }
-        return list
+        keys = KeyReferenceCache()
+        entryIndices = []
+        isLaidOut = []
+        return try list.serializedData()
     }
 
-    private func appendDictionaryReferences(
+    /// Appends the references of a dictionary's keys, then of its values, to `scratch`.
+    private mutating func appendDictionaryReferences(_ fields: PropertyListDictionary) throws {
+        try Self.appendDictionaryReferences(fields, to: &scratch, list: &list, keys: &keys, uidCount: entryIndices.count)
+    }
+
+    /// The work of ``appendDictionaryReferences(_:)`` on its parts passed `inout`: on the
+    /// struct's own properties, each append checked the array's uniqueness again (+4% of W5
+    /// encode's instructions).
+    private static func appendDictionaryReferences(
         _ fields: PropertyListDictionary, to references: inout [Int], list: inout BinaryPropertyListObjects,
         keys: inout KeyReferenceCache, uidCount: Int
     ) throws {

@@ -77,6 +77,55 @@ package struct BinaryPropertyListObjects {
         return start..<objects.count
     }
 
+    /// Appends one placeholder object (to be set before serializing) and returns its index.
+    @inline(__always)
+    package mutating func appendPlaceholder() -> Int {
+        objects.append(.scalar(.null))
+        return objects.count - 1
+    }
+
+    /// Makes the object at `target` the same as the one at `source` (a container shares its
+    /// member references).
+    package mutating func copyObject(from source: Int, to target: Int) {
+        guard objects.indices.contains(source), objects.indices.contains(target) else { return }
+        objects[target] = objects[source]
+    }
+
+    /// The value of a leaf (scalar or string) object, or `nil` for a container.
+    package func leafValue(at index: Int) -> PropertyListValue? {
+        guard objects.indices.contains(index) else { return nil }
+        switch objects[index] {
+        case .scalar(let value): return value
+        case .string(let string, let ascii): return .string(PropertyListString(string, storage: ascii ? .ascii : .utf16))
+        case .container: return nil
+        }
+    }
+
+    /// The UIDs that the container at `index` and the containers stored inside it refer to:
+    /// implicit UID objects and stored UID objects.
+    package func uids(reachableFrom index: Int) -> [Int] {
+        var found: [Int] = []
+        var stack = [index]
+        var seen: Set<Int> = []
+        while let current = stack.popLast() {
+            guard objects.indices.contains(current), seen.insert(current).inserted else { continue }
+            switch objects[current] {
+            case .scalar(.uid(let uid)):
+                if current != index { found.append(Int(uid)) }
+            case .container(let kind, let count, let refsStart):
+                let total = kind == 0xD0 ? 2 * count : count
+                guard refsStart >= 0, total >= 0, refsStart <= references.count - total else { continue }
+                for slot in refsStart..<(refsStart + total) {
+                    let reference = references[slot]
+                    if reference < 0 { found.append(~reference) } else { stack.append(reference) }
+                }
+            default:
+                continue
+            }
+        }
+        return found
+    }
+
     /// Sets a reserved object to a scalar or string, without uniquing (the caller has uniqued).
     package mutating func setLeaf(_ value: PropertyListValue, at index: Int) throws {
         switch value {

@@ -45,4 +45,10 @@ public struct DecodingLimits: Sendable, Hashable {
     /// Depth 512, 16,777,216 objects, 33,554,432 expanded values, 256 MiB strings, 1 GiB data,
     /// 1 GiB of expanded string and data bytes.
     public static let `default` = DecodingLimits()
+
+    /// For reading back bytes this package has just written (an archive as a property list):
+    /// only the depth is bounded.
+    package static let ownOutput = DecodingLimits(
+        maximumObjectCount: .max, maximumExpandedNodeCount: .max, maximumStringLength: .max,
+        maximumDataLength: .max, maximumExpandedByteCount: .max)
 }
