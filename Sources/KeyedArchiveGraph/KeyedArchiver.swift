@@ -35,6 +35,8 @@ public final class KeyedArchiver {
     /// capacity to reserve for the next one).
     @exclusivity(unchecked) private var classUIDs: [ObjectIdentifier: (uid: UInt32, fieldCount: Int)] = [:]
     @exclusivity(unchecked) private var finished: Data?
+    /// Why finishing failed: the table is spent, so later calls throw it again.
+    private var failure: KeyedArchiveError?
 
     private enum Job {
         case object(UInt32, any KeyedArchiving)
@@ -178,6 +180,7 @@ public final class KeyedArchiver {
     }
 
     private func ensureOpen() throws {
+        if let failure { throw failure }
         if finished != nil {
             throw KeyedArchiveError(.unsupportedValue, "the archiver has finished encoding")
         }
@@ -186,13 +189,20 @@ public final class KeyedArchiver {
     // MARK: Finishing
 
     /// Encodes everything still queued, patches conditional references and returns the archive.
-    /// Further calls return the same bytes.
+    /// Further calls return the same bytes (or throw the same error; encoding more then throws
+    /// it too).
     public func finishEncoding() throws -> Data {
         if let finished { return finished }
+        if let failure { throw failure }
         try drain()
-        let data = try table.encodedData(top: topFields.dictionary, format: outputFormat, archiverName: archiverName)
-        finished = data
-        return data
+        do {
+            let data = try table.encodedData(top: topFields.dictionary, format: outputFormat, archiverName: archiverName)
+            finished = data
+            return data
+        } catch {
+            failure = error
+            throw error
+        }
     }
 
     /// The archive, finishing encoding if needed (``finishEncoding()``).

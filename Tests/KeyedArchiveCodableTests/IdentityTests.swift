@@ -75,14 +75,102 @@ final class Tag: Codable {
     }
 }
 
+/// Holds a conditional reference inside a nested container (`nested: true`, stored in
+/// NSDictionary form) or a super encoder's container.
+final class ForwardHolder: Codable {
+    var target: Pet?
+    let nested: Bool
+    enum CodingKeys: String, CodingKey { case nested, inner }
+    enum InnerKeys: String, CodingKey { case weak }
+    init(target: Pet?, nested: Bool) {
+        self.target = target
+        self.nested = nested
+    }
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        nested = try container.decode(Bool.self, forKey: .nested)
+        let inner = nested
+            ? try container.nestedContainer(keyedBy: InnerKeys.self, forKey: .inner)
+            : try container.superDecoder(forKey: .inner).container(keyedBy: InnerKeys.self)
+        target = try inner.decodeIfPresent(Pet.self, forKey: .weak)
+    }
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(nested, forKey: .nested)
+        var inner = nested
+            ? container.nestedContainer(keyedBy: InnerKeys.self, forKey: .inner)
+            : container.superEncoder(forKey: .inner).container(keyedBy: InnerKeys.self)
+        if let target { try inner.encodeConditional(target, forKey: .weak) }
+    }
+}
+
+/// A holder encoded before the only unconditional reference to its target.
+struct ForwardPair: Codable {
+    var holder: ForwardHolder
+    var target: Pet
+}
+
+/// A class instance that encodes as a single value: a struct with a conditional reference.
+final class BoxedReference: Codable {
+    struct Reference: Codable {
+        var pet: Pet?
+        enum CodingKeys: String, CodingKey { case pet }
+        init(pet: Pet?) { self.pet = pet }
+        init(from decoder: any Decoder) throws {
+            pet = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(Pet.self, forKey: .pet)
+        }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            if let pet { try container.encodeConditional(pet, forKey: .pet) }
+        }
+    }
+    let reference: Reference
+    init(_ reference: Reference) { self.reference = reference }
+    init(from decoder: any Decoder) throws { reference = try decoder.singleValueContainer().decode(Reference.self) }
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(reference)
+    }
+}
+
+struct BoxedPair: Codable {
+    var boxed: BoxedReference
+    var pet: Pet
+}
+
 final class IdentityTests: XCTestCase {
+    /// A conditional reference in a nested or super encoder's container whose target is
+    /// encoded only later: the entry holding it waits to be patched, and decodes as the one
+    /// shared instance.
+    func testForwardConditionalsInNestedContainersArePatched() throws {
+        for nested in [true, false] {
+            let target = Pet("later")
+            let pair = ForwardPair(holder: ForwardHolder(target: target, nested: nested), target: target)
+            let data = try KeyedArchiver.archivedData(withRootObject: pair)
+            let decoded = try KeyedUnarchiver.unarchivedObject(ofType: ForwardPair.self, from: data)
+            XCTAssertEqual(decoded.holder.target?.name, "later", "nested: \(nested)")
+            XCTAssertTrue(decoded.holder.target === decoded.target, "nested: \(nested)")
+            // Never encoded unconditionally: nil.
+            let alone = ForwardHolder(target: Pet("nobody"), nested: nested)
+            let aloneData = try KeyedArchiver.archivedData(withRootObject: alone)
+            XCTAssertNil(try KeyedUnarchiver.unarchivedObject(ofType: ForwardHolder.self, from: aloneData).target, "nested: \(nested)")
+        }
+        // The class instance's entry is a copy of its single value's entry, which is patched
+        // later: the copy must be patched too.
+        let pet = Pet("copied")
+        let boxedData = try KeyedArchiver.archivedData(withRootObject: BoxedPair(boxed: BoxedReference(.init(pet: pet)), pet: pet))
+        let boxed = try KeyedUnarchiver.unarchivedObject(ofType: BoxedPair.self, from: boxedData)
+        XCTAssertEqual(boxed.boxed.reference.pet?.name, "copied")
+        XCTAssertTrue(boxed.boxed.reference.pet === boxed.pet)
+    }
+
     /// A class instance encoded as a single value gets its own entry holding that value (a copy
     /// of the string's entry), and a shared one stays shared.
     func testClassInstancesEncodedAsSingleValuesKeepTheirValue() throws {
         let shared = Tag("shared")
         let tags = [Tag("first"), shared, shared, Tag("shared")]
         let data = try KeyedArchiver.archivedData(withRootObject: tags)
-        let decoded = try XCTUnwrap(KeyedUnarchiver.unarchivedObject(ofType: [Tag].self, from: data))
+        let decoded = try KeyedUnarchiver.unarchivedObject(ofType: [Tag].self, from: data)
         XCTAssertEqual(decoded.map(\.name), ["first", "shared", "shared", "shared"])
         XCTAssertTrue(decoded[1] === decoded[2])
         XCTAssertFalse(decoded[1] === decoded[3])

@@ -176,7 +176,11 @@ final class KeyedArchiverTests: XCTestCase {
         guard Python.executable != nil else { throw XCTSkip("python3 is not installed") }
         let root = Node(label: -1)
         root.links = (0..<70_000).map { Node(label: $0) }
-        root.links[5].weak = root.links[69_999]  // a conditional reference, patched later
+        // A conditional reference whose target is first met after its holder is encoded (it
+        // is only in the last node's links): patched when the archive is written.
+        let late = Node(label: 70_000)
+        root.links[5].weak = late
+        root.links[69_999].links = [late]
         let data = try KeyedArchiver.archivedData(withRootObject: root, format: .binary)
         let script = """
             import plistlib, sys
@@ -192,7 +196,24 @@ final class KeyedArchiverTests: XCTestCase {
         let fields = output.split(whereSeparator: \.isWhitespace)
         XCTAssertEqual(fields.count, 4, output)
         XCTAssertGreaterThan(Int(fields.first ?? "") ?? 0, 70_000, output)
-        XCTAssertEqual(fields.dropFirst().map(String.init), ["70000", "True", "69999"], output)
+        XCTAssertEqual(fields.dropFirst().map(String.init), ["70000", "True", "70000"], output)
+    }
+
+    /// An object laid out as it is set can only fail when the archive is written (here a date a
+    /// binary property list cannot hold, year 33,000): the error is typed, thrown again by later
+    /// calls, and encoding more afterwards throws it too.
+    func testAFailedWriteKeepsFailing() throws {
+        let late = Date(timeIntervalSinceReferenceDate: 1e12)
+        let object = ArchivedObject(className: "Odd", fields: [("when", .inline(.date(late)))])
+        let archiver = KeyedArchiver()
+        try archiver.encode(object, forKey: "root")
+        var first: KeyedArchiveError?
+        XCTAssertThrowsError(try archiver.finishEncoding()) { first = $0 as? KeyedArchiveError }
+        XCTAssertEqual(first?.code, .propertyList, "\(String(describing: first))")
+        XCTAssertThrowsError(try archiver.finishEncoding()) { XCTAssertEqual(($0 as? KeyedArchiveError)?.message, first?.message) }
+        XCTAssertThrowsError(try archiver.encode("more", forKey: "more")) {
+            XCTAssertEqual(($0 as? KeyedArchiveError)?.message, first?.message)
+        }
     }
 
     func testCycleThroughInitializerIsATypedError() throws {

@@ -35,6 +35,8 @@ package final class ArchiveObjectTable {
     /// patched after they are set), by UID.
     @exclusivity(unchecked) private var pending: [UInt32: PropertyListValue] = [:]
     @exclusivity(unchecked) private var pinned: Set<UInt32> = []
+    /// Pinned copies of pinned entries (``setObject(copyOf:at:)``): copied again once patched.
+    @exclusivity(unchecked) private var aliases: [UInt32: UInt32] = [:]
     private var isFinished = false
     /// Why writing failed, thrown again by later calls.
     private var finishError: KeyedArchiveError?
@@ -112,7 +114,8 @@ package final class ArchiveObjectTable {
     }
 
     /// Stores the contents of a reserved entry (normally an object dictionary from
-    /// ``ArchiveObjectFields``). Setting an entry again replaces it.
+    /// ``ArchiveObjectFields``). Setting an entry again replaces it (what the first setting
+    /// added stays in the file, unreferenced).
     package func setObject(_ value: PropertyListValue, at uid: UInt32) {
         let index = Int(uid)
         guard index > 0, index < layout.entryIndices.count, !isFinished else { return }
@@ -127,12 +130,15 @@ package final class ArchiveObjectTable {
     package func setObject(copyOf source: UInt32, at uid: UInt32) {
         let from = Int(source), to = Int(uid)
         guard from >= 0, from < layout.entryIndices.count, to > 0, to < layout.entryIndices.count, !isFinished else { return }
-        if let value = pending[source] {
-            setObject(value, at: uid)
-        } else if pinned.contains(uid) {
-            // Pinned entries are values; a laid-out one is read back from the list.
-            if let value = layout.list.leafValue(at: layout.entryIndices[from]) { pending[uid] = value }
+        if pinned.contains(source) {
+            // A copy of an entry still to be patched is patched with it: copied again at the end.
+            pin(uid)
+            aliases[uid] = source
+            pending[uid] = pending[source]
         } else {
+            // The source is final: so is the copy.
+            pinned.remove(uid)
+            pending[uid] = nil
             layout.copyEntry(from: from, to: to)
         }
     }
@@ -278,6 +284,7 @@ package final class ArchiveObjectTable {
         guard !isFinished else { throw KeyedArchiveError(.unsupportedValue, "the archive table has been written already") }
         isFinished = true
         let top = patchConditionals(top)
+        for (uid, source) in aliases { pending[uid] = pending[source] }
         for uid in pending.keys.sorted() {
             if let value = pending.removeValue(forKey: uid) { layout.layOut(value, at: uid) }
         }
@@ -420,7 +427,8 @@ private struct ArchiveLayout {
                 let value = PropertyListDictionary.value(of: first + position)
                 // A reference into `$objects` is the list's implicit UID object `uid`; made
                 // here, it skips a call into the flattener.
-                if case .uid(let uid) = value.pointee, Int(uid) < uidCount {
+                // Compared as UInt64: `Int(uid)` traps above Int32.max on 32-bit platforms.
+                if case .uid(let uid) = value.pointee, UInt64(uid) < UInt64(uidCount) {
                     references.append(BinaryPropertyListObjects.implicitUIDReference(Int(uid)))
                 } else {
                     references.append(try list.add(value.pointee))

@@ -91,16 +91,6 @@ package struct BinaryPropertyListObjects {
         objects[target] = objects[source]
     }
 
-    /// The value of a leaf (scalar or string) object, or `nil` for a container.
-    package func leafValue(at index: Int) -> PropertyListValue? {
-        guard objects.indices.contains(index) else { return nil }
-        switch objects[index] {
-        case .scalar(let value): return value
-        case .string(let string, let ascii): return .string(PropertyListString(string, storage: ascii ? .ascii : .utf16))
-        case .container: return nil
-        }
-    }
-
     /// The UIDs that the container at `index` and the containers stored inside it refer to:
     /// implicit UID objects and stored UID objects.
     package func uids(reachableFrom index: Int) -> [Int] {
@@ -111,7 +101,8 @@ package struct BinaryPropertyListObjects {
             guard objects.indices.contains(current), seen.insert(current).inserted else { continue }
             switch objects[current] {
             case .scalar(.uid(let uid)):
-                if current != index { found.append(Int(uid)) }
+                // `Int(exactly:)`: a UID above Int32.max does not fit an Int on 32-bit platforms.
+                if current != index, let uid = Int(exactly: uid) { found.append(uid) }
             case .container(let kind, let count, let refsStart):
                 let total = kind == 0xD0 ? 2 * count : count
                 guard refsStart >= 0, total >= 0, refsStart <= references.count - total else { continue }
@@ -234,7 +225,8 @@ package struct BinaryPropertyListObjects {
             objects.append(.scalar(value))
             if let first = firstNull { reference = first } else { firstNull = index }
         case .uid(let uid):
-            if Int(uid) < implicitUIDCount { return (Self.implicitUIDReference(Int(uid)), nil) }
+            // Compared as UInt64: `Int(uid)` traps for UIDs above Int32.max on 32-bit platforms.
+            if UInt64(uid) < UInt64(implicitUIDCount) { return (Self.implicitUIDReference(Int(uid)), nil) }
             objects.append(.scalar(value))
             if let first = firstUID[uid] { reference = first } else { firstUID[uid] = index }
         case .integer(let integer):
@@ -317,7 +309,7 @@ package struct BinaryPropertyListObjects {
             }
         }
         for uid in 0..<implicitUIDCount {
-            let (size, overflow) = position.addingReportingOverflow(Self.uidSize(uid))
+            let (size, overflow) = position.addingReportingOverflow(Self.uidSize(UInt64(uid)))
             guard !overflow else { throw PropertyListError(.lengthLimitExceeded, "the binary property list would exceed \(Int.max) bytes") }
             position = size
         }
@@ -430,7 +422,7 @@ package struct BinaryPropertyListObjects {
             case .data(let data): return markerSize(data.count) + data.count
             case .string(let string):
                 return size(of: .string(string.value, ascii: string.storageForWriting == .ascii), refSize: refSize)
-            case .uid(let uid): return uidSize(Int(uid))
+            case .uid(let uid): return uidSize(UInt64(uid))
             case .array, .set, .dictionary: return 0
             }
         }
@@ -438,7 +430,7 @@ package struct BinaryPropertyListObjects {
 
     /// The bytes of a UID object: its marker and 1, 2 or 4 bytes.
     @inline(__always)
-    private static func uidSize(_ uid: Int) -> Int { uid <= 0xFF ? 2 : uid <= 0xFFFF ? 3 : 5 }
+    private static func uidSize(_ uid: UInt64) -> Int { uid <= 0xFF ? 2 : uid <= 0xFFFF ? 3 : 5 }
 
     private static func appendScalar(_ value: PropertyListValue, to out: inout RawByteWriter) {
         switch value {

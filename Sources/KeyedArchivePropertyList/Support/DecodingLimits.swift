@@ -47,8 +47,8 @@ public struct DecodingLimits: Sendable, Hashable {
     public static let `default` = DecodingLimits()
 
     /// For reading back bytes this package has just written (an archive as a property list):
-    /// only the depth is bounded.
+    /// nothing is bounded (the readers keep open containers on the heap, not the call stack).
     package static let ownOutput = DecodingLimits(
-        maximumObjectCount: .max, maximumExpandedNodeCount: .max, maximumStringLength: .max,
+        maximumDepth: .max, maximumObjectCount: .max, maximumExpandedNodeCount: .max, maximumStringLength: .max,
         maximumDataLength: .max, maximumExpandedByteCount: .max)
 }
