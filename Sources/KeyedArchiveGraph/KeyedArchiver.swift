@@ -36,7 +36,7 @@ public final class KeyedArchiver {
     @exclusivity(unchecked) private var classUIDs: [ObjectIdentifier: (uid: UInt32, fieldCount: Int)] = [:]
     @exclusivity(unchecked) private var finished: Data?
     /// Why finishing failed: the table is spent, so later calls throw it again.
-    private var failure: KeyedArchiveError?
+    @exclusivity(unchecked) private var failure: KeyedArchiveError?
 
     private enum Job {
         case object(UInt32, any KeyedArchiving)

@@ -64,14 +64,14 @@ final class Link: Codable {
     }
 }
 
-/// A class instance that encodes as one string (a single-value container).
-final class Tag: Codable {
-    let name: String
-    init(_ name: String) { self.name = name }
-    init(from decoder: any Decoder) throws { name = try decoder.singleValueContainer().decode(String.self) }
+/// A class instance that encodes as its one value (a single-value container).
+final class SingleValueBox<Value: Codable>: Codable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+    init(from decoder: any Decoder) throws { value = try decoder.singleValueContainer().decode(Value.self) }
     func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
-        try container.encode(name)
+        try container.encode(value)
     }
 }
 
@@ -110,31 +110,23 @@ struct ForwardPair: Codable {
     var target: Pet
 }
 
-/// A class instance that encodes as a single value: a struct with a conditional reference.
-final class BoxedReference: Codable {
-    struct Reference: Codable {
-        var pet: Pet?
-        enum CodingKeys: String, CodingKey { case pet }
-        init(pet: Pet?) { self.pet = pet }
-        init(from decoder: any Decoder) throws {
-            pet = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(Pet.self, forKey: .pet)
-        }
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            if let pet { try container.encodeConditional(pet, forKey: .pet) }
-        }
+/// A struct holding a conditional reference.
+struct ConditionalPet: Codable {
+    var pet: Pet?
+    enum CodingKeys: String, CodingKey { case pet }
+    init(pet: Pet?) { self.pet = pet }
+    init(from decoder: any Decoder) throws {
+        pet = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(Pet.self, forKey: .pet)
     }
-    let reference: Reference
-    init(_ reference: Reference) { self.reference = reference }
-    init(from decoder: any Decoder) throws { reference = try decoder.singleValueContainer().decode(Reference.self) }
     func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(reference)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        if let pet { try container.encodeConditional(pet, forKey: .pet) }
     }
 }
 
+/// A class instance encoding as a struct with a conditional reference, then the target.
 struct BoxedPair: Codable {
-    var boxed: BoxedReference
+    var boxed: SingleValueBox<ConditionalPet>
     var pet: Pet
 }
 
@@ -158,20 +150,20 @@ final class IdentityTests: XCTestCase {
         // The class instance's entry is a copy of its single value's entry, which is patched
         // later: the copy must be patched too.
         let pet = Pet("copied")
-        let boxedData = try KeyedArchiver.archivedData(withRootObject: BoxedPair(boxed: BoxedReference(.init(pet: pet)), pet: pet))
+        let boxedData = try KeyedArchiver.archivedData(withRootObject: BoxedPair(boxed: SingleValueBox(ConditionalPet(pet: pet)), pet: pet))
         let boxed = try KeyedUnarchiver.unarchivedObject(ofType: BoxedPair.self, from: boxedData)
-        XCTAssertEqual(boxed.boxed.reference.pet?.name, "copied")
-        XCTAssertTrue(boxed.boxed.reference.pet === boxed.pet)
+        XCTAssertEqual(boxed.boxed.value.pet?.name, "copied")
+        XCTAssertTrue(boxed.boxed.value.pet === boxed.pet)
     }
 
     /// A class instance encoded as a single value gets its own entry holding that value (a copy
     /// of the string's entry), and a shared one stays shared.
     func testClassInstancesEncodedAsSingleValuesKeepTheirValue() throws {
-        let shared = Tag("shared")
-        let tags = [Tag("first"), shared, shared, Tag("shared")]
+        let shared = SingleValueBox("shared")
+        let tags = [SingleValueBox("first"), shared, shared, SingleValueBox("shared")]
         let data = try KeyedArchiver.archivedData(withRootObject: tags)
-        let decoded = try KeyedUnarchiver.unarchivedObject(ofType: [Tag].self, from: data)
-        XCTAssertEqual(decoded.map(\.name), ["first", "shared", "shared", "shared"])
+        let decoded = try KeyedUnarchiver.unarchivedObject(ofType: [SingleValueBox<String>].self, from: data)
+        XCTAssertEqual(decoded.map(\.value), ["first", "shared", "shared", "shared"])
         XCTAssertTrue(decoded[1] === decoded[2])
         XCTAssertFalse(decoded[1] === decoded[3])
         let archive = try PropertyList.decode(data)
