@@ -35,8 +35,6 @@ public final class KeyedArchiver {
     /// capacity to reserve for the next one).
     @exclusivity(unchecked) private var classUIDs: [ObjectIdentifier: (uid: UInt32, fieldCount: Int)] = [:]
     @exclusivity(unchecked) private var finished: Data?
-    /// Why finishing failed: the table is spent, so later calls throw it again.
-    @exclusivity(unchecked) private var failure: KeyedArchiveError?
 
     private enum Job {
         case object(UInt32, any KeyedArchiving)
@@ -180,7 +178,8 @@ public final class KeyedArchiver {
     }
 
     private func ensureOpen() throws {
-        if let failure { throw failure }
+        // A failed write spent the table: its error, again.
+        if let failure = table.writeFailure { throw failure }
         if finished != nil {
             throw KeyedArchiveError(.unsupportedValue, "the archiver has finished encoding")
         }
@@ -193,16 +192,10 @@ public final class KeyedArchiver {
     /// it too).
     public func finishEncoding() throws -> Data {
         if let finished { return finished }
-        if let failure { throw failure }
         try drain()
-        do {
-            let data = try table.encodedData(top: topFields.dictionary, format: outputFormat, archiverName: archiverName)
-            finished = data
-            return data
-        } catch {
-            failure = error
-            throw error
-        }
+        let data = try table.encodedData(top: topFields.dictionary, format: outputFormat, archiverName: archiverName)
+        finished = data
+        return data
     }
 
     /// The archive, finishing encoding if needed (``finishEncoding()``).

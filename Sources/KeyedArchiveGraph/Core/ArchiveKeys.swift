@@ -58,6 +58,6 @@ package enum ArchiveKeys {
     /// `fields[key]`: the first entry whose key is the string `key`, byte for byte
     /// (``PropertyListDictionary/index(ofStringKey:in:before:)``).
     package static func value(forStoredKey key: String, in fields: PropertyListDictionary) -> PropertyListValue? {
-        PropertyListDictionary.index(ofStringKey: key, in: fields.entries).flatMap { PropertyListDictionary.value(at: $0, in: fields.entries) }
+        fields[key]
     }
 }

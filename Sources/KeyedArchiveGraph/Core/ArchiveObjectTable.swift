@@ -38,8 +38,8 @@ package final class ArchiveObjectTable {
     /// Pinned copies of pinned entries (``setObject(copyOf:at:)``): copied again once patched.
     @exclusivity(unchecked) private var aliases: [UInt32: UInt32] = [:]
     private var isFinished = false
-    /// Why writing failed, thrown again by later calls.
-    private var finishError: KeyedArchiveError?
+    /// Why writing failed: ``encodedData(top:format:archiverName:)`` throws it again.
+    @exclusivity(unchecked) package private(set) var writeFailure: KeyedArchiveError?
     /// UIDs by object address (the objects are retained in `retained`, so addresses stay unique).
     @exclusivity(unchecked) private var identities = WordPairTable()
     @exclusivity(unchecked) private var retained: [AnyObject] = []
@@ -261,7 +261,7 @@ package final class ArchiveObjectTable {
         top: PropertyListDictionary, format: PropertyListFormat = .binary,
         archiverName: String = ArchiveKeys.defaultArchiverName
     ) throws(KeyedArchiveError) -> Data {
-        if let finishError { throw finishError }
+        if let writeFailure { throw writeFailure }
         do {
             let binary = try finishedBinary(top: top, archiverName: archiverName)
             if format == .binary { return binary }
@@ -273,7 +273,7 @@ package final class ArchiveObjectTable {
             case let error as PropertyListError: failure = KeyedArchiveError(.propertyList, "cannot write the archive: \(error)", underlying: error)
             default: failure = KeyedArchiveError(.propertyList, "cannot write the archive: \(error)")
             }
-            if isFinished { finishError = failure }
+            if isFinished { writeFailure = failure }
             throw failure
         }
     }
