@@ -6,7 +6,8 @@
 /// the decoder stands on, so no decoder is allocated per value.
 final class ArchiveDecodingState: Decoder {
     let document: ArchiveDocument
-    let objects: [PropertyListValue]
+    /// The number of `$objects` entries.
+    let objectCount: Int
     let limits: DecodingLimits
     private let isStrict: Bool
     private let classNameOverrides: [ObjectIdentifier: String]
@@ -53,13 +54,13 @@ final class ArchiveDecodingState: Decoder {
 
     init(document: ArchiveDocument, options: KeyedArchiveDecoder) {
         self.document = document
-        self.objects = document.objects
+        self.objectCount = document.objectCount
         self.limits = document.limits
         self.isStrict = options.isStrict
         self.classNameOverrides = options.classNameOverrides
         self.mappedNames = options.mappedNames
         self.sendableUserInfo = options.userInfo
-        self.active = [Bool](repeating: false, count: document.objects.count)
+        self.active = [Bool](repeating: false, count: document.objectCount)
     }
 
     // MARK: Decoder
@@ -110,20 +111,71 @@ final class ArchiveDecodingState: Decoder {
         .typeMismatch(type, DecodingError.Context(codingPath: path(adding: key), debugDescription: message))
     }
 
+    /// A field the file cannot give (an archive read by index, damaged where the field is).
+    func unreadable(_ error: any Error, key: (any CodingKey)?) -> DecodingError {
+        if let error = error as? DecodingError { return error }
+        return .dataCorrupted(DecodingError.Context(codingPath: path(adding: key), debugDescription: "unreadable field: \(error)", underlyingError: error))
+    }
+
     func notFound(_ type: Any.Type, key: (any CodingKey)? = nil) -> DecodingError {
         .valueNotFound(type, DecodingError.Context(codingPath: path(adding: key), debugDescription: "expected \(type), found nil ($null)"))
     }
 
     // MARK: Objects
 
-    /// The entry at a UID, range-checked.
+    /// The entry at a UID, range-checked (read from the file when the archive is read by index).
     @inline(__always)
     func object(_ uid: UInt32, key: (any CodingKey)? = nil) throws -> PropertyListValue {
-        let index = Int(uid)
-        guard index < objects.count else {
-            throw corrupted("UID \(uid) is out of range ($objects has \(objects.count) entries)", key: key)
+        guard Int(uid) < objectCount else {
+            throw corrupted("UID \(uid) is out of range ($objects has \(objectCount) entries)", key: key)
         }
-        return objects[index]
+        return try checked(key: key) { () throws(KeyedArchiveError) in try document.object(uid, path: "$objects[\(uid)]") }
+    }
+
+    /// The entry at a UID when it is a plain string, else `nil` (errors too: callers that need
+    /// them take the full path).
+    @inline(__always)
+    private func plainString(_ uid: UInt32) -> PropertyListString? {
+        guard uid != 0, Int(uid) < objectCount, case .string(let string)? = try? document.object(uid, path: "") else { return nil }
+        return string
+    }
+
+    /// The storage of an archived object whose class is a keyed one, read in place when the
+    /// archive is read by index: the fields are looked up in the file, with no dictionary built
+    /// (see ``KeyedStorage``). `nil` sends the caller to the general path (other classes,
+    /// malformed entries, archives read whole), which also reports any error.
+    private func keyedStorageInPlace(_ uid: UInt32) throws -> (storage: KeyedStorage, info: ClassInfo, classUID: UInt32)? {
+        guard let (storage, info, classUID) = try storageInPlace(uid), info.kind == .keyed else { return nil }
+        return (storage, info, classUID)
+    }
+
+    /// The fields of the object at `uid` read in place, with its class, when the archive is read
+    /// by index and the entry is an object dictionary; `nil` otherwise (errors too: the general
+    /// path reports them).
+    private func storageInPlace(_ uid: UInt32) throws -> (storage: InPlaceKeyedStorage, info: ClassInfo, classUID: UInt32)? {
+        guard case .object(.inPlace(let fields), let classUID)? = try? document.storedEntry(uid, path: "") else { return nil }
+        let info = try knownClass(classUID) ?? describeClass(classUID, uid: uid, key: nil).0
+        return (InPlaceKeyedStorage(fields), info, classUID)
+    }
+
+    /// The members of an NSArray or NSSet (`NS.objects`, an array of UIDs in range) read in
+    /// place; `nil` for anything else or anything irregular, which the general path reads (and
+    /// reports).
+    private func elementsInPlace(_ uid: UInt32) throws -> [PropertyListValue]? {
+        guard let (storage, info, _) = try storageInPlace(uid), info.kind == .array || info.kind == .set,
+            let listObject = (try? storage.storedValueObject(forKey: FoundationClassNames.objectsKey)) ?? nil,
+            let list = try? storage.fields.reader.arraySpan(ofObject: listObject)
+        else { return nil }
+        let reader = storage.fields.reader
+        var elements: [PropertyListValue] = []
+        elements.reserveCapacity(list.count)
+        for member in 0..<list.count {
+            guard let element = try? reader.value(ofObject: reader.element(member, of: list)),
+                case .uid(let reference) = element, Int(reference) < objectCount
+            else { return nil }
+            elements.append(element)
+        }
+        return elements
     }
 
     /// The class of an object dictionary (cached per class description).
@@ -212,6 +264,10 @@ final class ArchiveDecodingState: Decoder {
             throw mismatch([String: Any].self, "expected an archived object, found an inline \(value.typeName)")
         }
         guard uid != 0 else { throw notFound(expected ?? [String: Any].self) }
+        if let (storage, info, classUID) = try keyedStorageInPlace(uid) {
+            try checkAccepted(info, classUID: classUID, expected: expected)
+            return KeyedDecodingContainer(KeyedArchiveDecodingContainer<Key>(state: self, storage: storage, depth: keys.count))
+        }
         let entry = try object(uid)
         guard case .dictionary(let fields) = entry else {
             throw mismatch(expected ?? [String: Any].self, "expected an archived object, found a \(entry.typeName)")
@@ -219,12 +275,7 @@ final class ArchiveDecodingState: Decoder {
         let (info, classUID) = try classOf(fields, uid: uid)
         switch info.kind {
         case .keyed:
-            if isStrict, let expected, !accepts(info, classUID: classUID, for: expected) {
-                throw mismatch(
-                    expected,
-                    "class \"\(info.name)\" is not accepted for \(expected) (accepted: "
-                        + "\(KeyedArchiveDecoder.describeAccepted(expected, overrides: classNameOverrides, mapped: mappedNames)))")
-            }
+            try checkAccepted(info, classUID: classUID, expected: expected)
             let storage = KeyedStorage(entries: fields.entries)
             return KeyedDecodingContainer(KeyedArchiveDecodingContainer<Key>(state: self, storage: storage, depth: keys.count))
         case .dictionary:
@@ -234,6 +285,16 @@ final class ArchiveDecodingState: Decoder {
             return KeyedDecodingContainer(KeyedArchiveDecodingContainer<Key>(state: self, storage: storage, depth: keys.count))
         default:
             throw mismatch(expected ?? [String: Any].self, "expected a keyed object, found \(info.name)")
+        }
+    }
+
+    /// Throws in strict mode when the class is not accepted for the type expected.
+    private func checkAccepted(_ info: ClassInfo, classUID: UInt32, expected: Any.Type?) throws {
+        if isStrict, let expected, !accepts(info, classUID: classUID, for: expected) {
+            throw mismatch(
+                expected,
+                "class \"\(info.name)\" is not accepted for \(expected) (accepted: "
+                    + "\(KeyedArchiveDecoder.describeAccepted(expected, overrides: classNameOverrides, mapped: mappedNames)))")
         }
     }
 
@@ -275,6 +336,10 @@ final class ArchiveDecodingState: Decoder {
             throw mismatch([Any].self, "expected an array, found an inline \(value.typeName)")
         }
         guard uid != 0 else { throw notFound([Any].self) }
+        if let elements = try elementsInPlace(uid) {
+            try countExpansion(elements.count)
+            return elements
+        }
         let entry = try object(uid)
         guard case .dictionary(let fields) = entry else {
             throw mismatch([Any].self, "expected an array, found a \(entry.typeName)")
@@ -328,8 +393,8 @@ final class ArchiveDecodingState: Decoder {
         var marked: UInt32 = 0
         if case .uid(let uid) = value, uid != 0 {
             let index = Int(uid)
-            guard index < objects.count else {
-                throw corrupted("UID \(uid) is out of range ($objects has \(objects.count) entries)")
+            guard index < objectCount else {
+                throw corrupted("UID \(uid) is out of range ($objects has \(objectCount) entries)")
             }
             if isObject, let instance = instances[InstanceKey(uid: uid, type: ObjectIdentifier(T.self))] {
                 // Made by `T(from:)` under this very key, so it is a `T`.
@@ -444,8 +509,8 @@ final class ArchiveDecodingState: Decoder {
     func describe(_ value: PropertyListValue) -> String {
         guard case .uid(let uid) = value else { return "an inline \(value.typeName)" }
         if uid == 0 { return "nil" }
-        guard Int(uid) < objects.count else { return "an out-of-range reference" }
-        let target = objects[Int(uid)]
+        guard Int(uid) < objectCount else { return "an out-of-range reference" }
+        guard let target = try? object(uid) else { return "an unreadable entry" }
         if case .dictionary(let fields) = target, let (info, _) = try? classOf(fields, uid: uid) { return info.name }
         return "a \(target.typeName)"
     }
@@ -459,9 +524,7 @@ final class ArchiveDecodingState: Decoder {
     /// A reference to a plain string in `$objects`.
     @inline(__always)
     func quickString(_ value: PropertyListValue) -> String? {
-        guard case .uid(let uid) = value, uid != 0, Int(uid) < objects.count, case .string(let string) = objects[Int(uid)] else {
-            return nil
-        }
+        guard case .uid(let uid) = value, let string = plainString(uid) else { return nil }
         guard addBytes(string.value.utf8.count) else { return nil }
         return string.value
     }
@@ -488,7 +551,7 @@ final class ArchiveDecodingState: Decoder {
     }
 
     func decodeString(_ value: PropertyListValue, key: (any CodingKey)? = nil) throws -> String {
-        if case .uid(let uid) = value, uid != 0, Int(uid) < objects.count, case .string(let string) = objects[Int(uid)] {
+        if case .uid(let uid) = value, let string = plainString(uid) {
             try countBytes(string.value.utf8.count, key: key)
             return string.value  // the common case
         }

@@ -10,14 +10,17 @@
 /// and first byte, as one bit of 64) tells when the entries before the cursor must be searched
 /// again: for repeated keys (damaged or hand-made archives) and fingerprint collisions (scanning
 /// again on length alone cost 9% more instructions on W5 than with the first byte).
-final class KeyedStorage {
+///
+/// In an archive read by index, an object's fields are read in place instead
+/// (``InPlaceKeyedStorage``).
+class KeyedStorage {
     let entries: [PropertyListDictionary.Entry]
     let map: [String: PropertyListValue]?
     /// Where the next lookup starts: the entry after the last match.
-    @exclusivity(unchecked) private var cursor = 0
+    @exclusivity(unchecked) fileprivate final var cursor = 0
     /// The fingerprints of every key a lookup has looked at: all those before the cursor, and
     /// maybe more.
-    @exclusivity(unchecked) private var seen: UInt64 = 0
+    @exclusivity(unchecked) fileprivate final var seen: UInt64 = 0
 
     init(entries: [PropertyListDictionary.Entry]) {
         self.entries = entries
@@ -30,15 +33,34 @@ final class KeyedStorage {
     }
 
     @inline(__always)
-    private static func fingerprint(length: Int, first: UInt8?) -> UInt64 {
-        1 &<< UInt64(truncatingIfNeeded: (length &* 7 &+ Int(first ?? 0)) & 63)
+    fileprivate static func fingerprint(length: Int, first: UInt8?) -> UInt64 {
+        InPlaceFields.fingerprint(length: length, first: first)
     }
 
+    /// The value for a user key (escaped as stored when it starts with `$`). Throws only when
+    /// the fields are read in place and the file is damaged there.
     @inline(__always)
-    func value(forKey key: String) -> PropertyListValue? {
+    final func value(forKey key: String) throws -> PropertyListValue? {
         if let map { return map[key] }
         let stored = key.utf8.first == UInt8(ascii: "$") ? ArchiveKeys.escape(key) : key
-        return index(ofStoredKey: stored).flatMap { PropertyListDictionary.value(at: $0, in: entries) }
+        return try storedValue(forKey: stored)
+    }
+
+    /// True when a user key has a value (which is not read).
+    final func hasValue(forKey key: String) -> Bool {
+        if let map { return map[key] != nil }
+        let stored = key.utf8.first == UInt8(ascii: "$") ? ArchiveKeys.escape(key) : key
+        return hasValue(forStoredKey: stored)
+    }
+
+    /// True when a key as stored has a value.
+    func hasValue(forStoredKey stored: String) -> Bool {
+        index(ofStoredKey: stored) != nil
+    }
+
+    /// The value for a key as stored (`$class`, or a user key already escaped).
+    func storedValue(forKey stored: String) throws -> PropertyListValue? {
+        index(ofStoredKey: stored).flatMap { PropertyListDictionary.value(at: $0, in: entries) }
     }
 
     /// The position of the first entry whose key is `stored`, byte for byte; moves the cursor.
@@ -93,9 +115,49 @@ final class KeyedStorage {
         return index
     }
 
+    /// The user keys, unescaped, in stored order.
     var keyNames: [String] {
         if let map { return Array(map.keys) }
         return entries.compactMap { entry in
+            guard case .string(let name) = entry.key, !ArchiveKeys.isReserved(name.value) else { return nil }
+            return ArchiveKeys.unescape(name.value)
+        }
+    }
+}
+
+/// An archived object's fields read in place from a file read by index: keys stored as ASCII
+/// are compared with the wanted key's bytes where they lie (or recognised from the key cache),
+/// and only the value found is read. No dictionary is built for the object, and none is torn
+/// down after it (the tree of a large archive, built and freed, was about half of a decode).
+/// The same first-match rule, cursor and fingerprints as ``KeyedStorage``.
+final class InPlaceKeyedStorage: KeyedStorage {
+    /// A non-optional `let`: binding an optional retained and released it at every lookup.
+    let fields: InPlaceFields
+
+    /// The fields of an object read in place (their cursor is shared: the lookup of `$class`
+    /// that classified the entry has moved it past `$class`).
+    init(_ fields: InPlaceFields) {
+        self.fields = fields
+        super.init(entries: [])
+    }
+
+    override func hasValue(forStoredKey stored: String) -> Bool {
+        ((try? fields.index(ofStoredKey: stored)) ?? nil) != nil
+    }
+
+    override func storedValue(forKey stored: String) throws -> PropertyListValue? {
+        guard let index = try fields.index(ofStoredKey: stored) else { return nil }
+        return try fields.value(at: index)
+    }
+
+    /// Where in the file the value for a key as stored is.
+    func storedValueObject(forKey stored: String) throws -> Int? {
+        guard let index = try fields.index(ofStoredKey: stored) else { return nil }
+        return try fields.valueObject(at: index)
+    }
+
+    override var keyNames: [String] {
+        ((try? fields.dictionary())?.entries ?? []).compactMap { entry in
             guard case .string(let name) = entry.key, !ArchiveKeys.isReserved(name.value) else { return nil }
             return ArchiveKeys.unescape(name.value)
         }
@@ -110,11 +172,26 @@ struct KeyedArchiveDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProt
     var codingPath: [any CodingKey] { Array(state.keys.prefix(depth)) }
     var allKeys: [Key] { storage.keyNames.compactMap { Key(stringValue: $0) } }
 
-    func contains(_ key: Key) -> Bool { storage.value(forKey: key.stringValue) != nil }
+    func contains(_ key: Key) -> Bool { storage.hasValue(forKey: key.stringValue) }
+
+    /// The stored value for `key`, if any; a field the file cannot give is `dataCorrupted` here.
+    @inline(__always)
+    private func lookup(_ key: Key) throws -> PropertyListValue? {
+        try lookup(named: key.stringValue, key: key)
+    }
+
+    @inline(__always)
+    private func lookup(named name: String, key: any CodingKey) throws -> PropertyListValue? {
+        do {
+            return try storage.value(forKey: name)
+        } catch {
+            throw state.unreadable(error, key: key)
+        }
+    }
 
     @inline(__always)
     private func require(_ key: Key) throws -> PropertyListValue {
-        guard let value = storage.value(forKey: key.stringValue) else {
+        guard let value = try lookup(key) else {
             throw DecodingError.keyNotFound(
                 key, DecodingError.Context(codingPath: codingPath, debugDescription: "no value for key \"\(key.stringValue)\""))
         }
@@ -122,7 +199,7 @@ struct KeyedArchiveDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProt
     }
 
     func decodeNil(forKey key: Key) throws -> Bool {
-        guard let value = storage.value(forKey: key.stringValue) else { return true }
+        guard let value = try lookup(key) else { return true }
         return value == .uid(0)
     }
 
@@ -171,29 +248,29 @@ struct KeyedArchiveDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProt
 
     /// Missing key and `$null` alike are nil.
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        guard let value = storage.value(forKey: key.stringValue), value != .uid(0) else { return nil }
+        guard let value = try lookup(key), value != .uid(0) else { return nil }
         state.keys.append(key)
         defer { state.keys.removeLast() }
         return try state.decodeValue(type, from: value, checkCycle: true)
     }
 
     func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
-        guard let value = storage.value(forKey: key.stringValue), value != .uid(0) else { return nil }
+        guard let value = try lookup(key), value != .uid(0) else { return nil }
         return try state.decodeString(value, key: key)
     }
 
     func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
-        guard let value = storage.value(forKey: key.stringValue), value != .uid(0) else { return nil }
+        guard let value = try lookup(key), value != .uid(0) else { return nil }
         return try state.decodeInteger(type, value, key: key)
     }
 
     func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
-        guard let value = storage.value(forKey: key.stringValue), value != .uid(0) else { return nil }
+        guard let value = try lookup(key), value != .uid(0) else { return nil }
         return try state.decodeDouble(value, key: key)
     }
 
     func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
-        guard let value = storage.value(forKey: key.stringValue), value != .uid(0) else { return nil }
+        guard let value = try lookup(key), value != .uid(0) else { return nil }
         return try state.decodeBool(value, key: key)
     }
 
@@ -212,11 +289,11 @@ struct KeyedArchiveDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProt
     }
 
     func superDecoder() throws -> any Decoder {
-        ValueArchiveDecoder(state: state, value: storage.value(forKey: "super") ?? .uid(0), codingPath: codingPath + [NameKey.super])
+        ValueArchiveDecoder(state: state, value: try lookup(named: "super", key: NameKey.super) ?? .uid(0), codingPath: codingPath + [NameKey.super])
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
-        ValueArchiveDecoder(state: state, value: storage.value(forKey: key.stringValue) ?? .uid(0), codingPath: codingPath + [key])
+        ValueArchiveDecoder(state: state, value: try lookup(key) ?? .uid(0), codingPath: codingPath + [key])
     }
 }
 

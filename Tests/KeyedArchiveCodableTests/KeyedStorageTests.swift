@@ -1,5 +1,7 @@
 @testable import KeyedArchiveCodable
 import KeyedArchive
+import KeyedArchiveGraph
+import KeyedArchivePropertyList
 import KeyedArchiveTestSupport
 import XCTest
 
@@ -16,7 +18,7 @@ final class KeyedStorageTests: XCTestCase {
         return nil
     }
 
-    func testLookupsMatchTheFirstEntryScanInAnyOrder() {
+    func testLookupsMatchTheFirstEntryScanInAnyOrder() throws {
         var random = SeededGenerator(seed: 0x6B65_7973)
         // Few distinct names, so that objects repeat keys and share lengths and first bytes; the
         // last two are canonically equivalent with the same length (combining marks reordered).
@@ -36,6 +38,13 @@ final class KeyedStorageTests: XCTestCase {
                 entries.append((.string(PropertyListString(name, storage: hint)), .integer(PropertyListInteger(value))))
             }
             let storage = KeyedStorage(entries: entries)
+            // The same object read in place from a binary file (keys stored as ASCII or UTF-16
+            // as the hints and the text say), as an archive read by index is.
+            let file = try PropertyList.encode(.dictionary(PropertyListDictionary(entries)), format: .binary)
+            let reader = try BinaryPropertyListObjectReader(file, limits: .default)
+            let span = try XCTUnwrap(reader.dictionarySpan(ofObject: reader.topObject))
+            // One cache per file, as in a decode (key objects are the file's).
+            let inPlace = InPlaceKeyedStorage(InPlaceFields(reader: reader, span: span, keyCache: InPlaceKeyCache()))
             for _ in 0..<Int.random(in: 1...20, using: &random) {
                 // User keys: "$x" is stored escaped as "$$x".
                 let key = ["a", "b", "ab", "ba", "aa", "name", "nome", "tags", "e\u{301}", "\u{E9}", "$x", "zz", "K",
@@ -43,7 +52,9 @@ final class KeyedStorageTests: XCTestCase {
                     .randomElement(using: &random) ?? "a"
                 let stored = ArchiveKeys.escape(key)
                 let expected = firstMatch(stored, in: entries)
-                XCTAssertEqual(storage.value(forKey: key), expected, "key \(key) in \(entries.map(\.key))")
+                XCTAssertEqual(try storage.value(forKey: key), expected, "key \(key) in \(entries.map(\.key))")
+                XCTAssertEqual(try inPlace.value(forKey: key), expected, "in place: key \(key) in \(entries.map(\.key))")
+                XCTAssertEqual(inPlace.hasValue(forKey: key), expected != nil, "in place: key \(key)")
                 XCTAssertEqual(ArchiveKeys.value(forStoredKey: stored, in: PropertyListDictionary(entries)), expected, "key \(key)")
                 XCTAssertEqual(PropertyListDictionary(entries)[stored], expected, "key \(key)")
                 compared += 1

@@ -15,14 +15,29 @@ package final class ArchiveDocument {
     package let archiverName: String
     /// `$top`, keys as stored (escaped), in file order.
     package let top: PropertyListDictionary
-    /// `$objects`.
-    package let objects: [PropertyListValue]
+    /// `$objects`, when the whole archive was read as one tree (empty when it is read by index).
+    private let tree: [PropertyListValue]
+    /// The reader of a binary archive read by index, and where its `$objects` references are.
+    private let byIndex: (reader: BinaryPropertyListObjectReader, objects: BinaryPropertyListObjectReader.ContainerSpan)?
+    /// The number of entries in `$objects`.
+    package let objectCount: Int
+    /// Key objects of the file already matched, shared by every object's fields read in place.
+    package let keyCache = InPlaceKeyCache()
     /// The limits in force.
     package let limits: DecodingLimits
     @exclusivity(unchecked) private var classCache: [UInt32: ArchivedClassDescription] = [:]
 
     /// Reads and validates an archive from bytes (binary or XML, detected).
-    package convenience init(data: Data, limits: DecodingLimits = .default) throws(KeyedArchiveError) {
+    ///
+    /// With `byIndex`, a binary archive is not read as a whole: only its envelope is, and each
+    /// `$objects` entry is read when ``object(_:path:)`` asks for it (for readers that visit
+    /// each entry about once; see ``BinaryPropertyListObjectReader``). Other formats are read
+    /// whole either way.
+    package convenience init(data: Data, limits: DecodingLimits = .default, byIndex: Bool = false) throws(KeyedArchiveError) {
+        if byIndex, PropertyList.detectFormat(data) == .binary {
+            try self.init(binary: data, limits: limits)
+            return
+        }
         let value: PropertyListValue
         do {
             value = try PropertyList.decode(data, limits: limits)
@@ -35,10 +50,52 @@ package final class ArchiveDocument {
     }
 
     /// Validates the envelope of an already decoded property list.
-    package init(propertyList: PropertyListValue, limits: DecodingLimits = .default) throws(KeyedArchiveError) {
+    package convenience init(propertyList: PropertyListValue, limits: DecodingLimits = .default) throws(KeyedArchiveError) {
         guard case .dictionary(let envelope) = propertyList else {
             throw KeyedArchiveError(.invalidEnvelope, "an archive is a dictionary, found \(propertyList.typeName)")
         }
+        try self.init(envelope: envelope, byIndex: nil, limits: limits)
+    }
+
+    /// Reads the envelope of a binary archive, leaving the `$objects` entries in the file.
+    private convenience init(binary data: Data, limits: DecodingLimits) throws(KeyedArchiveError) {
+        do {
+            let reader = try BinaryPropertyListObjectReader(data, limits: limits)
+            guard let root = try reader.dictionarySpan(ofObject: reader.topObject) else {
+                let value = try reader.value(ofObject: reader.topObject)
+                throw KeyedArchiveError(.invalidEnvelope, "an archive is a dictionary, found \(value.typeName)")
+            }
+            // The envelope with `$objects` as an empty array when it is one: its entries stay
+            // where they are. Anything else is read whole, for the same errors as a whole read.
+            var envelope = PropertyListDictionary()
+            var objects: BinaryPropertyListObjectReader.ContainerSpan?
+            for entry in 0..<root.count {
+                let key = try reader.value(ofObject: try reader.keyObject(entry, of: root))
+                let valueObject = try reader.valueObject(entry, of: root)
+                if objects == nil, key.stringValue == ArchiveKeys.objects, let span = try reader.arraySpan(ofObject: valueObject) {
+                    objects = span
+                    envelope.entries.append((key, .array([])))
+                } else {
+                    envelope.entries.append((key, try reader.value(ofObject: valueObject)))
+                }
+            }
+            try self.init(envelope: envelope, byIndex: objects.map { (reader, $0) }, limits: limits)
+        } catch let error as KeyedArchiveError {
+            throw error
+        } catch let error as PropertyListError {
+            throw KeyedArchiveError(.propertyList, "not a readable property list: \(error)", underlying: error)
+        } catch {
+            throw KeyedArchiveError(.propertyList, "not a readable property list: \(error)")
+        }
+    }
+
+    /// Validates the envelope; `$objects` is its entry, or when `byIndex` is given, that span
+    /// of the file (the entry is then an empty placeholder).
+    private init(
+        envelope: PropertyListDictionary,
+        byIndex: (reader: BinaryPropertyListObjectReader, objects: BinaryPropertyListObjectReader.ContainerSpan)?,
+        limits: DecodingLimits
+    ) throws(KeyedArchiveError) {
         guard let archiver = envelope[ArchiveKeys.archiver] else {
             throw KeyedArchiveError(.invalidEnvelope, "missing $archiver")
         }
@@ -63,16 +120,19 @@ package final class ArchiveDocument {
         guard let objectsValue = envelope[ArchiveKeys.objects] else {
             throw KeyedArchiveError(.invalidEnvelope, "missing $objects")
         }
-        guard case .array(let objects) = objectsValue else {
+        guard case .array(let tree) = objectsValue else {
             throw KeyedArchiveError(.invalidEnvelope, "$objects is a \(objectsValue.typeName), expected an array")
         }
-        guard objects.count <= limits.maximumObjectCount, objects.count <= Int(UInt32.max) else {
+        let objectCount = byIndex?.objects.count ?? tree.count
+        guard objectCount <= limits.maximumObjectCount, objectCount <= Int(UInt32.max) else {
             throw KeyedArchiveError(
-                .objectLimitExceeded, "$objects has \(objects.count) entries, more than the limit \(limits.maximumObjectCount)")
+                .objectLimitExceeded, "$objects has \(objectCount) entries, more than the limit \(limits.maximumObjectCount)")
         }
         self.archiverName = archiverName
         self.top = top
-        self.objects = objects
+        self.tree = tree
+        self.byIndex = byIndex
+        self.objectCount = objectCount
         self.limits = limits
     }
 
@@ -91,9 +151,9 @@ package final class ArchiveDocument {
         guard case .uid(let uid) = value else {
             throw KeyedArchiveError(.invalidReference, "expected UID, found \(value.typeName)", path: path())
         }
-        guard Int(uid) < objects.count else {
+        guard Int(uid) < objectCount else {
             throw KeyedArchiveError(
-                .invalidReference, "UID \(uid) is out of range ($objects has \(objects.count) entries)", path: path())
+                .invalidReference, "UID \(uid) is out of range ($objects has \(objectCount) entries)", path: path())
         }
         return uid
     }
@@ -101,11 +161,27 @@ package final class ArchiveDocument {
     /// The entry at a UID (range-checked).
     package func object(_ uid: UInt32, path: @autoclosure () -> String) throws(KeyedArchiveError) -> PropertyListValue {
         let index = Int(uid)
-        guard index < objects.count else {
+        guard index < objectCount else {
             throw KeyedArchiveError(
-                .invalidReference, "UID \(uid) is out of range ($objects has \(objects.count) entries)", path: path())
+                .invalidReference, "UID \(uid) is out of range ($objects has \(objectCount) entries)", path: path())
         }
-        return objects[index]
+        guard let byIndex else { return tree[index] }
+        return try Self.reading(path: path()) { () throws in
+            try byIndex.reader.value(ofObject: try byIndex.reader.element(index, of: byIndex.objects))
+        }
+    }
+
+    /// Runs a read of the file, reporting a property-list error as a typed archive error at `path`.
+    package static func reading<T>(path: @autoclosure () -> String, _ body: () throws -> T) throws(KeyedArchiveError) -> T {
+        do {
+            return try body()
+        } catch let error as KeyedArchiveError {
+            throw error
+        } catch let error as PropertyListError {
+            throw KeyedArchiveError(.propertyList, "unreadable entry: \(error)", path: path(), underlying: error)
+        } catch {
+            throw KeyedArchiveError(.propertyList, "unreadable entry: \(error)", path: path())
+        }
     }
 
     /// What the entry at a UID is: a leaf stored inline in `$objects`, or an object with a class.
@@ -125,7 +201,8 @@ package final class ArchiveDocument {
         case .leaf(let value):
             return .leaf(value)
         case .object(let fields, let classUID):
-            return .object(fields, try classDescription(classUID, path: "$objects[\(uid)] $class"), classUID: classUID)
+            let dictionary = try Self.reading(path: path()) { () throws in try fields.dictionary() }
+            return .object(dictionary, try classDescription(classUID, path: "$objects[\(uid)] $class"), classUID: classUID)
         }
     }
 
@@ -134,30 +211,45 @@ package final class ArchiveDocument {
     package enum StoredEntry {
         /// A string, number, boolean, data or date stored directly.
         case leaf(PropertyListValue)
-        /// An object dictionary and the UID (in range) its `$class` names; the description
-        /// there is not validated yet (``classDescription(_:path:)`` does that).
-        case object(PropertyListDictionary, classUID: UInt32)
+        /// An object's fields (in place when the archive is read by index) and the UID (in
+        /// range) its `$class` names; the description there is not validated yet
+        /// (``classDescription(_:path:)`` does that).
+        case object(ArchiveFields, classUID: UInt32)
     }
 
     /// Classifies the entry at a UID like ``entry(_:path:)``, with the same errors, except that
     /// the class description is left to the caller (``classDescription(_:path:)`` with the path
     /// `$objects[uid] $class`).
     package func storedEntry(_ uid: UInt32, path: @autoclosure () -> String) throws(KeyedArchiveError) -> StoredEntry {
+        if let byIndex, Int(uid) < objectCount {
+            // Object dictionaries stay in the file; anything else is read as a value.
+            let span = try Self.reading(path: path()) { () throws in
+                try byIndex.reader.dictionarySpan(ofObject: try byIndex.reader.element(Int(uid), of: byIndex.objects))
+            }
+            if let span {
+                let fields = ArchiveFields.inPlace(InPlaceFields(reader: byIndex.reader, span: span, keyCache: keyCache))
+                return .object(fields, classUID: try classReference(in: fields, uid: uid))
+            }
+        }
         let value = try object(uid, path: path())
         switch value {
         case .string, .integer, .real, .bool, .data, .date:
             return .leaf(value)
-        case .dictionary(let fields):
-            guard let classValue = fields[ArchiveKeys.classReference] else {
-                throw KeyedArchiveError(
-                    .invalidClass, "object dictionary has no $class", path: "$objects[\(uid)]")
-            }
-            let classUID = try reference(classValue, path: "$objects[\(uid)] $class")
-            return .object(fields, classUID: classUID)
+        case .dictionary(let dictionary):
+            let fields = ArchiveFields.whole(dictionary)
+            return .object(fields, classUID: try classReference(in: fields, uid: uid))
         default:
             throw KeyedArchiveError(
                 .invalidObject, "a \(value.typeName) cannot be an entry of $objects", path: "$objects[\(uid)]")
         }
+    }
+
+    /// The UID (in range) of an object's `$class`.
+    private func classReference(in fields: ArchiveFields, uid: UInt32) throws(KeyedArchiveError) -> UInt32 {
+        guard let classValue = try Self.reading(path: "$objects[\(uid)]", { () throws in try fields.value(forStoredKey: ArchiveKeys.classReference) }) else {
+            throw KeyedArchiveError(.invalidClass, "object dictionary has no $class", path: "$objects[\(uid)]")
+        }
+        return try reference(classValue, path: "$objects[\(uid)] $class")
     }
 
     /// The validated class description at a UID (cached: descriptions are shared).

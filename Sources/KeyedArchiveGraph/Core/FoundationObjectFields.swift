@@ -75,7 +75,7 @@ extension ArchiveDocument {
     }
 
     private func checkReferences(_ list: ArchiveReferenceList, path: @autoclosure () -> String) throws(KeyedArchiveError) {
-        let count = objects.count
+        let count = objectCount
         for (index, item) in list.items.enumerated() {
             // Inline fast path; `reference` builds the message.
             if case .uid(let uid) = item, Int(uid) < count { continue }

@@ -107,7 +107,13 @@ struct BinaryPropertyListDecoder {
     /// Validates the trailer and the offset table and counts references. Tables of
     /// `secondThreadObjectCount` objects or more are scanned by two threads on a machine with a
     /// spare core (tests pass other thresholds to force or forbid it).
-    init(bytes: UnsafeRawBufferPointer, limits: DecodingLimits, secondThreadObjectCount: Int = Self.secondThreadObjectCount) throws {
+    ///
+    /// Without `countsReferences`, the pass only checks the offsets and every object counts as
+    /// used once (nothing is cached): for readers that take objects one at a time.
+    init(
+        bytes: UnsafeRawBufferPointer, limits: DecodingLimits, secondThreadObjectCount: Int = Self.secondThreadObjectCount,
+        countsReferences: Bool = true
+    ) throws {
         self.bytes = bytes
         self.limits = limits
         let trailer = try BinaryPropertyListTrailer(validating: bytes, limits: limits)
@@ -125,7 +131,8 @@ struct BinaryPropertyListDecoder {
         // References of well-formed containers do not overlap, so there are at most this many.
         // Table entries that point at the same container more than once could otherwise make
         // this pass quadratic: past this budget, counting stops and every object counts as shared.
-        let referenceCapacity = (objectsEnd - 8) / referenceWidth
+        // A negative budget counts nothing.
+        let referenceCapacity = countsReferences ? (objectsEnd - 8) / referenceWidth : -1
         var counted: Int?
         if count >= max(2, secondThreadObjectCount), SecondThread<Void>.hasSpareCore || secondThreadObjectCount < Self.secondThreadObjectCount {
             // Large tables are scanned in two halves at once, the second into its own marks;
@@ -157,7 +164,9 @@ struct BinaryPropertyListDecoder {
             }
         }
         var sharedObjects = 0
-        if let counted {
+        if !countsReferences {
+            self.countedReferences = 0
+        } else if let counted {
             self.countedReferences = counted
             for mark in marks where mark == Self.sharedCount { sharedObjects &+= 1 }
         } else {
@@ -294,6 +303,25 @@ struct BinaryPropertyListDecoder {
             // Unreachable: the walk returns the root when it completes.
             throw PropertyListError(.invalidObject, "no root object", objectIndex: trailer.topObject)
         } catch var error as PropertyListError {
+            if error.keyPath == nil, !frames.isEmpty { error.keyPath = keyPath(frames) }
+            throw error
+        }
+    }
+
+    /// Decodes the tree under object `index` alone (one thread), with the same checks and
+    /// limits as a whole read: for readers that take objects one at a time
+    /// (``BinaryPropertyListObjectReader``). Shared strings and containers decoded by earlier
+    /// calls are reused.
+    mutating func decodeObject(_ index: Int) throws -> PropertyListValue {
+        var frames: [Frame] = []
+        do {
+            if let value = try enter(index, frames: &frames) { return value.value }
+            if let value = try walk(&frames) { return value }
+            // Unreachable: the walk returns the object when it completes.
+            throw PropertyListError(.invalidObject, "object not decoded", objectIndex: index)
+        } catch var error as PropertyListError {
+            // Leave no container marked as open: the next call starts afresh.
+            for frame in frames { marks[frame.object] &= ~Self.onStack }
             if error.keyPath == nil, !frames.isEmpty { error.keyPath = keyPath(frames) }
             throw error
         }
@@ -620,7 +648,7 @@ struct BinaryPropertyListDecoder {
         try requireBytes(count, from: start, object: object, at: offset, "ASCII string of \(count) bytes")
         try checkStringLength(count, at: offset, object: object)
         let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<(start + count)])
-        if let bad = firstNonASCII(slice) {
+        if let bad = Self.firstNonASCII(slice) {
             throw PropertyListError(
                 .invalidString, "ASCII string contains the non-ASCII byte 0x\(hex(slice[bad]))",
                 byteOffset: start + bad, objectIndex: object)
@@ -771,7 +799,7 @@ struct BinaryPropertyListDecoder {
     }
 
     /// The index of the first byte >= 0x80, checking eight bytes at a time.
-    func firstNonASCII(_ slice: UnsafeRawBufferPointer) -> Int? {
+    static func firstNonASCII(_ slice: UnsafeRawBufferPointer) -> Int? {
         var index = 0
         let count = slice.count
         while index + 8 <= count {

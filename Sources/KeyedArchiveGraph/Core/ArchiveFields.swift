@@ -1,0 +1,269 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The fields of an archived object: its dictionary read whole, or, in an archive read by
+/// index, the dictionary where it lies in the file (``InPlaceFields``).
+///
+/// Reading fields in place can meet a damaged file: those methods throw the reader's
+/// ``PropertyListError``, which callers report with their own path (wrapping every call cost
+/// more than the lookups).
+package enum ArchiveFields {
+    /// A dictionary read whole (archives read as one tree, XML archives, `$top`).
+    case whole(PropertyListDictionary)
+    /// A dictionary read in place.
+    case inPlace(InPlaceFields)
+
+    /// The value of the first entry whose key is `stored` byte for byte (a key as stored:
+    /// `$class`, `$0`, or a user key already escaped).
+    @inline(__always)
+    package func value(forStoredKey stored: String) throws -> PropertyListValue? {
+        switch self {
+        case .whole(let dictionary): return dictionary[stored]
+        case .inPlace(let fields): return try fields.value(forStoredKey: stored)
+        }
+    }
+
+    /// The value for a user key, as ``ArchiveKeys/lookup(_:in:)`` finds it.
+    package func lookup(_ key: String) throws -> PropertyListValue? {
+        switch self {
+        case .whole(let dictionary): return ArchiveKeys.lookup(key, in: dictionary)
+        case .inPlace(let fields):
+            if let value = try fields.value(forStoredKey: ArchiveKeys.escape(key)) { return value }
+            return ArchiveKeys.isReserved(key) ? try fields.value(forStoredKey: key) : nil
+        }
+    }
+
+    /// The whole dictionary (read from the file for fields in place: for the rarer readers
+    /// that need every entry, such as Foundation collections and unknown classes).
+    package func dictionary() throws -> PropertyListDictionary {
+        switch self {
+        case .whole(let dictionary): return dictionary
+        case .inPlace(let fields): return try fields.dictionary()
+        }
+    }
+}
+
+/// An object's fields where they lie in a file read by index: keys stored as ASCII are compared
+/// with the wanted key's bytes in the file (or recognised by the ``InPlaceKeyCache``), and only
+/// the value found is read. No dictionary is built for the object, and none is torn down after
+/// it: the tree of a large archive, built and freed, was about half of a decode.
+///
+/// A lookup finds the first entry whose key matches byte for byte, as a dictionary lookup
+/// does, but starts where the last one matched, since fields are usually read in the order
+/// they were written (scanning from the first entry every time cost more than the match). An
+/// entry found past the cursor is the first with its key unless an entry before the cursor has
+/// the key too; that can only be one a lookup has looked at before, so a fingerprint of each key
+/// looked at (length and first byte, one bit of 64) says when to look back: for repeated keys
+/// (damaged or hand-made archives) and fingerprint collisions.
+package final class InPlaceFields {
+    /// The file.
+    package let reader: BinaryPropertyListObjectReader
+    /// The object's dictionary in it.
+    package let span: BinaryPropertyListObjectReader.ContainerSpan
+    /// Key objects of this file already matched.
+    package let keyCache: InPlaceKeyCache
+    /// Where the next lookup starts: the entry after the last match.
+    @exclusivity(unchecked) private var cursor = 0
+    /// The fingerprints of every key a lookup has looked at: all those before the cursor, and
+    /// maybe more.
+    @exclusivity(unchecked) private var seen: UInt64 = 0
+
+    /// Fields of the dictionary at `span` in `reader`'s file; `keyCache` must be this file's.
+    package init(reader: BinaryPropertyListObjectReader, span: BinaryPropertyListObjectReader.ContainerSpan, keyCache: InPlaceKeyCache) {
+        self.reader = reader
+        self.span = span
+        self.keyCache = keyCache
+    }
+
+    /// The number of entries.
+    package var count: Int { span.count }
+
+    /// One bit of 64 for a key's length and first byte: readers that remember which keys they
+    /// have looked at (the Codable decoder's cursor) use it to know when to look back.
+    @inline(__always)
+    package static func fingerprint(length: Int, first: UInt8?) -> UInt64 {
+        1 &<< UInt64(truncatingIfNeeded: (length &* 7 &+ Int(first ?? 0)) & 63)
+    }
+
+    /// The object index in the file of entry `index`'s key.
+    @inline(__always)
+    package func keyObject(at index: Int) throws -> Int {
+        try reader.keyObject(index, of: span)
+    }
+
+    /// Whether the key of entry `index` (object `key`) is `stored` (whose UTF-8 bytes are
+    /// `bytes`), byte for byte, and the key's fingerprint (0 for a key that is no string). A
+    /// match is remembered in the cache.
+    private func keyMatches(
+        _ index: Int, object key: Int, _ bytes: UnsafeBufferPointer<UInt8>, _ stored: String
+    ) throws -> (matches: Bool, fingerprint: UInt64) {
+        let matches: Bool
+        let fingerprint: UInt64
+        if let text = reader.asciiBytes(ofObject: key) {
+            fingerprint = Self.fingerprint(length: text.count, first: text.first)
+            if text.count != bytes.count {
+                matches = false
+            } else if let a = text.baseAddress, let b = bytes.baseAddress {
+                // Equal bytes match only for ASCII text: an ASCII-stored key holds no more.
+                matches = memcmp(a, b, bytes.count) == 0 && !bytes.contains(where: { $0 >= 0x80 })
+            } else {
+                matches = true
+            }
+        } else {
+            // A key stored as UTF-16, or no string at all: read it whole (rare).
+            guard case .string(let name) = try reader.value(ofObject: key) else {
+                return (false, 0)
+            }
+            fingerprint = Self.fingerprint(length: name.value.utf8.count, first: name.value.utf8.first)
+            matches = name.value == stored && PropertyListString.literallyEqual(name.value, stored)
+        }
+        if matches { keyCache.remember(key, matched: stored, fingerprint: fingerprint) }
+        return (matches, fingerprint)
+    }
+
+    /// The position of the first entry whose key is `stored`, byte for byte; moves the cursor.
+    package func index(ofStoredKey stored: String) throws -> Int? {
+        // The usual case: the entry at the cursor is a key object this key matched before, in
+        // this object or another, and no entry before the cursor can have it.
+        let start = cursor
+        if start < span.count, let known = keyCache.known(try keyObject(at: start), stored), known.sameBits,
+            start == 0 || seen & known.fingerprint == 0
+        {
+            seen |= known.fingerprint
+            cursor = start + 1
+            return start
+        }
+        return try Self.withUTF8(stored) { bytes in try scan(for: bytes, stored) }
+    }
+
+    /// Looks at every entry from the cursor on, wrapping around.
+    private func scan(for bytes: UnsafeBufferPointer<UInt8>, _ stored: String) throws -> Int? {
+        let count = span.count
+        let start = cursor < count ? cursor : 0
+        let wanted = Self.fingerprint(length: bytes.count, first: bytes.first)
+        var index = start
+        var looked: UInt64 = 0
+        for _ in 0..<count {
+            if try isKey(at: index, bytes, stored, wanted: wanted, looked: &looked) {
+                var match = index
+                if index >= start, start > 0, seen & wanted != 0 {
+                    var ignored: UInt64 = 0
+                    for earlier in 0..<start where try isKey(at: earlier, bytes, stored, wanted: wanted, looked: &ignored) {
+                        match = earlier
+                        break
+                    }
+                }
+                seen |= looked
+                cursor = match + 1
+                return match
+            }
+            index = index + 1 == count ? 0 : index + 1
+        }
+        seen |= looked
+        return nil
+    }
+
+    /// Whether the key of entry `index` is `stored`; adds the key's fingerprint to `looked`.
+    /// Key objects the cache knows are decided without their bytes: the same bits match, a
+    /// different fingerprint does not.
+    @inline(__always)
+    private func isKey(at index: Int, _ bytes: UnsafeBufferPointer<UInt8>, _ stored: String, wanted: UInt64, looked: inout UInt64) throws -> Bool {
+        let key = try keyObject(at: index)
+        if let known = keyCache.known(key, stored) {
+            looked |= known.fingerprint
+            if known.sameBits { return true }
+            if known.fingerprint != wanted { return false }
+        }
+        let (matches, fingerprint) = try keyMatches(index, object: key, bytes, stored)
+        looked |= fingerprint
+        return matches
+    }
+
+    /// The value of the first entry whose key is `stored`.
+    @inline(__always)
+    package func value(forStoredKey stored: String) throws -> PropertyListValue? {
+        guard let index = try index(ofStoredKey: stored) else { return nil }
+        return try value(at: index)
+    }
+
+    /// The value of entry `index`.
+    @inline(__always)
+    package func value(at index: Int) throws -> PropertyListValue {
+        try reader.value(ofObject: try reader.valueObject(index, of: span))
+    }
+
+    /// The object index in the file of entry `index`'s value.
+    package func valueObject(at index: Int) throws -> Int {
+        try reader.valueObject(index, of: span)
+    }
+
+    /// The whole dictionary, read from the file.
+    package func dictionary() throws -> PropertyListDictionary {
+        let value = try reader.value(ofObject: span.object)
+        guard case .dictionary(let dictionary) = value else {
+            throw KeyedArchiveError(.invalidObject, "object entry is a \(value.typeName), not a dictionary")
+        }
+        return dictionary
+    }
+
+    /// `stored`'s UTF-8 bytes.
+    @inline(__always)
+    package static func withUTF8<T>(_ stored: String, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+        if let result = try stored.utf8.withContiguousStorageIfAvailable(body) { return result }
+        var native = stored
+        return try native.withUTF8(body)
+    }
+}
+
+/// Which key objects of one file matched which key strings, across the objects of one decode
+/// (one cache per file: object indices mean nothing in another). Writers store each key text
+/// once, so every object of a class refers to the same key objects, and a coding key's string
+/// has the same bits at every use: a match is then two loads and a compare instead of reading
+/// and comparing the key's bytes. Direct-mapped by key object; each slot keeps the string it
+/// matched alive, so its bits cannot come back as another string's.
+package final class InPlaceKeyCache {
+    private struct Slot {
+        var object = -1
+        var bits: (UInt64, UInt64) = (0, 0)
+        var fingerprint: UInt64 = 0
+    }
+    private static let size = 256
+    @exclusivity(unchecked) private var slots = [Slot](repeating: Slot(), count: InPlaceKeyCache.size)
+    /// The strings whose bits the slots hold, kept alive.
+    @exclusivity(unchecked) private var strings = [String](repeating: "", count: InPlaceKeyCache.size)
+
+    /// An empty cache.
+    package init() {}
+
+    /// What the cache knows of key object `object`: its fingerprint, and whether the string it
+    /// matched had the very bits of `stored` (then their texts are equal; other bits say
+    /// nothing, a different fingerprint says they differ).
+    @inline(__always)
+    package func known(_ object: Int, _ stored: String) -> (fingerprint: UInt64, sameBits: Bool)? {
+        #if _pointerBitWidth(_64)
+        let bits = unsafeBitCast(stored, to: (UInt64, UInt64).self)
+        return slots.withUnsafeBufferPointer { slots -> (fingerprint: UInt64, sameBits: Bool)? in
+            guard let base = slots.baseAddress else { return nil }
+            let slot = base + (object & (Self.size - 1))
+            guard slot.pointee.object == object else { return nil }
+            return (slot.pointee.fingerprint, slot.pointee.bits == bits)
+        }
+        #else
+        return nil
+        #endif
+    }
+
+    /// Notes that key object `object` has the text of `stored`.
+    package func remember(_ object: Int, matched stored: String, fingerprint: UInt64) {
+        #if _pointerBitWidth(_64)
+        let index = object & (Self.size - 1)
+        strings[index] = stored
+        slots[index] = Slot(object: object, bits: unsafeBitCast(stored, to: (UInt64, UInt64).self), fingerprint: fingerprint)
+        #endif
+    }
+}

@@ -1,0 +1,227 @@
+import FoundationEssentials
+
+/// Reads the objects of a binary property list one at a time, by index, instead of building the
+/// whole tree first.
+///
+/// For readers that visit each object once and drop it, as the Codable decoder visits a keyed
+/// archive's `$objects`: the tree of a large archive, its building and its teardown were about
+/// half of such a decode. The trailer and the offset table are validated up front, as for a
+/// whole read; each object is then checked when it is read, with the same limits (depth,
+/// lengths, cycles). Objects nobody asks for are never checked, as in CoreFoundation, which
+/// reads from the top object down.
+///
+/// The reader keeps its own copy of the bytes, so the values and spans it hands out stay valid
+/// for as long as it lives, whatever the caller does with the `Data` it came from.
+package final class BinaryPropertyListObjectReader {
+    private let storage: UnsafeMutableRawBufferPointer
+    /// Reads containers, strings and data (and reports every error). Only its mutating
+    /// methods are called, which work in place: reading its fields from here copied the whole
+    /// decoder, arrays retained and all, on every call.
+    @exclusivity(unchecked) private var decoder: BinaryPropertyListDecoder
+    // What the lookups below need, copied out of the validated trailer.
+    private let bytes: UnsafeRawBufferPointer
+    private let objectsEnd: Int
+    private let referenceWidth: Int
+    private let offsetTableOffset: Int
+    private let offsetWidth: Int
+    private let maximumStringLength: Int
+    /// The number of objects in the offset table.
+    package let objectCount: Int
+    /// The index of the top object.
+    package let topObject: Int
+
+    /// Validates the trailer and the offset table of the binary property list in `data`.
+    package init(_ data: Data, limits: DecodingLimits) throws {
+        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: Swift.max(data.count, 1), alignment: 16)
+        storage.copyBytes(from: data)
+        let bytes = UnsafeRawBufferPointer(rebasing: storage[0..<data.count])
+        do {
+            // Objects read one at a time are not cached (each archive entry is read about once),
+            // so references need not be counted: the pass over the offset table only checks.
+            decoder = try BinaryPropertyListDecoder(bytes: bytes, limits: limits, countsReferences: false)
+        } catch {
+            storage.deallocate()
+            throw error
+        }
+        self.storage = storage
+        self.bytes = bytes
+        let trailer = decoder.trailer
+        objectsEnd = trailer.offsetTableOffset
+        referenceWidth = trailer.objectRefSize
+        offsetTableOffset = trailer.offsetTableOffset
+        offsetWidth = trailer.offsetIntSize
+        objectCount = trailer.objectCount
+        topObject = trailer.topObject
+        maximumStringLength = limits.maximumStringLength
+    }
+
+    deinit { storage.deallocate() }
+
+    /// The value of object `index`, containers with all their members.
+    package func value(ofObject index: Int) throws -> PropertyListValue {
+        guard index >= 0, index < objectCount else {
+            throw PropertyListError(.invalidReference, "object \(index) is not below the object count \(objectCount)")
+        }
+        // The scalars an archive's objects hold most (UIDs, integers, reals, booleans) are
+        // read here; anything else, and anything out of the ordinary, by the decoder.
+        let offset = self.offset(of: index)
+        let marker = bytes[offset]
+        let nibble = Int(marker & 0x0F)
+        switch marker & 0xF0 {
+        case 0x80 where nibble < 4 && nibble < objectsEnd &- offset &- 1:
+            return .uid(UInt32(truncatingIfNeeded: BinaryBytes.readUInt(bytes, at: offset &+ 1, width: nibble &+ 1)))
+        case 0x10 where nibble <= 2 && 1 &<< nibble < objectsEnd &- offset:
+            let width = 1 &<< nibble
+            return .integer(PropertyListInteger(BinaryBytes.readUInt(bytes, at: offset &+ 1, width: width), storedWidth: UInt8(width)))
+        case 0x10 where nibble == 3 && 8 < objectsEnd &- offset:
+            return .integer(PropertyListInteger(Int64(bitPattern: BinaryBytes.readUInt64(bytes, at: offset &+ 1)), storedWidth: 8))
+        case 0x20 where nibble == 3 && 8 < objectsEnd &- offset:
+            return .real(PropertyListReal(Double(bitPattern: BinaryBytes.readUInt64(bytes, at: offset &+ 1))))
+        case 0x00 where marker == 0x08 || marker == 0x09:
+            return .bool(marker == 0x09)
+        case 0x50:
+            // Strings stored as ASCII: every key and most text. Read again at each use (an
+            // archive's strings are each one entry, used about once).
+            if let text = asciiBytes(marker: marker, at: offset), text.count <= maximumStringLength,
+                BinaryPropertyListDecoder.firstNonASCII(text) == nil
+            {
+                return .string(PropertyListString(String(decoding: text, as: UTF8.self), storage: .ascii))
+            }
+            return try decoder.decodeObject(index)
+        default:
+            return try decoder.decodeObject(index)
+        }
+    }
+
+    /// The payload of the ASCII string object at `offset` (marker `0x5_`, the count in the
+    /// marker or in a 1-, 2-, 4- or 8-byte integer after it) when it lies in the object area;
+    /// `nil` otherwise (the decoder then reports what is wrong).
+    @inline(__always)
+    private func asciiBytes(marker: UInt8, at offset: Int) -> UnsafeRawBufferPointer? {
+        var count = Int(marker & 0x0F)
+        var start = offset &+ 1
+        if count == 0x0F {
+            guard start < objectsEnd else { return nil }
+            let intMarker = bytes[start]
+            let width = 1 &<< Int(intMarker & 0x0F)
+            guard intMarker & 0xF0 == 0x10, intMarker & 0x0F <= 3, width < objectsEnd &- start else { return nil }
+            let raw = BinaryBytes.readUInt(bytes, at: start &+ 1, width: width)
+            guard raw <= UInt64(objectsEnd) else { return nil }
+            count = Int(raw)
+            start = start &+ 1 &+ width
+        }
+        guard start <= objectsEnd, count <= objectsEnd &- start else { return nil }
+        return UnsafeRawBufferPointer(rebasing: bytes[start..<(start &+ count)])
+    }
+
+    /// The byte offset of object `index` (below the count; validated when the reader was made).
+    @inline(__always)
+    private func offset(of index: Int) -> Int {
+        Int(truncatingIfNeeded: BinaryBytes.readUInt(bytes, at: offsetTableOffset &+ index &* offsetWidth, width: offsetWidth))
+    }
+
+    /// The object index stored at byte `position`, checked to be below the object count.
+    @inline(__always)
+    private func reference(at position: Int, in container: Int) throws -> Int {
+        let reference = BinaryBytes.readUInt(bytes, at: position, width: referenceWidth)
+        guard reference < UInt64(objectCount) else {
+            throw PropertyListError(
+                .invalidReference, "reference \(reference) is not below the object count \(objectCount)",
+                byteOffset: position, objectIndex: container)
+        }
+        return Int(truncatingIfNeeded: reference)
+    }
+
+    /// Where the references of a container are: its object index, its member count (entries for
+    /// a dictionary) and where its references start (a dictionary's keys, then its values).
+    package struct ContainerSpan: Sendable {
+        /// The container's object index.
+        package var object: Int
+        /// Members, or entries for a dictionary.
+        package var count: Int
+        /// Byte offset of the first reference.
+        package var start: Int
+
+        /// A span; only the reader makes spans that lie in its file.
+        package init(object: Int, count: Int, start: Int) {
+            self.object = object
+            self.count = count
+            self.start = start
+        }
+
+        /// No container: no entries.
+        package static let empty = ContainerSpan(object: 0, count: 0, start: 0)
+    }
+
+    /// The span of object `index` when it is a dictionary, `nil` when it is another kind of
+    /// object; throws when its references run past the object area.
+    package func dictionarySpan(ofObject index: Int) throws -> ContainerSpan? {
+        try span(ofObject: index, kind: 0xD0)
+    }
+
+    /// The span of object `index` when it is an array, `nil` when it is another kind of object.
+    package func arraySpan(ofObject index: Int) throws -> ContainerSpan? {
+        try span(ofObject: index, kind: 0xA0)
+    }
+
+    private func span(ofObject index: Int, kind: UInt8) throws -> ContainerSpan? {
+        guard index >= 0, index < objectCount else {
+            throw PropertyListError(.invalidReference, "object \(index) is not below the object count \(objectCount)")
+        }
+        let offset = offset(of: index)
+        let marker = bytes[offset]
+        guard marker & 0xF0 == kind else { return nil }
+        var count = Int(marker & 0x0F)
+        var start = offset &+ 1
+        var counted = count != 0x0F
+        if !counted, start < objectsEnd {
+            // The count as an integer object of 1, 2, 4 or 8 bytes.
+            let intMarker = bytes[start]
+            let width = 1 &<< Int(intMarker & 0x0F)
+            if intMarker & 0xF0 == 0x10, intMarker & 0x0F <= 3, width < objectsEnd &- start {
+                let raw = BinaryBytes.readUInt(bytes, at: start &+ 1, width: width)
+                count = raw <= UInt64(objectsEnd) ? Int(raw) : objectsEnd
+                start = start &+ 1 &+ width
+                counted = true
+            }
+        }
+        // count and start are at most objectsEnd here, so the product cannot overflow.
+        let references = kind == 0xD0 ? count &* 2 : count
+        if counted, start <= objectsEnd, references &* referenceWidth <= objectsEnd &- start {
+            return ContainerSpan(object: index, count: count, start: start)
+        }
+        // Damaged: the decoder reports it as a whole read would.
+        _ = try decoder.decodeObject(index)
+        throw PropertyListError(.invalidObject, "container counts past the object area", objectIndex: index)
+    }
+
+    /// The object index of member `member` of an array span (below its count).
+    @inline(__always)
+    package func element(_ member: Int, of span: ContainerSpan) throws -> Int {
+        try reference(at: span.start &+ member &* referenceWidth, in: span.object)
+    }
+
+    /// The object index of entry `entry`'s key in a dictionary span (below its count).
+    @inline(__always)
+    package func keyObject(_ entry: Int, of span: ContainerSpan) throws -> Int {
+        try reference(at: span.start &+ entry &* referenceWidth, in: span.object)
+    }
+
+    /// The object index of entry `entry`'s value in a dictionary span (below its count).
+    @inline(__always)
+    package func valueObject(_ entry: Int, of span: ContainerSpan) throws -> Int {
+        try reference(at: span.start &+ (span.count &+ entry) &* referenceWidth, in: span.object)
+    }
+
+    /// The bytes of object `index` when it is a string stored as ASCII (marker `0x5_`) that lies
+    /// inside the object area; `nil` for any other object. Not checked to be ASCII: a caller that
+    /// matches them against text checks that the text it accepts is ASCII.
+    @inline(__always)
+    package func asciiBytes(ofObject index: Int) -> UnsafeRawBufferPointer? {
+        guard index >= 0, index < objectCount else { return nil }
+        let offset = offset(of: index)
+        let marker = bytes[offset]
+        guard marker & 0xF0 == 0x50 else { return nil }
+        return asciiBytes(marker: marker, at: offset)
+    }
+}

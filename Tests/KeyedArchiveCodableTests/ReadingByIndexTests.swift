@@ -1,0 +1,106 @@
+@testable import KeyedArchiveCodable
+import Foundation
+import KeyedArchive
+import KeyedArchiveGraph
+import KeyedArchivePropertyList
+import KeyedArchiveTestSupport
+import XCTest
+
+/// The Codable decoder reads a binary archive by index, each `$objects` entry from the file
+/// when it is needed, and an object's fields in place (``InPlaceKeyedStorage``). These tests
+/// hold it to the decoder over the whole tree (what it did before, and still does for XML):
+/// the same values from good archives, and from damaged ones, a value only where the whole
+/// read gives the same one, a `DecodingError` otherwise, and never a trap.
+final class ReadingByIndexTests: XCTestCase {
+    /// Decodes `data` over the whole tree, as the decoder did before reading by index.
+    private func decodeWhole<T: Decodable>(_ type: T.Type, _ data: Data) throws -> T {
+        let document = try ArchiveDocument(data: data, limits: .default, byIndex: false)
+        return try ArchiveDecodingState(document: document, options: KeyedArchiveDecoder()).decodeRoot(type, key: "root")
+    }
+
+    /// Every byte of an archive replaced by each of a few values chosen to hit markers, counts
+    /// and widths (0x0F: an extended count; 0x80: a UID marker; 0xFF: out of range).
+    private func assertDamageAgrees<T: Codable & Equatable>(_ value: T, file: StaticString = #filePath, line: UInt = #line) throws {
+        let data = try KeyedArchiveEncoder().encode(value)
+        XCTAssertEqual(try KeyedArchiveDecoder().decode(T.self, from: data), value, file: file, line: line)
+        XCTAssertEqual(try decodeWhole(T.self, data), value, file: file, line: line)
+        var agreed = 0, lenient = 0, failed = 0
+        for index in data.indices {
+            for replacement: UInt8 in [0x0F, 0x80, 0xFF, data[index] ^ 0x01] where replacement != data[index] {
+                var damaged = data
+                damaged[index] = replacement
+                let whole = Result { try decodeWhole(T.self, damaged) }
+                let byIndex = Result { try KeyedArchiveDecoder().decode(T.self, from: damaged) }
+                switch (whole, byIndex) {
+                case (.success(let expected), .success(let got)):
+                    XCTAssertEqual(got, expected, "byte \(index) = 0x\(String(replacement, radix: 16))", file: file, line: line)
+                    agreed += 1
+                case (.success, .failure(let error)):
+                    XCTFail("byte \(index) = 0x\(String(replacement, radix: 16)): the whole read decodes, reading by index throws \(error)",
+                            file: file, line: line)
+                case (.failure, .success):
+                    // The damage is somewhere this decode never reads (reading by index checks
+                    // what it reads, as CoreFoundation does), e.g. an unused class name.
+                    lenient += 1
+                case (.failure, .failure(let error)):
+                    XCTAssertTrue(error is DecodingError, "byte \(index): \(error)", file: file, line: line)
+                    failed += 1
+                }
+            }
+        }
+        // The damage must have reached the code under test both ways.
+        XCTAssertGreaterThan(failed, data.count, file: file, line: line)
+        XCTAssertGreaterThan(agreed, 0, file: file, line: line)
+        XCTAssertLessThan(lenient, failed, file: file, line: line)
+    }
+
+    func testDamagedArchivesDecodeAsTheWholeReadDoesOrFail() throws {
+        var generator = ModelGenerator(seed: 0x1DE7)
+        try assertDamageAgrees(generator.model(depth: 0))
+        try assertDamageAgrees(Profile(name: "Ada Lovelace, Countess", age: 36, score: 0.5, tags: ["analytical", "engine", "é"]))
+    }
+
+    /// Fields whose keys the file stores as UTF-16 (non-ASCII names) or with a long count
+    /// (15 bytes or more), `$class` after the fields, a key repeated (the first wins), all
+    /// integer widths and UIDs of 1 to 4 bytes: built by hand, read in place.
+    func testHandBuiltObjectsReadInPlace() throws {
+        struct Fields: Codable, Equatable {
+            var café: Int
+            var aVeryLongFieldNameIndeed: String
+            var small: Int
+            var big: Int64
+            var flag: Bool
+            var ratio: Double
+        }
+        // $objects: [$null, root object, "text", class description]; padded with strings so
+        // that UIDs need 2 bytes.
+        var objects: [PropertyListValue] = ["$null"]
+        for index in 0..<300 { objects.append(PropertyListValue("pad \(index)")) }
+        let textUID = UInt32(objects.count)
+        objects.append("hello in place")
+        let classUID = UInt32(objects.count)
+        objects.append(.dictionary(PropertyListDictionary(stringKeys: [
+            ("$classname", "Fields"), ("$classes", .array(["Fields", "NSObject"])),
+        ])))
+        let rootUID = UInt32(objects.count)
+        objects.append(.dictionary(PropertyListDictionary([
+            (.string(PropertyListString("café")), .integer(PropertyListInteger(7))),
+            ("aVeryLongFieldNameIndeed", .uid(textUID)),
+            ("small", .integer(PropertyListInteger(UInt64(200), storedWidth: 1))),
+            ("small", .integer(PropertyListInteger(UInt64(9), storedWidth: 1))),
+            ("big", .integer(PropertyListInteger(Int64.min, storedWidth: 8))),
+            ("flag", true),
+            ("ratio", .real(PropertyListReal(0.25))),
+            ("$class", .uid(classUID)),
+        ])))
+        let envelope: PropertyListValue = .dictionary(PropertyListDictionary(stringKeys: [
+            ("$version", PropertyListValue(100000)), ("$archiver", "NSKeyedArchiver"),
+            ("$top", .dictionary(PropertyListDictionary(stringKeys: [("root", .uid(rootUID))]))),
+            ("$objects", .array(objects)),
+        ]))
+        let data = try PropertyList.encode(envelope, format: .binary)
+        let expected = Fields(café: 7, aVeryLongFieldNameIndeed: "hello in place", small: 200, big: Int64.min, flag: true, ratio: 0.25)
+        XCTAssertEqual(try KeyedArchiveDecoder().decode(Fields.self, from: data), expected)
+        XCTAssertEqual(try decodeWhole(Fields.self, data), expected)
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import KeyedArchive
+import KeyedArchiveGraph
+import KeyedArchivePropertyList
+import XCTest
+
+/// The unarchiver reads a binary archive by index, each `$objects` entry from the file when it
+/// is decoded and an object's fields in place (`InPlaceFields`). These tests hold it to the
+/// unarchiver over the whole tree (what it did before, and still does for XML and for
+/// `init(propertyList:)`): the same objects from good archives and, from damaged ones, an
+/// object only where the whole read gives the same one, a `KeyedArchiveError` otherwise, and
+/// never a trap.
+final class ReadingByIndexTests: XCTestCase {
+    private let classes: [KeyedArchiveClass] = [.type(Primitives.self), .type(Node.self), .array, .string]
+
+    /// A description of what an unarchiver decodes from `data`, for comparing two reads.
+    private func summary(_ unarchiver: KeyedUnarchiver) throws -> String {
+        guard let root = try unarchiver.decodeTopLevelObject(of: classes) as? [Any] else { return "no root array" }
+        var parts: [String] = []
+        for item in root {
+            switch item {
+            case let primitives as Primitives:
+                parts.append("P(\(primitives.flag),\(primitives.int),\(primitives.int32),\(primitives.int64),\(primitives.float),"
+                    + "\(primitives.double),\(Array(primitives.bytes)),\(primitives.name ?? "nil"),\(primitives.dollarKey))")
+            case let node as Node:
+                // The nodes reachable from this one, breadth first, with their links' labels.
+                var seen: Set<ObjectIdentifier> = [ObjectIdentifier(node)]
+                var queue = [node]
+                var index = 0
+                while index < queue.count {
+                    let next = queue[index]
+                    index += 1
+                    parts.append("N\(next.label)->\(next.links.map(\.label)) weak \(next.weak?.label ?? -1)")
+                    for link in next.links where seen.insert(ObjectIdentifier(link)).inserted { queue.append(link) }
+                }
+            default:
+                parts.append("\(type(of: item))")
+            }
+        }
+        return parts.joined(separator: "; ")
+    }
+
+    private func decodeWhole(_ data: Data) throws -> String {
+        try summary(KeyedUnarchiver(document: ArchiveDocument(data: data, limits: .default, byIndex: false)))
+    }
+
+    private func decodeByIndex(_ data: Data) throws -> String {
+        try summary(KeyedUnarchiver(data: data))
+    }
+
+    private func sampleArchive() throws -> Data {
+        let primitives = Primitives()
+        primitives.flag = true
+        primitives.int = -5
+        primitives.int32 = 70_000
+        primitives.int64 = Int64.min
+        primitives.float = 1.5
+        primitives.double = -0.25
+        primitives.bytes = Data([1, 2, 3, 250])
+        primitives.name = "A name longer than fifteen bytes, é"
+        primitives.dollarKey = 9
+        let nodes = (0..<4).map { Node(label: $0) }
+        nodes[0].links = [nodes[1], nodes[2]]
+        nodes[1].links = [nodes[0]]
+        nodes[2].links = [nodes[3], nodes[3]]
+        nodes[3].weak = nodes[0]
+        return try KeyedArchiver.archivedData(withRootObject: [primitives, nodes[0]] as [Any], format: .binary)
+    }
+
+    func testGoodArchiveDecodesTheSameBothWays() throws {
+        let data = try sampleArchive()
+        let whole = try decodeWhole(data)
+        XCTAssertEqual(try decodeByIndex(data), whole)
+        XCTAssertTrue(whole.contains("P(true,-5,70000,-9223372036854775808,1.5,-0.25,[1, 2, 3, 250],A name longer than fifteen bytes, é,9)"), whole)
+        XCTAssertTrue(whole.contains("N0->[1, 2] weak -1; N1->[0] weak -1; N2->[3, 3] weak -1; N3->[] weak 0"), whole)
+    }
+
+    /// Every byte replaced by each of a few values chosen to hit markers, counts and widths.
+    func testDamagedArchivesDecodeAsTheWholeReadDoesOrFail() throws {
+        let data = try sampleArchive()
+        var agreed = 0, lenient = 0, failed = 0
+        for index in data.indices {
+            for replacement: UInt8 in [0x0F, 0x80, 0xFF, data[index] ^ 0x01] where replacement != data[index] {
+                var damaged = data
+                damaged[index] = replacement
+                let whole = Result { try decodeWhole(damaged) }
+                let byIndex = Result { try decodeByIndex(damaged) }
+                switch (whole, byIndex) {
+                case (.success(let expected), .success(let got)):
+                    XCTAssertEqual(got, expected, "byte \(index) = 0x\(String(replacement, radix: 16))")
+                    agreed += 1
+                case (.success, .failure(let error)):
+                    XCTFail("byte \(index) = 0x\(String(replacement, radix: 16)): the whole read decodes, reading by index throws \(error)")
+                case (.failure, .success):
+                    // Damage where this decode never reads (reading by index checks what it
+                    // reads, as CoreFoundation does).
+                    lenient += 1
+                case (.failure, .failure(let error)):
+                    XCTAssertTrue(error is KeyedArchiveError, "byte \(index): \(error)")
+                    failed += 1
+                }
+            }
+        }
+        XCTAssertGreaterThan(failed, data.count)
+        XCTAssertGreaterThan(agreed, 0)
+        XCTAssertLessThan(lenient, failed)
+    }
+}
