@@ -12,15 +12,16 @@
 /// again on length alone cost 9% more instructions on W5 than with the first byte).
 ///
 /// In an archive read by index, an object's fields are read in place instead
-/// (``InPlaceKeyedStorage``).
+/// (``InPlaceKeyedStorage``, over the graph layer's `InPlaceFields`, which looks them up the
+/// same way).
 class KeyedStorage {
     let entries: [PropertyListDictionary.Entry]
     let map: [String: PropertyListValue]?
     /// Where the next lookup starts: the entry after the last match.
-    @exclusivity(unchecked) fileprivate final var cursor = 0
+    @exclusivity(unchecked) private var cursor = 0
     /// The fingerprints of every key a lookup has looked at: all those before the cursor, and
     /// maybe more.
-    @exclusivity(unchecked) fileprivate final var seen: UInt64 = 0
+    @exclusivity(unchecked) private var seen: UInt64 = 0
 
     init(entries: [PropertyListDictionary.Entry]) {
         self.entries = entries
@@ -33,7 +34,7 @@ class KeyedStorage {
     }
 
     @inline(__always)
-    fileprivate static func fingerprint(length: Int, first: UInt8?) -> UInt64 {
+    private static func fingerprint(length: Int, first: UInt8?) -> UInt64 {
         InPlaceFields.fingerprint(length: length, first: first)
     }
 
@@ -125,11 +126,9 @@ class KeyedStorage {
     }
 }
 
-/// An archived object's fields read in place from a file read by index: keys stored as ASCII
-/// are compared with the wanted key's bytes where they lie (or recognised from the key cache),
-/// and only the value found is read. No dictionary is built for the object, and none is torn
-/// down after it (the tree of a large archive, built and freed, was about half of a decode).
-/// The same first-match rule, cursor and fingerprints as ``KeyedStorage``.
+/// An archived object's fields read in place from a file read by index (`InPlaceFields`: the
+/// same first-match rule, cursor and fingerprints as ``KeyedStorage``, with keys compared in
+/// the file or recognised from the file's key cache). No dictionary is built for the object.
 final class InPlaceKeyedStorage: KeyedStorage {
     /// A non-optional `let`: binding an optional retained and released it at every lookup.
     let fields: InPlaceFields

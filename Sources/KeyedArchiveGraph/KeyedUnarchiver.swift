@@ -161,13 +161,22 @@ public final class KeyedUnarchiver {
     public static func unarchivedObject(
         ofClasses classes: [KeyedArchiveClass], from data: Data, limits: DecodingLimits = .default
     ) throws -> Any? {
-        try KeyedUnarchiver(data: data, limits: limits).decodeTopLevelObject(of: classes)
+        try withUnarchiver(data, limits) { try $0.decodeTopLevelObject(of: classes) }
     }
 
     /// Decodes the root object as `T` (a ``KeyedArchiving`` class or a value type with a
     /// built-in class, e.g. `String`, `Date`, `URL`), allowing only that class.
     public static func unarchivedObject<T>(ofClass type: T.Type, from data: Data, limits: DecodingLimits = .default) throws -> T? {
-        try KeyedUnarchiver(data: data, limits: limits).decodeTopLevelObject(of: type)
+        try withUnarchiver(data, limits) { try $0.decodeTopLevelObject(of: type) }
+    }
+
+    /// Runs `body` with an unarchiver that reads a binary archive in place, from the `Data`'s
+    /// own bytes, until `body` returns (an unarchiver kept beyond that throws on every read).
+    private static func withUnarchiver<T>(_ data: Data, _ limits: DecodingLimits, _ body: (KeyedUnarchiver) throws -> T) throws -> T {
+        try ArchiveDocument.withBinaryArchive(
+            data, limits: limits, notAnArchive: { $0 },
+            body: { document in try body(KeyedUnarchiver(document: document)) },
+            orElse: { try body(KeyedUnarchiver(data: data, limits: limits)) })
     }
 
     /// Decodes a `$top` object (the root by default), allowing only `classes`. Throws

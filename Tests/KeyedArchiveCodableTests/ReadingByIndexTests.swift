@@ -54,6 +54,27 @@ final class ReadingByIndexTests: XCTestCase {
         XCTAssertLessThan(lenient, failed, file: file, line: line)
     }
 
+    /// The decoder reads a binary archive from the caller's bytes until `decode` returns; one a
+    /// type keeps beyond that throws instead of reading memory that may be gone.
+    func testADecoderKeptPastItsDecodeThrows() throws {
+        final class Keeper: Decodable {
+            nonisolated(unsafe) static var kept: KeyedDecodingContainer<Key>?
+            init(from decoder: any Decoder) throws {
+                Keeper.kept = try decoder.container(keyedBy: Key.self)
+            }
+            enum Key: String, CodingKey { case name }
+        }
+        struct Named: Codable { var name: String }
+        let data = try KeyedArchiveEncoder().encode([Named(name: "kept")])
+        XCTAssertEqual(try KeyedArchiveDecoder().decode([Keeper].self, from: data).count, 1)
+        let kept = try XCTUnwrap(Keeper.kept)
+        Keeper.kept = nil
+        // The container's fields are read in place, from bytes given back when decode returned.
+        XCTAssertThrowsError(try kept.decode(String.self, forKey: .name)) { error in
+            XCTAssertTrue(error is DecodingError && "\(error)".contains("given back"), "\(error)")
+        }
+    }
+
     func testDamagedArchivesDecodeAsTheWholeReadDoesOrFail() throws {
         var generator = ModelGenerator(seed: 0x1DE7)
         try assertDamageAgrees(generator.model(depth: 0))

@@ -75,6 +75,32 @@ final class ReadingByIndexTests: XCTestCase {
         XCTAssertTrue(whole.contains("N0->[1, 2] weak -1; N1->[0] weak -1; N2->[3, 3] weak -1; N3->[] weak 0"), whole)
     }
 
+    /// The static entry points read a binary archive from the caller's bytes until they
+    /// return; an unarchiver kept beyond that throws instead of reading memory that may be gone.
+    func testAnUnarchiverKeptPastItsDecodeThrows() throws {
+        final class Keeper: KeyedArchiving {
+            nonisolated(unsafe) static var kept: KeyedUnarchiver?
+            init() {}
+            func encode(with coder: KeyedArchiver) throws { try coder.encode("text", forKey: "text") }
+            init(coder: KeyedUnarchiver) throws { Keeper.kept = coder }
+        }
+        // Two top-level objects: the static entry point decodes "root"; "other" is read only
+        // through the kept unarchiver, after the entry point returned.
+        let archiver = KeyedArchiver()
+        try archiver.encode(Keeper(), forKey: "root")
+        try archiver.encode("another object", forKey: "other")
+        let data = try archiver.finishEncoding()
+        XCTAssertNotNil(try KeyedUnarchiver.unarchivedObject(ofClass: Keeper.self, from: data))
+        let kept = try XCTUnwrap(Keeper.kept)
+        Keeper.kept = nil
+        XCTAssertThrowsError(try kept.decodeTopLevelObject(of: String.self, forKey: "other")) { error in
+            XCTAssertTrue("\(error)".contains("given back"), "\(error)")
+        }
+        // An unarchiver made from the data owns a copy and reads after the fact.
+        let owned = try KeyedUnarchiver(data: data)
+        XCTAssertEqual(try owned.decodeTopLevelObject(of: String.self, forKey: "other"), "another object")
+    }
+
     /// Every byte replaced by each of a few values chosen to hit markers, counts and widths.
     func testDamagedArchivesDecodeAsTheWholeReadDoesOrFail() throws {
         let data = try sampleArchive()

@@ -35,7 +35,7 @@ package final class ArchiveDocument {
     /// whole either way.
     package convenience init(data: Data, limits: DecodingLimits = .default, byIndex: Bool = false) throws(KeyedArchiveError) {
         if byIndex, PropertyList.detectFormat(data) == .binary {
-            try self.init(binary: data, limits: limits)
+            try self.init(binary: { try BinaryPropertyListObjectReader(data, limits: limits) }, limits: limits)
             return
         }
         let value: PropertyListValue
@@ -57,10 +57,44 @@ package final class ArchiveDocument {
         try self.init(envelope: envelope, byIndex: nil, limits: limits)
     }
 
+    /// Reads a binary archive by index from the caller's bytes, in place: the caller keeps them
+    /// alive and unchanged until it calls ``close()`` (see
+    /// ``withBinaryArchive(_:limits:notAnArchive:body:orElse:)``).
+    package convenience init(borrowingBinary bytes: UnsafeRawBufferPointer, limits: DecodingLimits) throws(KeyedArchiveError) {
+        try self.init(binary: { try BinaryPropertyListObjectReader(borrowing: bytes, limits: limits) }, limits: limits)
+    }
+
+    /// Runs `body` over the archive in `data`: a binary one read by index in place, from the
+    /// `Data`'s own bytes (no copy) and closed when `body` returns, so that a decoder kept
+    /// beyond it throws instead of reading freed memory; any other format through `orElse`.
+    /// An envelope that is not a keyed archive's throws `notAnArchive` of the error.
+    package static func withBinaryArchive<T>(
+        _ data: Data, limits: DecodingLimits, notAnArchive: (KeyedArchiveError) -> any Error,
+        body: (ArchiveDocument) throws -> T, orElse: () throws -> T
+    ) throws -> T {
+        guard PropertyList.detectFormat(data) == .binary else { return try orElse() }
+        return try data.withUnsafeBytes { bytes in
+            let document: ArchiveDocument
+            do throws(KeyedArchiveError) {
+                document = try ArchiveDocument(borrowingBinary: bytes, limits: limits)
+            } catch {
+                throw notAnArchive(error)
+            }
+            defer { document.close() }
+            return try body(document)
+        }
+    }
+
+    /// Ends reading a document that borrows its bytes (a no-op for others): every later read of
+    /// the file throws.
+    package func close() {
+        byIndex?.reader.close()
+    }
+
     /// Reads the envelope of a binary archive, leaving the `$objects` entries in the file.
-    private convenience init(binary data: Data, limits: DecodingLimits) throws(KeyedArchiveError) {
+    private convenience init(binary makeReader: () throws -> BinaryPropertyListObjectReader, limits: DecodingLimits) throws(KeyedArchiveError) {
         do {
-            let reader = try BinaryPropertyListObjectReader(data, limits: limits)
+            let reader = try makeReader()
             guard let root = try reader.dictionarySpan(ofObject: reader.topObject) else {
                 let value = try reader.value(ofObject: reader.topObject)
                 throw KeyedArchiveError(.invalidEnvelope, "an archive is a dictionary, found \(value.typeName)")

@@ -10,10 +10,15 @@ import FoundationEssentials
 /// lengths, cycles). Objects nobody asks for are never checked, as in CoreFoundation, which
 /// reads from the top object down.
 ///
-/// The reader keeps its own copy of the bytes, so the values and spans it hands out stay valid
-/// for as long as it lives, whatever the caller does with the `Data` it came from.
+/// A reader made from a `Data` keeps its own copy of the bytes, valid for as long as it lives.
+/// One made with ``init(borrowing:limits:)`` reads the caller's bytes in place until ``close()``
+/// (the scoped entry points of the decoders, where a copy of a 400 MB archive cost a second and
+/// a copy of W1's 256 KiB image a fifth of the decode); after that every read throws.
 package final class BinaryPropertyListObjectReader {
-    private let storage: UnsafeMutableRawBufferPointer
+    /// The copy this reader owns, or nil when it borrows the caller's bytes.
+    private let ownedStorage: UnsafeMutableRawBufferPointer?
+    /// False once borrowed bytes are given back (``close()``).
+    @exclusivity(unchecked) private var isOpen = true
     /// Reads containers, strings and data (and reports every error). Only its mutating
     /// methods are called, which work in place: reading its fields from here copied the whole
     /// decoder, arrays retained and all, on every call.
@@ -30,20 +35,30 @@ package final class BinaryPropertyListObjectReader {
     /// The index of the top object.
     package let topObject: Int
 
-    /// Validates the trailer and the offset table of the binary property list in `data`.
-    package init(_ data: Data, limits: DecodingLimits) throws {
+    /// Validates the trailer and the offset table of the binary property list in `data`, and
+    /// keeps a copy of its bytes.
+    package convenience init(_ data: Data, limits: DecodingLimits) throws {
         let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: Swift.max(data.count, 1), alignment: 16)
         storage.copyBytes(from: data)
-        let bytes = UnsafeRawBufferPointer(rebasing: storage[0..<data.count])
         do {
-            // Objects read one at a time are not cached (each archive entry is read about once),
-            // so references need not be counted: the pass over the offset table only checks.
-            decoder = try BinaryPropertyListDecoder(bytes: bytes, limits: limits, countsReferences: false)
+            try self.init(bytes: UnsafeRawBufferPointer(rebasing: storage[0..<data.count]), owned: storage, limits: limits)
         } catch {
             storage.deallocate()
             throw error
         }
-        self.storage = storage
+    }
+
+    /// Validates the binary property list in `bytes` and reads it in place: the caller keeps
+    /// the bytes alive and unchanged until it calls ``close()``.
+    package convenience init(borrowing bytes: UnsafeRawBufferPointer, limits: DecodingLimits) throws {
+        try self.init(bytes: bytes, owned: nil, limits: limits)
+    }
+
+    private init(bytes: UnsafeRawBufferPointer, owned: UnsafeMutableRawBufferPointer?, limits: DecodingLimits) throws {
+        // Objects read one at a time are not cached (each archive entry is read about once),
+        // so references need not be counted: the pass over the offset table only checks.
+        decoder = try BinaryPropertyListDecoder(bytes: bytes, limits: limits, countsReferences: false)
+        self.ownedStorage = owned
         self.bytes = bytes
         let trailer = decoder.trailer
         objectsEnd = trailer.offsetTableOffset
@@ -55,10 +70,18 @@ package final class BinaryPropertyListObjectReader {
         maximumStringLength = limits.maximumStringLength
     }
 
-    deinit { storage.deallocate() }
+    deinit { ownedStorage?.deallocate() }
+
+    /// Ends reading: borrowed bytes may go away after this, and every later read throws.
+    package func close() { isOpen = false }
+
+    private func closedError() -> PropertyListError {
+        PropertyListError(.invalidObject, "the archive's bytes were given back: a decoder or unarchiver was used after its decode returned")
+    }
 
     /// The value of object `index`, containers with all their members.
     package func value(ofObject index: Int) throws -> PropertyListValue {
+        guard isOpen else { throw closedError() }
         guard index >= 0, index < objectCount else {
             throw PropertyListError(.invalidReference, "object \(index) is not below the object count \(objectCount)")
         }
@@ -123,6 +146,7 @@ package final class BinaryPropertyListObjectReader {
     /// The object index stored at byte `position`, checked to be below the object count.
     @inline(__always)
     private func reference(at position: Int, in container: Int) throws -> Int {
+        guard isOpen else { throw closedError() }
         let reference = BinaryBytes.readUInt(bytes, at: position, width: referenceWidth)
         guard reference < UInt64(objectCount) else {
             throw PropertyListError(
@@ -165,6 +189,7 @@ package final class BinaryPropertyListObjectReader {
     }
 
     private func span(ofObject index: Int, kind: UInt8) throws -> ContainerSpan? {
+        guard isOpen else { throw closedError() }
         guard index >= 0, index < objectCount else {
             throw PropertyListError(.invalidReference, "object \(index) is not below the object count \(objectCount)")
         }
@@ -218,7 +243,7 @@ package final class BinaryPropertyListObjectReader {
     /// matches them against text checks that the text it accepts is ASCII.
     @inline(__always)
     package func asciiBytes(ofObject index: Int) -> UnsafeRawBufferPointer? {
-        guard index >= 0, index < objectCount else { return nil }
+        guard isOpen, index >= 0, index < objectCount else { return nil }
         let offset = offset(of: index)
         let marker = bytes[offset]
         guard marker & 0xF0 == 0x50 else { return nil }
