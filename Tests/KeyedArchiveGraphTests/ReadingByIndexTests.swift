@@ -101,6 +101,46 @@ final class ReadingByIndexTests: XCTestCase {
         XCTAssertEqual(try owned.decodeTopLevelObject(of: String.self, forKey: "other"), "another object")
     }
 
+    /// A key stored as UTF-16 whose length cannot match is skipped unread; a later lookup past
+    /// the cursor must still find an earlier entry with that key (the first match wins).
+    func testSkippedUTF16KeysStillCountForTheFirstMatch() throws {
+        let entries: [PropertyListDictionary.Entry] = [
+            ("ab", PropertyListValue(1)), ("é", PropertyListValue(2)), ("xxxxx", PropertyListValue(3)), ("é", PropertyListValue(4)),
+        ]
+        let file = try PropertyList.encode(.dictionary(PropertyListDictionary(entries)), format: .binary)
+        let reader = try BinaryPropertyListObjectReader(file, limits: .default)
+        let fields = InPlaceFields(
+            reader: reader, span: try XCTUnwrap(reader.dictionarySpan(ofObject: reader.topObject)), keyCache: InPlaceKeyCache())
+        XCTAssertEqual(try fields.value(forStoredKey: "xxxxx"), PropertyListValue(3))
+        XCTAssertEqual(try fields.value(forStoredKey: "é"), PropertyListValue(2))
+        XCTAssertEqual(try fields.value(forStoredKey: "ab"), PropertyListValue(1))
+        XCTAssertNil(try fields.value(forStoredKey: "zz"))
+    }
+
+    /// A large string or data entry referred to many times is read once and shared, as the
+    /// whole tree shared it: a small archive cannot make the decoders copy it at every use.
+    func testLargeLeavesReferredToManyTimesAreShared() throws {
+        let blob = Data((0..<4096).map { UInt8(truncatingIfNeeded: $0) })
+        var objects: [PropertyListValue] = ["$null"]
+        let arrayClass = PropertyListValue.dictionary(PropertyListDictionary(stringKeys: [
+            ("$classname", "NSArray"), ("$classes", .array(["NSArray", "NSObject"])),
+        ]))
+        objects.append(.dictionary(PropertyListDictionary(stringKeys: [
+            ("NS.objects", .array(Array(repeating: .uid(2), count: 1000))), ("$class", .uid(3)),
+        ])))
+        objects.append(.data(blob))
+        objects.append(arrayClass)
+        let data = try PropertyList.encode(.dictionary(PropertyListDictionary(stringKeys: [
+            ("$version", PropertyListValue(100000)), ("$archiver", "NSKeyedArchiver"),
+            ("$top", .dictionary(PropertyListDictionary(stringKeys: [("root", .uid(1))]))), ("$objects", .array(objects)),
+        ])), format: .binary)
+        let decoded = try XCTUnwrap(KeyedUnarchiver.unarchivedObject(ofClasses: [.array, .data], from: data) as? [Data])
+        XCTAssertEqual(decoded.count, 1000)
+        let addresses = Set(decoded.map { $0.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) } })
+        XCTAssertEqual(addresses.count, 1, "each reference got its own copy")
+        XCTAssertEqual(decoded.first, blob)
+    }
+
     /// Every byte replaced by each of a few values chosen to hit markers, counts and widths.
     func testDamagedArchivesDecodeAsTheWholeReadDoesOrFail() throws {
         let data = try sampleArchive()

@@ -26,6 +26,14 @@ package final class ArchiveDocument {
     /// The limits in force.
     package let limits: DecodingLimits
     @exclusivity(unchecked) private var classCache: [UInt32: ArchivedClassDescription] = [:]
+    /// Strings and data of ``sharedLeafBytes`` bytes or more already read by index, by UID, so
+    /// that every reference to one shares a single copy as it did in the tree (a small archive
+    /// referring a million times to one large entry would otherwise allocate a copy at each).
+    @exclusivity(unchecked) private var sharedLeaves: [UInt32: PropertyListValue] = [:]
+    /// Below this, a string or data entry is read again at each reference: the copy costs
+    /// about what a cache entry would, and each reference holds at least as much (a result
+    /// element, 32 bytes or more).
+    private static let sharedLeafBytes = 64
 
     /// Reads and validates an archive from bytes (binary or XML, detected).
     ///
@@ -106,7 +114,9 @@ package final class ArchiveDocument {
             for entry in 0..<root.count {
                 let key = try reader.value(ofObject: try reader.keyObject(entry, of: root))
                 let valueObject = try reader.valueObject(entry, of: root)
-                if objects == nil, key.stringValue == ArchiveKeys.objects, let span = try reader.arraySpan(ofObject: valueObject) {
+                if objects == nil, case .string(let name) = key, PropertyListString.literallyEqual(name.value, ArchiveKeys.objects),
+                    let span = try reader.arraySpan(ofObject: valueObject)
+                {
                     objects = span
                     envelope.entries.append((key, .array([])))
                 } else {
@@ -200,9 +210,16 @@ package final class ArchiveDocument {
                 .invalidReference, "UID \(uid) is out of range ($objects has \(objectCount) entries)", path: path())
         }
         guard let byIndex else { return tree[index] }
-        return try Self.reading(path: path()) { () throws in
+        if !sharedLeaves.isEmpty, let shared = sharedLeaves[uid] { return shared }
+        let value = try Self.reading(path: path()) { () throws in
             try byIndex.reader.value(ofObject: try byIndex.reader.element(index, of: byIndex.objects))
         }
+        switch value {
+        case .string(let string) where string.value.utf8.count >= Self.sharedLeafBytes: sharedLeaves[uid] = value
+        case .data(let data) where data.count >= Self.sharedLeafBytes: sharedLeaves[uid] = value
+        default: break
+        }
+        return value
     }
 
     /// Runs a read of the file, reporting a property-list error as a typed archive error at `path`.

@@ -114,13 +114,20 @@ package final class InPlaceFields {
             } else {
                 matches = true
             }
-        } else {
-            // A key stored as UTF-16, or no string at all: read it whole (rare).
-            guard case .string(let name) = try reader.value(ofObject: key) else {
-                return (false, 0)
-            }
+        } else if reader.isUTF16String(object: key, unitsCompatibleWithUTF8Length: bytes.count) {
+            // A key stored as UTF-16 whose length could match: read it whole (rare).
+            guard case .string(let name) = try reader.value(ofObject: key) else { return (false, 0) }
             fingerprint = Self.fingerprint(length: name.value.utf8.count, first: name.value.utf8.first)
             matches = name.value == stored && PropertyListString.literallyEqual(name.value, stored)
+        } else if reader.isUTF16String(object: key, unitsCompatibleWithUTF8Length: nil) {
+            // A UTF-16 key of another length: not this one, and not read (a long key shared by
+            // many objects would be transcoded at every visit). Its fingerprint is unknown, so
+            // all bits: a later match past the cursor looks back over the entries before it.
+            return (false, UInt64.max)
+        } else {
+            // No string (a number, or a container, which a whole read rejects as a key): it
+            // matches no string key, so it need not be remembered either.
+            return (false, 0)
         }
         if matches { keyCache.remember(key, matched: stored, fingerprint: fingerprint) }
         return (matches, fingerprint)

@@ -238,6 +238,31 @@ package final class BinaryPropertyListObjectReader {
         try reference(at: span.start &+ (span.count &+ entry) &* referenceWidth, in: span.object)
     }
 
+    /// True when object `index` is a string stored as UTF-16 (marker `0x6_`) whose UTF-8 form
+    /// could be `utf8Length` bytes long (between one and three bytes a unit), or of any length
+    /// when `utf8Length` is nil. Reads only the marker and the count.
+    package func isUTF16String(object index: Int, unitsCompatibleWithUTF8Length utf8Length: Int?) -> Bool {
+        guard isOpen, index >= 0, index < objectCount else { return false }
+        let offset = offset(of: index)
+        let marker = bytes[offset]
+        guard marker & 0xF0 == 0x60 else { return false }
+        guard let utf8Length else { return true }
+        var units = Int(marker & 0x0F)
+        if units == 0x0F {
+            let start = offset &+ 1
+            // An unreadable count: let the full read report it.
+            guard start < objectsEnd else { return true }
+            let intMarker = bytes[start]
+            let width = 1 &<< Int(intMarker & 0x0F)
+            guard intMarker & 0xF0 == 0x10, intMarker & 0x0F <= 3, width < objectsEnd &- start else { return true }
+            let raw = BinaryBytes.readUInt(bytes, at: start &+ 1, width: width)
+            guard raw <= UInt64(objectsEnd) else { return true }
+            units = Int(raw)
+        }
+        // units <= objectsEnd, so the product cannot overflow.
+        return utf8Length >= units && utf8Length <= units &* 3
+    }
+
     /// The bytes of object `index` when it is a string stored as ASCII (marker `0x5_`) that lies
     /// inside the object area; `nil` for any other object. Not checked to be ASCII: a caller that
     /// matches them against text checks that the text it accepts is ASCII.

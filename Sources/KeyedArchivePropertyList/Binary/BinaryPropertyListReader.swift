@@ -311,7 +311,7 @@ struct BinaryPropertyListDecoder {
     /// Decodes the tree under object `index` alone (one thread), with the same checks and
     /// limits as a whole read: for readers that take objects one at a time
     /// (``BinaryPropertyListObjectReader``). Shared strings and containers decoded by earlier
-    /// calls are reused.
+    /// calls are reused when references were counted (the object reader does not count them).
     mutating func decodeObject(_ index: Int) throws -> PropertyListValue {
         var frames: [Frame] = []
         do {
