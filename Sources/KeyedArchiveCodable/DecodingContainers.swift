@@ -149,12 +149,6 @@ final class InPlaceKeyedStorage: KeyedStorage {
         return try fields.value(at: index)
     }
 
-    /// Where in the file the value for a key as stored is.
-    func storedValueObject(forKey stored: String) throws -> Int? {
-        guard let index = try fields.index(ofStoredKey: stored) else { return nil }
-        return try fields.valueObject(at: index)
-    }
-
     override var keyNames: [String] {
         ((try? fields.dictionary())?.entries ?? []).compactMap { entry in
             guard case .string(let name) = entry.key, !ArchiveKeys.isReserved(name.value) else { return nil }

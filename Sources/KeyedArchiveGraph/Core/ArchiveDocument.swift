@@ -223,6 +223,7 @@ package final class ArchiveDocument {
     }
 
     /// Runs a read of the file, reporting a property-list error as a typed archive error at `path`.
+    @inline(__always)
     package static func reading<T>(path: @autoclosure () -> String, _ body: () throws -> T) throws(KeyedArchiveError) -> T {
         do {
             return try body()
