@@ -121,20 +121,26 @@ package final class BinaryPropertyListObjectReader {
     /// `nil` otherwise (the decoder then reports what is wrong).
     @inline(__always)
     private func asciiBytes(marker: UInt8, at offset: Int) -> UnsafeRawBufferPointer? {
-        var count = Int(marker & 0x0F)
-        var start = offset &+ 1
-        if count == 0x0F {
-            guard start < objectsEnd else { return nil }
-            let intMarker = bytes[start]
-            let width = 1 &<< Int(intMarker & 0x0F)
-            guard intMarker & 0xF0 == 0x10, intMarker & 0x0F <= 3, width < objectsEnd &- start else { return nil }
-            let raw = BinaryBytes.readUInt(bytes, at: start &+ 1, width: width)
-            guard raw <= UInt64(objectsEnd) else { return nil }
-            count = Int(raw)
-            start = start &+ 1 &+ width
-        }
-        guard start <= objectsEnd, count <= objectsEnd &- start else { return nil }
+        guard let (count, start) = count(marker: marker, at: offset), start <= objectsEnd, count <= objectsEnd &- start else { return nil }
         return UnsafeRawBufferPointer(rebasing: bytes[start..<(start &+ count)])
+    }
+
+    /// The count of the object at `offset` (the marker's low nibble, or when that is 0xF the
+    /// 1-, 2-, 4- or 8-byte integer object after it) and where its payload starts; nil when the
+    /// count cannot be read inside the object area or exceeds its size (the decoder then
+    /// reports what is wrong). The count and the start are at most `objectsEnd`.
+    @inline(__always)
+    private func count(marker: UInt8, at offset: Int) -> (count: Int, start: Int)? {
+        let nibble = Int(marker & 0x0F)
+        let start = offset &+ 1
+        guard nibble == 0x0F else { return (nibble, start) }
+        guard start < objectsEnd else { return nil }
+        let intMarker = bytes[start]
+        let width = 1 &<< Int(intMarker & 0x0F)
+        guard intMarker & 0xF0 == 0x10, intMarker & 0x0F <= 3, width < objectsEnd &- start else { return nil }
+        let raw = BinaryBytes.readUInt(bytes, at: start &+ 1, width: width)
+        guard raw <= UInt64(objectsEnd) else { return nil }
+        return (Int(raw), start &+ 1 &+ width)
     }
 
     /// The byte offset of object `index` (below the count; validated when the reader was made).
@@ -196,23 +202,10 @@ package final class BinaryPropertyListObjectReader {
         let offset = offset(of: index)
         let marker = bytes[offset]
         guard marker & 0xF0 == kind else { return nil }
-        var count = Int(marker & 0x0F)
-        var start = offset &+ 1
-        var counted = count != 0x0F
-        if !counted, start < objectsEnd {
-            // The count as an integer object of 1, 2, 4 or 8 bytes.
-            let intMarker = bytes[start]
-            let width = 1 &<< Int(intMarker & 0x0F)
-            if intMarker & 0xF0 == 0x10, intMarker & 0x0F <= 3, width < objectsEnd &- start {
-                let raw = BinaryBytes.readUInt(bytes, at: start &+ 1, width: width)
-                count = raw <= UInt64(objectsEnd) ? Int(raw) : objectsEnd
-                start = start &+ 1 &+ width
-                counted = true
-            }
-        }
-        // count and start are at most objectsEnd here, so the product cannot overflow.
-        let references = kind == 0xD0 ? count &* 2 : count
-        if counted, start <= objectsEnd, references &* referenceWidth <= objectsEnd &- start {
+        // count is at most objectsEnd, so the products cannot overflow.
+        if let (count, start) = count(marker: marker, at: offset), start <= objectsEnd,
+            (kind == 0xD0 ? count &* 2 : count) &* referenceWidth <= objectsEnd &- start
+        {
             return ContainerSpan(object: index, count: count, start: start)
         }
         // Damaged: the decoder reports it as a whole read would.
@@ -247,18 +240,8 @@ package final class BinaryPropertyListObjectReader {
         let marker = bytes[offset]
         guard marker & 0xF0 == 0x60 else { return false }
         guard let utf8Length else { return true }
-        var units = Int(marker & 0x0F)
-        if units == 0x0F {
-            let start = offset &+ 1
-            // An unreadable count: let the full read report it.
-            guard start < objectsEnd else { return true }
-            let intMarker = bytes[start]
-            let width = 1 &<< Int(intMarker & 0x0F)
-            guard intMarker & 0xF0 == 0x10, intMarker & 0x0F <= 3, width < objectsEnd &- start else { return true }
-            let raw = BinaryBytes.readUInt(bytes, at: start &+ 1, width: width)
-            guard raw <= UInt64(objectsEnd) else { return true }
-            units = Int(raw)
-        }
+        // An unreadable count: let the full read report it.
+        guard let (units, _) = count(marker: marker, at: offset) else { return true }
         // units <= objectsEnd, so the product cannot overflow.
         return utf8Length >= units && utf8Length <= units &* 3
     }
