@@ -17,12 +17,13 @@ package final class ArchiveDocument {
     package let top: PropertyListDictionary
     /// `$objects`, when the whole archive was read as one tree (empty when it is read by index).
     private let tree: [PropertyListValue]
-    /// The reader of a binary archive read by index, and where its `$objects` references are.
-    private let byIndex: (reader: BinaryPropertyListObjectReader, objects: BinaryPropertyListObjectReader.ContainerSpan)?
+    /// The reader of a binary archive read by index, where its `$objects` references are, and
+    /// the key objects of the file already matched (shared by every object's fields read in
+    /// place; made only for archives read by index).
+    private let byIndex: ByIndex?
+    private typealias ByIndex = (reader: BinaryPropertyListObjectReader, objects: BinaryPropertyListObjectReader.ContainerSpan, keyCache: InPlaceKeyCache)
     /// The number of entries in `$objects`.
     package let objectCount: Int
-    /// Key objects of the file already matched, shared by every object's fields read in place.
-    package let keyCache = InPlaceKeyCache()
     /// The limits in force.
     package let limits: DecodingLimits
     @exclusivity(unchecked) private var classCache: [UInt32: ArchivedClassDescription] = [:]
@@ -123,7 +124,7 @@ package final class ArchiveDocument {
                     envelope.entries.append((key, try reader.value(ofObject: valueObject)))
                 }
             }
-            try self.init(envelope: envelope, byIndex: objects.map { (reader, $0) }, limits: limits)
+            try self.init(envelope: envelope, byIndex: objects.map { (reader, $0, InPlaceKeyCache()) }, limits: limits)
         } catch let error as KeyedArchiveError {
             throw error
         } catch let error as PropertyListError {
@@ -137,7 +138,7 @@ package final class ArchiveDocument {
     /// of the file (the entry is then an empty placeholder).
     private init(
         envelope: PropertyListDictionary,
-        byIndex: (reader: BinaryPropertyListObjectReader, objects: BinaryPropertyListObjectReader.ContainerSpan)?,
+        byIndex: ByIndex?,
         limits: DecodingLimits
     ) throws(KeyedArchiveError) {
         guard let archiver = envelope[ArchiveKeys.archiver] else {
@@ -279,7 +280,7 @@ package final class ArchiveDocument {
                 try byIndex.reader.dictionarySpan(ofObject: try byIndex.reader.element(Int(uid), of: byIndex.objects))
             }
             if let span {
-                let fields = ArchiveFields.inPlace(InPlaceFields(reader: byIndex.reader, span: span, keyCache: keyCache))
+                let fields = ArchiveFields.inPlace(InPlaceFields(reader: byIndex.reader, span: span, keyCache: byIndex.keyCache))
                 return .object(fields, classUID: try classReference(in: fields, uid: uid))
             }
         }

@@ -28,14 +28,11 @@ package enum ArchiveFields {
         }
     }
 
-    /// The value for a user key, as ``ArchiveKeys/lookup(_:in:)`` finds it.
+    /// The value for a user key, as ``ArchiveKeys/lookup(_:in:)`` finds it: stored escaped, or
+    /// for a reserved name also as it is.
     package func lookup(_ key: String) throws -> PropertyListValue? {
-        switch self {
-        case .whole(let dictionary): return ArchiveKeys.lookup(key, in: dictionary)
-        case .inPlace(let fields):
-            if let value = try fields.value(forStoredKey: ArchiveKeys.escape(key)) { return value }
-            return ArchiveKeys.isReserved(key) ? try fields.value(forStoredKey: key) : nil
-        }
+        if let value = try value(forStoredKey: ArchiveKeys.escape(key)) { return value }
+        return ArchiveKeys.isReserved(key) ? try value(forStoredKey: key) : nil
     }
 
     /// The whole dictionary (read from the file for fields in place: for the rarer readers

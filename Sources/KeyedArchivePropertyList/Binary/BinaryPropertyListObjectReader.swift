@@ -178,9 +178,6 @@ package final class BinaryPropertyListObjectReader {
             self.count = count
             self.start = start
         }
-
-        /// No container: no entries.
-        package static let empty = ContainerSpan(object: 0, count: 0, start: 0)
     }
 
     /// The span of object `index` when it is a dictionary, `nil` when it is another kind of
