@@ -146,7 +146,7 @@ final class ArchiveDecodingState: Decoder {
     /// malformed entries, archives read whole), which also reports any error.
     private func keyedStorageInPlace(_ uid: UInt32) throws -> (storage: KeyedStorage, info: ClassInfo, classUID: UInt32)? {
         guard let (fields, info, classUID) = try fieldsInPlace(uid), info.kind == .keyed else { return nil }
-        return (InPlaceKeyedStorage(fields), info, classUID)
+        return (InPlaceKeyedStorage(fields, state: self, depth: keys.count), info, classUID)
     }
 
     /// The fields of the object at `uid` read in place, with its class, when the archive is read
@@ -266,7 +266,7 @@ final class ArchiveDecodingState: Decoder {
         guard uid != 0 else { throw notFound(expected ?? [String: Any].self) }
         if let (storage, info, classUID) = try keyedStorageInPlace(uid) {
             try checkAccepted(info, classUID: classUID, expected: expected)
-            return KeyedDecodingContainer(KeyedArchiveDecodingContainer<Key>(state: self, storage: storage, depth: keys.count))
+            return KeyedDecodingContainer(KeyedArchiveDecodingContainer<Key>(storage: storage))
         }
         let entry = try object(uid)
         guard case .dictionary(let fields) = entry else {
@@ -276,13 +276,13 @@ final class ArchiveDecodingState: Decoder {
         switch info.kind {
         case .keyed:
             try checkAccepted(info, classUID: classUID, expected: expected)
-            let storage = KeyedStorage(entries: fields.entries)
-            return KeyedDecodingContainer(KeyedArchiveDecodingContainer<Key>(state: self, storage: storage, depth: keys.count))
+            let storage = KeyedStorage(entries: fields.entries, state: self, depth: keys.count)
+            return KeyedDecodingContainer(KeyedArchiveDecodingContainer<Key>(storage: storage))
         case .dictionary:
             let entries = try dictionaryEntries(fields, uid: uid, name: info.name)
             try countExpansion(entries.count)
-            let storage = KeyedStorage(map: entries)
-            return KeyedDecodingContainer(KeyedArchiveDecodingContainer<Key>(state: self, storage: storage, depth: keys.count))
+            let storage = KeyedStorage(map: entries, state: self, depth: keys.count)
+            return KeyedDecodingContainer(KeyedArchiveDecodingContainer<Key>(storage: storage))
         default:
             throw mismatch(expected ?? [String: Any].self, "expected a keyed object, found \(info.name)")
         }

@@ -14,7 +14,16 @@
 /// In an archive read by index, an object's fields are read in place instead
 /// (``InPlaceKeyedStorage``, over the graph layer's `InPlaceFields`, which looks them up the
 /// same way).
+///
+/// The storage also holds the decode it belongs to and the container's depth, so that a
+/// container is one reference: the standard library's type-erasing box copies the container
+/// (and destroys the copy) at every call, and with three fields that was 12% of a W5 decode's
+/// instructions.
 class KeyedStorage {
+    /// The decode this container belongs to.
+    let state: ArchiveDecodingState
+    /// The length of the container's coding path.
+    let depth: Int
     let entries: [PropertyListDictionary.Entry]
     let map: [String: PropertyListValue]?
     /// Where the next lookup starts: the entry after the last match.
@@ -23,12 +32,16 @@ class KeyedStorage {
     /// maybe more.
     @exclusivity(unchecked) private var seen: UInt64 = 0
 
-    init(entries: [PropertyListDictionary.Entry]) {
+    init(entries: [PropertyListDictionary.Entry], state: ArchiveDecodingState, depth: Int) {
+        self.state = state
+        self.depth = depth
         self.entries = entries
         self.map = nil
     }
 
-    init(map: [String: PropertyListValue]) {
+    init(map: [String: PropertyListValue], state: ArchiveDecodingState, depth: Int) {
+        self.state = state
+        self.depth = depth
         self.entries = []
         self.map = map
     }
@@ -135,9 +148,9 @@ final class InPlaceKeyedStorage: KeyedStorage {
 
     /// The fields of an object read in place (their cursor is shared: the lookup of `$class`
     /// that classified the entry has moved it past `$class`).
-    init(_ fields: InPlaceFields) {
+    init(_ fields: InPlaceFields, state: ArchiveDecodingState, depth: Int) {
         self.fields = fields
-        super.init(entries: [])
+        super.init(entries: [], state: state, depth: depth)
     }
 
     override func hasValue(forStoredKey stored: String) -> Bool {
@@ -158,9 +171,10 @@ final class InPlaceKeyedStorage: KeyedStorage {
 }
 
 struct KeyedArchiveDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    let state: ArchiveDecodingState
+    /// The fields, with the decode and the depth (one reference: see ``KeyedStorage``).
     let storage: KeyedStorage
-    let depth: Int
+    @inline(__always) var state: ArchiveDecodingState { storage.state }
+    @inline(__always) var depth: Int { storage.depth }
 
     var codingPath: [any CodingKey] { Array(state.keys.prefix(depth)) }
     var allKeys: [Key] { storage.keyNames.compactMap { Key(stringValue: $0) } }

@@ -25,6 +25,8 @@ final class KeyedStorageTests: XCTestCase {
         let names = ["a", "b", "ab", "ba", "aa", "name", "nome", "tags", "e\u{301}", "\u{E9}", "$$x", "$0", "K", "\u{212A}",
                      "a\u{301}\u{316}", "a\u{316}\u{301}"]
         var compared = 0
+        // The decode a container belongs to (the lookups do not use it).
+        let state = ArchiveDecodingState(document: try ArchiveDocument(data: KeyedArchiveEncoder().encode([1])), options: KeyedArchiveDecoder())
         for _ in 0..<4_000 {
             let count = Int.random(in: 0...12, using: &random)
             var entries: [PropertyListDictionary.Entry] = [("$class", .uid(1))]
@@ -37,14 +39,14 @@ final class KeyedStorageTests: XCTestCase {
                 let hint: PropertyListString.Storage? = Bool.random(using: &random) ? .ascii : nil
                 entries.append((.string(PropertyListString(name, storage: hint)), .integer(PropertyListInteger(value))))
             }
-            let storage = KeyedStorage(entries: entries)
+            let storage = KeyedStorage(entries: entries, state: state, depth: 0)
             // The same object read in place from a binary file (keys stored as ASCII or UTF-16
             // as the hints and the text say), as an archive read by index is.
             let file = try PropertyList.encode(.dictionary(PropertyListDictionary(entries)), format: .binary)
             let reader = try BinaryPropertyListObjectReader(file, limits: .default)
             let span = try XCTUnwrap(reader.dictionarySpan(ofObject: reader.topObject))
             // One cache per file, as in a decode (key objects are the file's).
-            let inPlace = InPlaceKeyedStorage(InPlaceFields(reader: reader, span: span, keyCache: InPlaceKeyCache()))
+            let inPlace = InPlaceKeyedStorage(InPlaceFields(reader: reader, span: span, keyCache: InPlaceKeyCache()), state: state, depth: 0)
             for _ in 0..<Int.random(in: 1...20, using: &random) {
                 // User keys: "$x" is stored escaped as "$$x".
                 let key = ["a", "b", "ab", "ba", "aa", "name", "nome", "tags", "e\u{301}", "\u{E9}", "$x", "zz", "K",

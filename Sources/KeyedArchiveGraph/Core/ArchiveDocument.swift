@@ -210,10 +210,12 @@ package final class ArchiveDocument {
             throw KeyedArchiveError(
                 .invalidReference, "UID \(uid) is out of range ($objects has \(objectCount) entries)", path: path())
         }
-        guard let byIndex else { return tree[index] }
+        // The reader alone is bound: binding the whole tuple retained and released the key
+        // cache too, at every entry read.
+        guard let reader = byIndex?.reader, let objects = byIndex?.objects else { return tree[index] }
         if !sharedLeaves.isEmpty, let shared = sharedLeaves[uid] { return shared }
         let value = try Self.reading(path: path()) { () throws in
-            try byIndex.reader.value(ofObject: try byIndex.reader.element(index, of: byIndex.objects))
+            try reader.value(ofObject: try reader.element(index, of: objects))
         }
         switch value {
         case .string(let string) where string.value.utf8.count >= Self.sharedLeafBytes: sharedLeaves[uid] = value
