@@ -179,6 +179,37 @@ final class BenchmarkSmokeTests: XCTestCase {
         XCTAssertFalse(results[2].checkValueStable)
     }
 
+    /// The rounds of a series run its sizes in varying orders, so that no size always runs
+    /// right after the same other one (what a run leaves behind falls on different sizes).
+    /// Rounds that only started one size later kept the cyclic order: with three sizes, each
+    /// size had the same predecessor within every round.
+    func testASeriesVariesWhichSizeRunsBeforeWhich() {
+        var calls: [String] = []
+        let sizes = ["a", "b", "c"].map { size in
+            var operation = BenchmarkOperation("T \(size)", "op", check: .bytes, [
+                Implementation(size, ours: true, units: 1) {
+                    calls.append(size)
+                    // Equal times: no size settles after another (that takes a run 4x as long).
+                    Thread.sleep(forTimeInterval: 0.002)
+                    return 1
+                },
+            ])
+            operation.measuresOursFirst = true
+            operation.series = "T op"
+            return operation
+        }
+        _ = Runner.run(series: sizes, policy: RunPolicy(warmups: 1, repetitions: 6, timeBoxSeconds: 10))
+        let runs = calls
+        XCTAssertEqual(runs.count, 3 + 3 * 6, "one warm-up and six rounds of three sizes: \(runs)")
+        var predecessors: [String: Set<String>] = [:]
+        for round in 0..<6 {
+            let order = Array(runs[(3 + 3 * round)..<(6 + 3 * round)])
+            XCTAssertEqual(Set(order), ["a", "b", "c"], "round \(round) runs every size once: \(runs)")
+            for (before, after) in zip(order, order.dropFirst()) { predecessors[after, default: []].insert(before) }
+        }
+        XCTAssertTrue(predecessors.values.contains { $0.count > 1 }, "every size kept its predecessor in every round: \(runs)")
+    }
+
     /// The sizes of one scaling series are measured in the same rounds (drift between sizes
     /// cancels), ours before the peers, and ratios still compare one size's rows only.
     func testASeriesInterleavesItsSizesAndKeepsRatiosWithinEachSize() {
@@ -211,10 +242,11 @@ final class BenchmarkSmokeTests: XCTestCase {
 
         let results = Runner.run(series: series, policy: RunPolicy(warmups: 1, repetitions: 3, timeBoxSeconds: 10))
         XCTAssertEqual(calls.count, 16)
-        // Warm-ups, then rounds that start one size later each time: every size follows the
-        // other in some round.
-        XCTAssertEqual(calls.prefix(8).map { $0 }, ["small", "large", "small", "large", "large", "small", "small", "large"].map { "ours \($0)" },
-                       "our sizes alternate in every round, the start rotating, before any peer: \(calls)")
+        // Warm-ups in order, then rounds that each run every size once, all before any peer.
+        XCTAssertEqual(calls.prefix(2).map { $0 }, ["ours small", "ours large"], "warm-ups: \(calls)")
+        for round in 0..<3 {
+            XCTAssertEqual(Set(calls[(2 + 2 * round)..<(4 + 2 * round)]), ["ours small", "ours large"], "round \(round): \(calls)")
+        }
         XCTAssertEqual(Set(calls.suffix(8)), ["peer small", "peer large"])
         XCTAssertEqual(results.map(\.implementation), ["peer small", "ours small", "peer large", "ours large"])
         XCTAssertEqual(results.map(\.series), Array(repeating: "T op", count: 4))

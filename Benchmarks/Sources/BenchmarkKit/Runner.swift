@@ -269,14 +269,17 @@ public enum Runner {
         }
 
         // Measured rounds, interleaved A B A B so that drift affects every implementation alike.
-        // In a series, each round starts one entry later (sizes 1 2 3 4, then 2 3 4 1, ...), so
-        // that no size always runs right after the same other one: whatever a run leaves for
-        // the next (the settle run handles the large effects) falls on every size in turn.
-        let rotates = entries.contains { $0.operation.series != nil }
-        for round in 0..<policy.repetitions {
-            let start = rotates && !entries.isEmpty ? round % entries.count : 0
-            for step in entries.indices {
-                let index = (start + step) % entries.count
+        // In a series, each round runs the sizes in a new order (a fixed-seed shuffle), so that
+        // no size always runs right after the same other one: whatever a run leaves for the
+        // next (the settle run handles the large effects) falls on different sizes in turn.
+        // (Until session 13 each round only started one entry later, 1 2 3 4 then 2 3 4 1:
+        // the same cyclic order, so each size but one per round kept its predecessor.)
+        let shuffles = entries.contains { $0.operation.series != nil }
+        var orderRandom = BenchRandom(seed: 0x5E51_E5, stream: 13)
+        for _ in 0..<policy.repetitions {
+            var order = Array(entries.indices)
+            if shuffles { order.shuffle(using: &orderRandom) }
+            for index in order {
                 let entry = entries[index]
                 guard active[index] else { continue }
                 let implementation = entry.implementation
