@@ -145,25 +145,26 @@ final class ArchiveDecodingState: Decoder {
     /// (see ``KeyedStorage``). `nil` sends the caller to the general path (other classes,
     /// malformed entries, archives read whole), which also reports any error.
     private func keyedStorageInPlace(_ uid: UInt32) throws -> (storage: KeyedStorage, info: ClassInfo, classUID: UInt32)? {
-        guard let (fields, info, classUID) = try fieldsInPlace(uid), info.kind == .keyed else { return nil }
-        return (InPlaceKeyedStorage(fields, state: self, depth: keys.count), info, classUID)
+        guard let (lookup, info, classUID) = try fieldsInPlace(uid), info.kind == .keyed else { return nil }
+        return (InPlaceKeyedStorage(lookup, state: self, depth: keys.count), info, classUID)
     }
 
     /// The fields of the object at `uid` read in place, with its class, when the archive is read
     /// by index and the entry is an object dictionary; `nil` otherwise (errors too: the general
     /// path reports them).
-    private func fieldsInPlace(_ uid: UInt32) throws -> (fields: InPlaceFields, info: ClassInfo, classUID: UInt32)? {
-        guard case .object(.inPlace(let fields), let classUID)? = try? document.storedEntry(uid, path: "") else { return nil }
+    private func fieldsInPlace(_ uid: UInt32) throws -> (lookup: InPlaceLookup, info: ClassInfo, classUID: UInt32)? {
+        guard let (lookup, classUID) = try? document.objectInPlace(uid, path: "") else { return nil }
         let info = try knownClass(classUID) ?? describeClass(classUID, uid: uid, key: nil).0
-        return (fields, info, classUID)
+        return (lookup, info, classUID)
     }
 
     /// The members of an NSArray or NSSet (`NS.objects`, an array of UIDs in range) read in
     /// place; `nil` for anything else or anything irregular, which the general path reads (and
     /// reports).
     private func elementsInPlace(_ uid: UInt32) throws -> [PropertyListValue]? {
-        guard let (fields, info, _) = try fieldsInPlace(uid), info.kind == .array || info.kind == .set,
-            let index = (try? fields.index(ofStoredKey: FoundationClassNames.objectsKey)) ?? nil,
+        guard let (lookup, info, _) = try fieldsInPlace(uid), info.kind == .array || info.kind == .set else { return nil }
+        var fields = lookup
+        guard let index = (try? fields.index(ofStoredKey: FoundationClassNames.objectsKey)) ?? nil,
             let list = try? fields.reader.arraySpan(ofObject: fields.valueObject(at: index))
         else { return nil }
         let reader = fields.reader

@@ -12,7 +12,7 @@
 /// again on length alone cost 9% more instructions on W5 than with the first byte).
 ///
 /// In an archive read by index, an object's fields are read in place instead
-/// (``InPlaceKeyedStorage``, over the graph layer's `InPlaceFields`, which looks them up the
+/// (``InPlaceKeyedStorage``, over the graph layer's `InPlaceLookup`, which looks them up the
 /// same way).
 ///
 /// The storage also holds the decode it belongs to and the container's depth, so that a
@@ -48,7 +48,7 @@ class KeyedStorage {
 
     @inline(__always)
     private static func fingerprint(length: Int, first: UInt8?) -> UInt64 {
-        InPlaceFields.fingerprint(length: length, first: first)
+        InPlaceLookup.fingerprint(length: length, first: first)
     }
 
     /// The value for a user key (escaped as stored when it starts with `$`). Throws only when
@@ -139,31 +139,32 @@ class KeyedStorage {
     }
 }
 
-/// An archived object's fields read in place from a file read by index (`InPlaceFields`: the
-/// same first-match rule, cursor and fingerprints as ``KeyedStorage``, with keys compared in
-/// the file or recognised from the file's key cache). No dictionary is built for the object.
+/// An archived object's fields read in place from a file read by index (the graph layer's
+/// `InPlaceLookup`: the same first-match rule, cursor and fingerprints as ``KeyedStorage``, with
+/// keys compared in the file or recognised from the file's key cache). No dictionary is built
+/// for the object, and the lookup is held inline, with no object of its own.
 final class InPlaceKeyedStorage: KeyedStorage {
-    /// A non-optional `let`: binding an optional retained and released it at every lookup.
-    let fields: InPlaceFields
+    /// Read and moved in place (its methods are all `mutating` for that).
+    @exclusivity(unchecked) var lookup: InPlaceLookup
 
-    /// The fields of an object read in place (their cursor is shared: the lookup of `$class`
-    /// that classified the entry has moved it past `$class`).
-    init(_ fields: InPlaceFields, state: ArchiveDecodingState, depth: Int) {
-        self.fields = fields
+    /// The fields of an object read in place (the lookup's cursor as it is: past `$class` when
+    /// the lookup that classified the entry found it first).
+    init(_ lookup: InPlaceLookup, state: ArchiveDecodingState, depth: Int) {
+        self.lookup = lookup
         super.init(entries: [], state: state, depth: depth)
     }
 
     override func hasValue(forStoredKey stored: String) -> Bool {
-        ((try? fields.index(ofStoredKey: stored)) ?? nil) != nil
+        ((try? lookup.index(ofStoredKey: stored)) ?? nil) != nil
     }
 
     override func storedValue(forKey stored: String) throws -> PropertyListValue? {
-        guard let index = try fields.index(ofStoredKey: stored) else { return nil }
-        return try fields.value(at: index)
+        guard let index = try lookup.index(ofStoredKey: stored) else { return nil }
+        return try lookup.value(at: index)
     }
 
     override var keyNames: [String] {
-        ((try? fields.dictionary())?.entries ?? []).compactMap { entry in
+        ((try? lookup.dictionary())?.entries ?? []).compactMap { entry in
             guard case .string(let name) = entry.key, !ArchiveKeys.isReserved(name.value) else { return nil }
             return ArchiveKeys.unescape(name.value)
         }

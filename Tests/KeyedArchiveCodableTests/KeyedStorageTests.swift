@@ -46,7 +46,7 @@ final class KeyedStorageTests: XCTestCase {
             let reader = try BinaryPropertyListObjectReader(file, limits: .default)
             let span = try XCTUnwrap(reader.dictionarySpan(ofObject: reader.topObject))
             // One cache per file, as in a decode (key objects are the file's).
-            let inPlace = InPlaceKeyedStorage(InPlaceFields(reader: reader, span: span, keyCache: InPlaceKeyCache()), state: state, depth: 0)
+            let inPlace = InPlaceKeyedStorage(InPlaceLookup(reader: reader, span: span, keyCache: InPlaceKeyCache()), state: state, depth: 0)
             for _ in 0..<Int.random(in: 1...20, using: &random) {
                 // User keys: "$x" is stored escaped as "$$x".
                 let key = ["a", "b", "ab", "ba", "aa", "name", "nome", "tags", "e\u{301}", "\u{E9}", "$x", "zz", "K",

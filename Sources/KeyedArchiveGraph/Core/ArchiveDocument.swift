@@ -276,32 +276,44 @@ package final class ArchiveDocument {
     /// the class description is left to the caller (``classDescription(_:path:)`` with the path
     /// `$objects[uid] $class`).
     package func storedEntry(_ uid: UInt32, path: @autoclosure () -> String) throws(KeyedArchiveError) -> StoredEntry {
-        if let byIndex, Int(uid) < objectCount {
-            // Object dictionaries stay in the file; anything else is read as a value.
-            let span = try Self.reading(path: path()) { () throws in
-                try byIndex.reader.dictionarySpan(ofObject: try byIndex.reader.element(Int(uid), of: byIndex.objects))
-            }
-            if let span {
-                let fields = ArchiveFields.inPlace(InPlaceFields(reader: byIndex.reader, span: span, keyCache: byIndex.keyCache))
-                return .object(fields, classUID: try classReference(in: fields, uid: uid))
-            }
+        // Object dictionaries of an archive read by index stay in the file; anything else is
+        // read as a value.
+        if let (lookup, classUID) = try objectInPlace(uid, path: path()) {
+            return .object(.inPlace(InPlaceFields(lookup)), classUID: classUID)
         }
         let value = try object(uid, path: path())
         switch value {
         case .string, .integer, .real, .bool, .data, .date:
             return .leaf(value)
         case .dictionary(let dictionary):
-            let fields = ArchiveFields.whole(dictionary)
-            return .object(fields, classUID: try classReference(in: fields, uid: uid))
+            let classValue = dictionary[ArchiveKeys.classReference]
+            return .object(.whole(dictionary), classUID: try classReference(classValue, uid: uid))
         default:
             throw KeyedArchiveError(
                 .invalidObject, "a \(value.typeName) cannot be an entry of $objects", path: "$objects[\(uid)]")
         }
     }
 
-    /// The UID (in range) of an object's `$class`.
-    private func classReference(in fields: ArchiveFields, uid: UInt32) throws(KeyedArchiveError) -> UInt32 {
-        guard let classValue = try Self.reading(path: "$objects[\(uid)]", { () throws in try fields.value(forStoredKey: ArchiveKeys.classReference) }) else {
+    /// The fields of the object dictionary at a UID where they lie in the file, and the UID of
+    /// its `$class` (checked as ``storedEntry(_:path:)`` checks it), when the archive is read by
+    /// index and the entry is a dictionary; `nil` otherwise (``storedEntry(_:path:)`` then
+    /// reads the entry as a value). The lookup's cursor is past `$class` when that came first.
+    package func objectInPlace(_ uid: UInt32, path: @autoclosure () -> String) throws(KeyedArchiveError) -> (lookup: InPlaceLookup, classUID: UInt32)? {
+        guard let reader = byIndex?.reader, let objects = byIndex?.objects, let keyCache = byIndex?.keyCache, Int(uid) < objectCount else {
+            return nil
+        }
+        let span = try Self.reading(path: path()) { () throws in
+            try reader.dictionarySpan(ofObject: try reader.element(Int(uid), of: objects))
+        }
+        guard let span else { return nil }
+        var lookup = InPlaceLookup(reader: reader, span: span, keyCache: keyCache)
+        let classValue = try Self.reading(path: "$objects[\(uid)]") { () throws in try lookup.value(forStoredKey: ArchiveKeys.classReference) }
+        return (lookup, try classReference(classValue, uid: uid))
+    }
+
+    /// The UID (in range) of an object's `$class`, given the value stored under `$class`.
+    private func classReference(_ classValue: PropertyListValue?, uid: UInt32) throws(KeyedArchiveError) -> UInt32 {
+        guard let classValue else {
             throw KeyedArchiveError(.invalidClass, "object dictionary has no $class", path: "$objects[\(uid)]")
         }
         return try reference(classValue, path: "$objects[\(uid)] $class")

@@ -45,10 +45,68 @@ package enum ArchiveFields {
     }
 }
 
-/// An object's fields where they lie in a file read by index: keys stored as ASCII are compared
-/// with the wanted key's bytes in the file (or recognised by the ``InPlaceKeyCache``), and only
-/// the value found is read. No dictionary is built for the object, and none is torn down after
-/// it: the tree of a large archive, built and freed, was about half of a decode.
+/// An object's fields where they lie in a file read by index, as a class (what
+/// ``ArchiveFields/inPlace(_:)`` holds, shared by whoever reads the object): an
+/// ``InPlaceLookup`` and its cursor.
+package final class InPlaceFields {
+    /// The lookup, read and moved in place.
+    @exclusivity(unchecked) package var lookup: InPlaceLookup
+
+    /// Fields of the dictionary at `span` in `reader`'s file; `keyCache` must be this file's.
+    package convenience init(reader: BinaryPropertyListObjectReader, span: BinaryPropertyListObjectReader.ContainerSpan, keyCache: InPlaceKeyCache) {
+        self.init(InPlaceLookup(reader: reader, span: span, keyCache: keyCache))
+    }
+
+    /// Fields over a lookup (its cursor as it is).
+    package init(_ lookup: InPlaceLookup) {
+        self.lookup = lookup
+    }
+
+    /// The file.
+    package var reader: BinaryPropertyListObjectReader { lookup.reader }
+    /// The object's dictionary in it.
+    package var span: BinaryPropertyListObjectReader.ContainerSpan { lookup.span }
+    /// The number of entries.
+    package var count: Int { lookup.span.count }
+
+    /// One bit of 64 for a key's length and first byte (``InPlaceLookup/fingerprint(length:first:)``).
+    @inline(__always)
+    package static func fingerprint(length: Int, first: UInt8?) -> UInt64 {
+        InPlaceLookup.fingerprint(length: length, first: first)
+    }
+
+    /// The object index in the file of entry `index`'s key.
+    package func keyObject(at index: Int) throws -> Int { try lookup.keyObject(at: index) }
+
+    /// The position of the first entry whose key is `stored`, byte for byte; moves the cursor.
+    package func index(ofStoredKey stored: String) throws -> Int? { try lookup.index(ofStoredKey: stored) }
+
+    /// The value of the first entry whose key is `stored`.
+    @inline(__always)
+    package func value(forStoredKey stored: String) throws -> PropertyListValue? { try lookup.value(forStoredKey: stored) }
+
+    /// The value of entry `index`.
+    @inline(__always)
+    package func value(at index: Int) throws -> PropertyListValue { try lookup.value(at: index) }
+
+    /// The object index in the file of entry `index`'s value.
+    package func valueObject(at index: Int) throws -> Int { try lookup.valueObject(at: index) }
+
+    /// The whole dictionary, read from the file.
+    package func dictionary() throws -> PropertyListDictionary { try lookup.dictionary() }
+
+    /// `stored`'s UTF-8 bytes.
+    @inline(__always)
+    package static func withUTF8<T>(_ stored: String, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+        try InPlaceLookup.withUTF8(stored, body)
+    }
+}
+
+/// How an object's fields are looked up where they lie in a file read by index: keys stored
+/// as ASCII are compared with the wanted key's bytes in the file (or recognised by the
+/// ``InPlaceKeyCache``), and only the value found is read. No dictionary is built for the
+/// object, and none is torn down after it: the tree of a large archive, built and freed, was
+/// about half of a decode.
 ///
 /// A lookup finds the first entry whose key matches byte for byte, as a dictionary lookup
 /// does, but starts where the last one matched, since fields are usually read in the order
@@ -57,7 +115,13 @@ package enum ArchiveFields {
 /// the key too; that can only be one a lookup has looked at before, so a fingerprint of each key
 /// looked at (length and first byte, one bit of 64) says when to look back: for repeated keys
 /// (damaged or hand-made archives) and fingerprint collisions.
-package final class InPlaceFields {
+///
+/// A value (the cursor moves with it), so that a reader that keeps one per object stores it
+/// inline: the Codable decoder's containers hold it in their storage, with no object of its own
+/// for each container (an allocation, and the retains of the copies, per archived object).
+/// Methods that only read are `mutating` too: called on a class's stored property they then
+/// work in place instead of on a copy (two retains and releases a call).
+package struct InPlaceLookup {
     /// The file.
     package let reader: BinaryPropertyListObjectReader
     /// The object's dictionary in it.
@@ -65,20 +129,17 @@ package final class InPlaceFields {
     /// Key objects of this file already matched.
     package let keyCache: InPlaceKeyCache
     /// Where the next lookup starts: the entry after the last match.
-    @exclusivity(unchecked) private var cursor = 0
+    private var cursor = 0
     /// The fingerprints of every key a lookup has looked at: all those before the cursor, and
     /// maybe more.
-    @exclusivity(unchecked) private var seen: UInt64 = 0
+    private var seen: UInt64 = 0
 
-    /// Fields of the dictionary at `span` in `reader`'s file; `keyCache` must be this file's.
+    /// A lookup over the dictionary at `span` in `reader`'s file; `keyCache` must be this file's.
     package init(reader: BinaryPropertyListObjectReader, span: BinaryPropertyListObjectReader.ContainerSpan, keyCache: InPlaceKeyCache) {
         self.reader = reader
         self.span = span
         self.keyCache = keyCache
     }
-
-    /// The number of entries.
-    package var count: Int { span.count }
 
     /// One bit of 64 for a key's length and first byte: readers that remember which keys they
     /// have looked at (the Codable decoder's cursor) use it to know when to look back.
@@ -131,7 +192,7 @@ package final class InPlaceFields {
     }
 
     /// The position of the first entry whose key is `stored`, byte for byte; moves the cursor.
-    package func index(ofStoredKey stored: String) throws -> Int? {
+    package mutating func index(ofStoredKey stored: String) throws -> Int? {
         // The usual case: the entry at the cursor is a key object this key matched before, in
         // this object or another, and no entry before the cursor can have it.
         let start = cursor
@@ -146,7 +207,7 @@ package final class InPlaceFields {
     }
 
     /// Looks at every entry from the cursor on, wrapping around.
-    private func scan(for bytes: UnsafeBufferPointer<UInt8>, _ stored: String) throws -> Int? {
+    private mutating func scan(for bytes: UnsafeBufferPointer<UInt8>, _ stored: String) throws -> Int? {
         let count = span.count
         let start = cursor < count ? cursor : 0
         let wanted = Self.fingerprint(length: bytes.count, first: bytes.first)
@@ -190,19 +251,19 @@ package final class InPlaceFields {
 
     /// The value of the first entry whose key is `stored`.
     @inline(__always)
-    package func value(forStoredKey stored: String) throws -> PropertyListValue? {
+    package mutating func value(forStoredKey stored: String) throws -> PropertyListValue? {
         guard let index = try index(ofStoredKey: stored) else { return nil }
         return try value(at: index)
     }
 
     /// The value of entry `index`.
     @inline(__always)
-    package func value(at index: Int) throws -> PropertyListValue {
+    package mutating func value(at index: Int) throws -> PropertyListValue {
         try reader.value(ofObject: try reader.valueObject(index, of: span))
     }
 
     /// The object index in the file of entry `index`'s value.
-    package func valueObject(at index: Int) throws -> Int {
+    package mutating func valueObject(at index: Int) throws -> Int {
         try reader.valueObject(index, of: span)
     }
 
