@@ -298,6 +298,7 @@ package final class ArchiveDocument {
     /// its `$class` (checked as ``storedEntry(_:path:)`` checks it), when the archive is read by
     /// index and the entry is a dictionary; `nil` otherwise (``storedEntry(_:path:)`` then
     /// reads the entry as a value). The lookup's cursor is past `$class` when that came first.
+    @inline(__always)
     package func objectInPlace(_ uid: UInt32, path: @autoclosure () -> String) throws(KeyedArchiveError) -> (lookup: InPlaceLookup, classUID: UInt32)? {
         guard let reader = byIndex?.reader, let objects = byIndex?.objects, let keyCache = byIndex?.keyCache, Int(uid) < objectCount else {
             return nil
