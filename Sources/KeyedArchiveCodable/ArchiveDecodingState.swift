@@ -135,9 +135,12 @@ final class ArchiveDecodingState: Decoder {
     /// The entry at a UID when it is a plain string, else `nil` (errors too: callers that need
     /// them take the full path).
     @inline(__always)
-    private func plainString(_ uid: UInt32) -> PropertyListString? {
-        guard uid != 0, Int(uid) < objectCount, case .string(let string)? = try? document.object(uid, path: "") else { return nil }
-        return string
+    private func plainString(_ uid: UInt32) -> String? {
+        guard uid != 0, Int(uid) < objectCount else { return nil }
+        // Short ASCII text straight from the file, with no property-list value made for it.
+        if let text = document.shortASCIIString(uid) { return text }
+        guard case .string(let string)? = try? document.object(uid, path: "") else { return nil }
+        return string.value
     }
 
     /// The storage of an archived object whose class is a keyed one, read in place when the
@@ -526,8 +529,8 @@ final class ArchiveDecodingState: Decoder {
     @inline(__always)
     func quickString(_ value: PropertyListValue) -> String? {
         guard case .uid(let uid) = value, let string = plainString(uid) else { return nil }
-        guard addBytes(string.value.utf8.count) else { return nil }
-        return string.value
+        guard addBytes(string.utf8.count) else { return nil }
+        return string
     }
 
     /// An inline integer that fits.
@@ -553,8 +556,8 @@ final class ArchiveDecodingState: Decoder {
 
     func decodeString(_ value: PropertyListValue, key: (any CodingKey)? = nil) throws -> String {
         if case .uid(let uid) = value, let string = plainString(uid) {
-            try countBytes(string.value.utf8.count, key: key)
-            return string.value  // the common case
+            try countBytes(string.utf8.count, key: key)
+            return string  // the common case
         }
         if case .uid(0) = value { throw notFound(String.self, key: key) }
         let leaf = try resolveLeaf(value, key: key)

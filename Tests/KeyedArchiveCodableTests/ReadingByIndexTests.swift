@@ -81,6 +81,26 @@ final class ReadingByIndexTests: XCTestCase {
         try assertDamageAgrees(Profile(name: "Ada Lovelace, Countess", age: 36, score: 0.5, tags: ["analytical", "engine", "é"]))
     }
 
+    /// String fields read straight from the file as text (ASCII, shorter than 64 bytes) and
+    /// through entries (longer ones, shared by every reference; UTF-16): lengths on both sides
+    /// of the boundaries (15 bytes inline in a `String`, the extended count from 15, the shared
+    /// entries from 64), decoded as the whole read decodes them, damaged or not.
+    func testStringFieldsOnEitherSideOfTheDirectRead() throws {
+        struct Texts: Codable, Equatable {
+            var texts: [String]
+            var first: String
+            var last: String
+        }
+        let long = String(repeating: "x", count: 64)
+        let texts = Texts(
+            texts: ["", "a", String(repeating: "b", count: 14), String(repeating: "c", count: 15), String(repeating: "d", count: 16),
+                    String(repeating: "e", count: 62), String(repeating: "f", count: 63), long, long + "y", "caf\u{E9}", "\u{1F600}"],
+            first: String(repeating: "f", count: 63), last: long)
+        let data = try KeyedArchiveEncoder().encode(texts)
+        XCTAssertEqual(try KeyedArchiveDecoder().decode(Texts.self, from: data), texts)
+        try assertDamageAgrees(texts)
+    }
+
     /// Fields whose keys the file stores as UTF-16 (non-ASCII names) or with a long count
     /// (15 bytes or more), `$class` after the fields, a key repeated (the first wins), all
     /// integer widths and UIDs of 1 to 4 bytes: built by hand, read in place.

@@ -225,6 +225,19 @@ package final class ArchiveDocument {
         return value
     }
 
+    /// The entry at `uid` when the archive is read by index and the entry is a string stored as
+    /// ASCII, shorter than ``sharedLeafBytes`` (longer ones are shared through
+    /// ``object(_:path:)``); `nil` otherwise, errors included (``object(_:path:)`` reads those
+    /// entries, and reports them). No `PropertyListValue` is made: for the Codable decoder's
+    /// string fields.
+    @inline(__always)
+    package func shortASCIIString(_ uid: UInt32) -> String? {
+        guard let reader = byIndex?.reader, let objects = byIndex?.objects, Int(uid) < objectCount,
+            let object = try? reader.element(Int(uid), of: objects)
+        else { return nil }
+        return reader.asciiString(ofObject: object, maximumLength: Self.sharedLeafBytes - 1)
+    }
+
     /// Runs a read of the file, reporting a property-list error as a typed archive error at `path`.
     @inline(__always)
     package static func reading<T>(path: @autoclosure () -> String, _ body: () throws -> T) throws(KeyedArchiveError) -> T {

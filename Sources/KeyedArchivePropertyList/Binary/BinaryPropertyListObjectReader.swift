@@ -105,15 +105,37 @@ package final class BinaryPropertyListObjectReader {
         case 0x50:
             // Strings stored as ASCII: every key and most text. Read again at each use (an
             // archive's strings are each one entry, used about once).
-            if let text = asciiBytes(marker: marker, at: offset), text.count <= maximumStringLength,
-                BinaryPropertyListDecoder.firstNonASCII(text) == nil
-            {
-                return .string(PropertyListString(String(decoding: text, as: UTF8.self), storage: .ascii))
+            if let text = asciiString(marker: marker, at: offset, maximumLength: maximumStringLength) {
+                return .string(PropertyListString(text, storage: .ascii))
             }
             return try decoder.decodeObject(index)
         default:
             return try decoder.decodeObject(index)
         }
+    }
+
+    /// The text of object `index` when it is a string stored as ASCII of at most
+    /// `maximumLength` bytes (and within the limits), as ``value(ofObject:)`` reads it; `nil`
+    /// for any other object, a longer string, or anything irregular (``value(ofObject:)`` then
+    /// reads it, or reports what is wrong). For readers that want text and nothing else: no
+    /// `PropertyListValue` is made.
+    @inline(__always)
+    package func asciiString(ofObject index: Int, maximumLength: Int) -> String? {
+        guard isOpen, index >= 0, index < objectCount else { return nil }
+        let offset = offset(of: index)
+        let marker = bytes[offset]
+        guard marker & 0xF0 == 0x50 else { return nil }
+        return asciiString(marker: marker, at: offset, maximumLength: Swift.min(maximumLength, maximumStringLength))
+    }
+
+    /// The text of the ASCII string object at `offset` with `marker`, checked to be ASCII and at
+    /// most `maximumLength` bytes; `nil` otherwise.
+    @inline(__always)
+    private func asciiString(marker: UInt8, at offset: Int, maximumLength: Int) -> String? {
+        guard let text = asciiBytes(marker: marker, at: offset), text.count <= maximumLength,
+            BinaryPropertyListDecoder.firstNonASCII(text) == nil
+        else { return nil }
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// The payload of the ASCII string object at `offset` (marker `0x5_`, the count in the
