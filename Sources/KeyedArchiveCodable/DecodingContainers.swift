@@ -144,7 +144,7 @@ class KeyedStorage {
 /// keys compared in the file or recognised from the file's key cache). No dictionary is built
 /// for the object, and the lookup is held inline, with no object of its own.
 final class InPlaceKeyedStorage: KeyedStorage {
-    /// Read and moved in place (its methods are all `mutating` for that).
+    /// Read and moved in place (its lookups are `mutating` for that).
     @exclusivity(unchecked) var lookup: InPlaceLookup
 
     /// The fields of an object read in place (the lookup's cursor as it is: past `$class` when

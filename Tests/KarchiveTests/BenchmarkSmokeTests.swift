@@ -189,8 +189,9 @@ final class BenchmarkSmokeTests: XCTestCase {
             var operation = BenchmarkOperation("T \(size)", "op", check: .bytes, [
                 Implementation(size, ours: true, units: 1) {
                     calls.append(size)
-                    // Equal times: no size settles after another (that takes a run 4x as long).
-                    Thread.sleep(forTimeInterval: 0.002)
+                    // Equal times: no size settles after another (that takes a run 4x as long,
+                    // 20 ms here: more than a busy machine's oversleeping).
+                    Thread.sleep(forTimeInterval: 0.005)
                     return 1
                 },
             ])

@@ -101,6 +101,37 @@ final class ReadingByIndexTests: XCTestCase {
         try assertDamageAgrees(texts)
     }
 
+    /// A string of 64 bytes or more that the archive refers to many times is read once and
+    /// shared by every value decoded from it (short strings are read as text at each use).
+    func testLongStringFieldsReferredToManyTimesAreShared() throws {
+        let long = String(repeating: "shared text ", count: 8)  // 96 bytes, one entry
+        let data = try KeyedArchiveEncoder().encode(Array(repeating: long, count: 1_000))
+        let decoded = try KeyedArchiveDecoder().decode([String].self, from: data)
+        XCTAssertEqual(decoded.count, 1_000)
+        XCTAssertEqual(decoded.first, long)
+        // Strings that share storage have the same bits; a copy per reference would not.
+        let storages = Set(decoded.map { string in withUnsafeBytes(of: string) { Array($0) } })
+        XCTAssertEqual(storages.count, 1, "each reference got its own copy")
+    }
+
+    /// A string longer than the limits allow is refused by index as in the whole read, however
+    /// short (the direct read of text caps it at the limit too). A top-level string: the
+    /// archive's other strings are at most 15 bytes (`NSKeyedArchiver`), and no class name.
+    func testStringLongerThanTheLimitIsRefusedBothWays() throws {
+        let text = "twenty bytes of text"
+        let data = try KeyedArchiveEncoder().encode(text)
+        var limits = DecodingLimits.default
+        limits.maximumStringLength = 19
+        let decoder = KeyedArchiveDecoder()
+        decoder.limits = limits
+        XCTAssertThrowsError(try decoder.decode(String.self, from: data))
+        XCTAssertThrowsError(try ArchiveDocument(data: data, limits: limits, byIndex: false))
+        limits.maximumStringLength = 20
+        decoder.limits = limits
+        XCTAssertEqual(try decoder.decode(String.self, from: data), text)
+        XCTAssertNoThrow(try ArchiveDocument(data: data, limits: limits, byIndex: false))
+    }
+
     /// Fields whose keys the file stores as UTF-16 (non-ASCII names) or with a long count
     /// (15 bytes or more), `$class` after the fields, a key repeated (the first wins), all
     /// integer widths and UIDs of 1 to 4 bytes: built by hand, read in place.

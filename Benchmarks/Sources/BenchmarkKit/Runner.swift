@@ -269,7 +269,8 @@ public enum Runner {
         }
 
         // Measured rounds, interleaved A B A B so that drift affects every implementation alike.
-        // In a series, each round runs the sizes in a new order (a fixed-seed shuffle), so that
+        // In a series (ours, then the peers, each measured here on their own: see
+        // `run(series:policy:log:)`), each round runs the sizes in a new order (a fixed-seed shuffle), so that
         // no size always runs right after the same other one: whatever a run leaves for the
         // next (the settle run handles the large effects) falls on different sizes in turn.
         // (Until session 13 each round only started one entry later, 1 2 3 4 then 2 3 4 1:

@@ -310,7 +310,7 @@ package final class ArchiveDocument {
     /// The fields of the object dictionary at a UID where they lie in the file, and the UID of
     /// its `$class` (checked as ``storedEntry(_:path:)`` checks it), when the archive is read by
     /// index and the entry is a dictionary; `nil` otherwise (``storedEntry(_:path:)`` then
-    /// reads the entry as a value). The lookup's cursor is past `$class` when that came first.
+    /// reads the entry as a value). The lookup's cursor is just past `$class`.
     @inline(__always)
     package func objectInPlace(_ uid: UInt32, path: @autoclosure () -> String) throws(KeyedArchiveError) -> (lookup: InPlaceLookup, classUID: UInt32)? {
         guard let reader = byIndex?.reader, let objects = byIndex?.objects, let keyCache = byIndex?.keyCache, Int(uid) < objectCount else {

@@ -50,7 +50,7 @@ package enum ArchiveFields {
 /// ``InPlaceLookup`` and its cursor.
 package final class InPlaceFields {
     /// The lookup, read and moved in place.
-    @exclusivity(unchecked) package var lookup: InPlaceLookup
+    @exclusivity(unchecked) package private(set) var lookup: InPlaceLookup
 
     /// Fields of the dictionary at `span` in `reader`'s file; `keyCache` must be this file's.
     package convenience init(reader: BinaryPropertyListObjectReader, span: BinaryPropertyListObjectReader.ContainerSpan, keyCache: InPlaceKeyCache) {
@@ -69,18 +69,6 @@ package final class InPlaceFields {
     /// The number of entries.
     package var count: Int { lookup.span.count }
 
-    /// One bit of 64 for a key's length and first byte (``InPlaceLookup/fingerprint(length:first:)``).
-    @inline(__always)
-    package static func fingerprint(length: Int, first: UInt8?) -> UInt64 {
-        InPlaceLookup.fingerprint(length: length, first: first)
-    }
-
-    /// The object index in the file of entry `index`'s key.
-    package func keyObject(at index: Int) throws -> Int { try lookup.keyObject(at: index) }
-
-    /// The position of the first entry whose key is `stored`, byte for byte; moves the cursor.
-    package func index(ofStoredKey stored: String) throws -> Int? { try lookup.index(ofStoredKey: stored) }
-
     /// The value of the first entry whose key is `stored`.
     @inline(__always)
     package func value(forStoredKey stored: String) throws -> PropertyListValue? { try lookup.value(forStoredKey: stored) }
@@ -89,17 +77,8 @@ package final class InPlaceFields {
     @inline(__always)
     package func value(at index: Int) throws -> PropertyListValue { try lookup.value(at: index) }
 
-    /// The object index in the file of entry `index`'s value.
-    package func valueObject(at index: Int) throws -> Int { try lookup.valueObject(at: index) }
-
     /// The whole dictionary, read from the file.
     package func dictionary() throws -> PropertyListDictionary { try lookup.dictionary() }
-
-    /// `stored`'s UTF-8 bytes.
-    @inline(__always)
-    package static func withUTF8<T>(_ stored: String, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
-        try InPlaceLookup.withUTF8(stored, body)
-    }
 }
 
 /// How an object's fields are looked up where they lie in a file read by index: keys stored
@@ -119,8 +98,9 @@ package final class InPlaceFields {
 /// A value (the cursor moves with it), so that a reader that keeps one per object stores it
 /// inline: the Codable decoder's containers hold it in their storage, with no object of its own
 /// for each container (an allocation, and the retains of the copies, per archived object).
-/// Methods that only read are `mutating` too: called on a class's stored property they then
-/// work in place instead of on a copy (two retains and releases a call).
+/// The lookups (`index(ofStoredKey:)`, `value(forStoredKey:)`, and `value(at:)` and
+/// `valueObject(at:)`, which only read) are `mutating`: called on a class's stored property they
+/// then work in place instead of on a copy (two retains and releases a call).
 package struct InPlaceLookup {
     /// The file.
     package let reader: BinaryPropertyListObjectReader
