@@ -62,20 +62,9 @@ package final class InPlaceFields {
         self.lookup = lookup
     }
 
-    /// The file.
-    package var reader: BinaryPropertyListObjectReader { lookup.reader }
-    /// The object's dictionary in it.
-    package var span: BinaryPropertyListObjectReader.ContainerSpan { lookup.span }
-    /// The number of entries.
-    package var count: Int { lookup.span.count }
-
     /// The value of the first entry whose key is `stored`.
     @inline(__always)
     package func value(forStoredKey stored: String) throws -> PropertyListValue? { try lookup.value(forStoredKey: stored) }
-
-    /// The value of entry `index`.
-    @inline(__always)
-    package func value(at index: Int) throws -> PropertyListValue { try lookup.value(at: index) }
 
     /// The whole dictionary, read from the file.
     package func dictionary() throws -> PropertyListDictionary { try lookup.dictionary() }
