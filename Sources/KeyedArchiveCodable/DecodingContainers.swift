@@ -147,8 +147,8 @@ final class InPlaceKeyedStorage: KeyedStorage {
     /// Read and moved in place (its lookups are `mutating` for that).
     @exclusivity(unchecked) var lookup: InPlaceLookup
 
-    /// The fields of an object read in place (the lookup's cursor as it is: past `$class` when
-    /// the lookup that classified the entry found it first).
+    /// The fields of an object read in place (the lookup's cursor as it is: just past `$class`,
+    /// where the lookup that classified the entry left it).
     init(_ lookup: InPlaceLookup, state: ArchiveDecodingState, depth: Int) {
         self.lookup = lookup
         super.init(entries: [], state: state, depth: depth)

@@ -105,7 +105,7 @@ package final class BinaryPropertyListObjectReader {
         case 0x50:
             // Strings stored as ASCII: every key and most text. Read again at each use (an
             // archive's strings are each one entry, used about once).
-            if let text = asciiString(marker: marker, at: offset, maximumLength: maximumStringLength) {
+            if let text = asciiText(asciiBytes(marker: marker, at: offset), maximumLength: maximumStringLength) {
                 return .string(PropertyListString(text, storage: .ascii))
             }
             return try decoder.decodeObject(index)
@@ -121,20 +121,14 @@ package final class BinaryPropertyListObjectReader {
     /// `PropertyListValue` is made.
     @inline(__always)
     package func asciiString(ofObject index: Int, maximumLength: Int) -> String? {
-        guard isOpen, index >= 0, index < objectCount else { return nil }
-        let offset = offset(of: index)
-        let marker = bytes[offset]
-        guard marker & 0xF0 == 0x50 else { return nil }
-        return asciiString(marker: marker, at: offset, maximumLength: Swift.min(maximumLength, maximumStringLength))
+        asciiText(asciiBytes(ofObject: index), maximumLength: Swift.min(maximumLength, maximumStringLength))
     }
 
-    /// The text of the ASCII string object at `offset` with `marker`, checked to be ASCII and at
-    /// most `maximumLength` bytes; `nil` otherwise.
+    /// The bytes of an ASCII string object as text, when they are ASCII and at most
+    /// `maximumLength`; `nil` otherwise.
     @inline(__always)
-    private func asciiString(marker: UInt8, at offset: Int, maximumLength: Int) -> String? {
-        guard let text = asciiBytes(marker: marker, at: offset), text.count <= maximumLength,
-            BinaryPropertyListDecoder.firstNonASCII(text) == nil
-        else { return nil }
+    private func asciiText(_ text: UnsafeRawBufferPointer?, maximumLength: Int) -> String? {
+        guard let text, text.count <= maximumLength, BinaryPropertyListDecoder.firstNonASCII(text) == nil else { return nil }
         return String(decoding: text, as: UTF8.self)
     }
 
