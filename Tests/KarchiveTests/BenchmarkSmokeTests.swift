@@ -222,8 +222,10 @@ final class BenchmarkSmokeTests: XCTestCase {
                 return 1
             }
         }
-        // Two sizes 2x apart: well under the 4x at which a size settles after a slower one.
-        let sizes = [("small", 0.001), ("large", 0.002)].map { size, perRun in
+        // Two sizes 2x apart: well under the 4x at which a size settles after a slower one. Of
+        // 5 and 10 ms, so that a busy machine's oversleeping (a few ms) cannot reach 4x: with 1
+        // and 2 ms, a large run that overslept 2 ms once made the small size settle (17 calls).
+        let sizes = [("small", 0.005), ("large", 0.010)].map { size, perRun in
             BenchmarkOperation("T \(size)", "op", check: .bytes, [
                 implementation("peer \(size)", ours: false, perRun: perRun * 3),
                 implementation("ours \(size)", ours: true, perRun: perRun),
@@ -269,7 +271,7 @@ final class BenchmarkSmokeTests: XCTestCase {
         let merged = Table.render(series: sameName).split(separator: "\n").first { $0.contains(" ours ") }
         let expected = String(format: "%.2f", maximum / minimum)
         XCTAssertTrue(merged?.hasSuffix(expected) ?? false, "expected max / min \(expected): \(merged ?? "")")
-        XCTAssertGreaterThan(maximum / minimum, 1.5, "the 2 ms size per object should be well above the 1 ms one")
+        XCTAssertGreaterThan(maximum / minimum, 1.5, "the 10 ms size per object should be well above the 5 ms one")
     }
 
     /// In a series, a size after which a run four times slower came first runs untimed for a
