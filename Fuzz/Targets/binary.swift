@@ -50,6 +50,31 @@ public func fuzzBinary(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         default:
             FuzzSupport.fail("split conversion \(split) vs one thread \(streamed)")
         }
+        // Into a sink, text passed on in 64-byte chunks, with no output limit and with one that
+        // cuts the document in half: the one-thread bytes, or the one-thread error; and when it
+        // fails, the sink has had a beginning of the document, each byte once.
+        let half = (try? streamed.get().count).map { $0 / 2 } ?? Int.max
+        for limit in half == Int.max ? [Int.max] : [Int.max, half] {
+            let oneThread = limit == Int.max
+                ? streamed : Result { try PropertyList.convert(Data(input), to: .xml, limits: FuzzSupport.limits, maximumOutputLength: limit) }
+            var passedOn = Data()
+            let viaSink = Result {
+                try PropertyList.convert(
+                    Data(input), to: .xml, limits: FuzzSupport.limits, maximumOutputLength: limit, splitting: .always
+                ) { passedOn.append(contentsOf: $0) }
+            }
+            switch (oneThread, viaSink) {
+            case (.success(let a), .success):
+                if a != passedOn { FuzzSupport.fail("split XML into a sink differs from the one-thread XML (limit \(limit))") }
+            case (.failure(let a), .failure(let b)):
+                if "\(a)" != "\(b)" { FuzzSupport.fail("split conversion into a sink failed differently: \(b) vs \(a)") }
+                if case .success(let whole) = streamed, !whole.starts(with: passedOn) {
+                    FuzzSupport.fail("the sink got bytes out of order or twice (limit \(limit))")
+                }
+            default:
+                FuzzSupport.fail("split conversion into a sink \(viaSink) vs one thread \(oneThread) (limit \(limit))")
+            }
+        }
     }
     switch isBinary ? (twoStep, streamed) : (twoStep, twoStep) {
     case (.success(let a), .success(let b)):

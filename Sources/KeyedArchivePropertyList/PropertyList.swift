@@ -127,6 +127,18 @@ extension PropertyList {
         try convert(data, to: format, limits: limits, maximumOutputLength: maximumOutputLength, sink: nil, splitting: policy)
     }
 
+    /// ``convert(_:to:limits:maximumOutputLength:into:)`` with the binary-to-XML converter's use
+    /// of a second thread fixed by `policy` (tests and fuzzing).
+    package static func convert(
+        _ data: Data, to format: PropertyListFormat, limits: DecodingLimits = .default, maximumOutputLength: Int = .max,
+        splitting policy: SplitPolicy, into write: (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        try withoutActuallyEscaping(write) { write in
+            let whole = try convert(data, to: format, limits: limits, maximumOutputLength: maximumOutputLength, sink: write, splitting: policy)
+            if !whole.isEmpty { try whole.withUnsafeBytes(write) }
+        }
+    }
+
     /// The conversion: streamed for binary to XML (into `sink` when there is one), through a
     /// tree otherwise (the result is then returned whole, even with a sink).
     private static func convert(

@@ -48,7 +48,7 @@ enum Files {
             return try FileHandleReader.readStandardInput()
         }
         do {
-            return try Data(contentsOf: URL(fileURLWithPath: path))
+            return try AtomicFile.read(path, limit: .max)
         } catch {
             throw ToolError("\(path): cannot read the file")
         }

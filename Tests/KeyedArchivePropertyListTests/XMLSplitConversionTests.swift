@@ -27,6 +27,42 @@ final class XMLSplitConversionTests: XCTestCase {
         }
     }
 
+    /// What the conversion passed to its sink before it succeeded or failed.
+    private func sinkBytes(_ data: Data, _ policy: SplitPolicy, maximumOutputLength: Int = .max) -> (Data, Error?) {
+        data.withUnsafeBytes { bytes in
+            var chunks = Data()
+            do {
+                var decoder = try BinaryPropertyListDecoder(bytes: bytes, limits: .default)
+                _ = try decoder.writeXML(
+                    maximumDepth: DecodingLimits.default.maximumDepth, budget: OutputBudget(maximumOutputLength),
+                    sink: { chunks.append(contentsOf: $0) }, split: policy)
+                return (chunks, nil)
+            } catch {
+                return (chunks, error)
+            }
+        }
+    }
+
+    /// The second thread's work, run here: its text put together from the chunks it handed
+    /// over and how many chunks, or nil when it failed.
+    private func secondPart(
+        _ decoder: inout BinaryPropertyListDecoder, _ split: SplitPoint, maximumDepth: Int = DecodingLimits.default.maximumDepth,
+        budget: OutputBudget = OutputBudget(.max), chunkLength: Int = 1 << 20, stop: Protected<Bool>? = nil
+    ) -> (text: Data, chunks: Int)? {
+        let pieces = HandoffQueue<XMLPartPiece>()
+        decoder.writeSecondPart(split, maximumDepth: maximumDepth, budget: budget, chunkLength: chunkLength, into: pieces, stop: stop)
+        var text = Data(), chunks = 0
+        while true {
+            switch pieces.take() {
+            case .text(let chunk):
+                chunk.withBytes { text.append(contentsOf: $0) }
+                chunks += 1
+            case .finished: return (text, chunks)
+            case .failed: return nil
+            }
+        }
+    }
+
     private func hasSplitPoint(_ data: Data, minimumMembers: Int = 2) -> Bool {
         data.withUnsafeBytes { bytes in
             (try? BinaryPropertyListDecoder(bytes: bytes, limits: .default))?.splitPoint(minimumMembers: minimumMembers) != nil
@@ -45,7 +81,7 @@ final class XMLSplitConversionTests: XCTestCase {
         for chunked in [false, true] {
             let handoffs = Protected<[Bool]>([])
             let policy = SplitPolicy(
-                minimumInputLength: 0, minimumMembers: minimumMembers, requiresSeveralCores: false,
+                minimumInputLength: 0, minimumMembers: minimumMembers, requiresSeveralCores: false, chunkLength: 64,
                 onHandoff: { taken in handoffs.withLock { $0.append(taken) } })
             let actual = convert(data, policy, limits: limits, maximumOutputLength: maximumOutputLength, chunked: chunked)
             switch (expected, actual) {
@@ -109,7 +145,7 @@ final class XMLSplitConversionTests: XCTestCase {
         var options = RandomPropertyList.Options()
         options.maximumDepth = 6
         var random = RandomPropertyList(seed: 53, options: options)
-        var checked = 0
+        var checked = 0, handedOverInChunks = 0
         for index in 0..<100 {
             let value: PropertyListValue = ["outer": ["records": .array((0..<8).map { _ in random.rootDictionary() })]]
             let binary = try PropertyList.encode(value, format: .binary)
@@ -119,15 +155,20 @@ final class XMLSplitConversionTests: XCTestCase {
                 let split = try XCTUnwrap(decoder.splitPoint(minimumMembers: 2))
                 XCTAssertEqual(split.depth, 2, "value \(index): the records array is two levels down")
                 XCTAssertEqual(split.member, 4, "half of the 8 members stay with the first thread")
-                let part = try XCTUnwrap(
-                    decoder.writeSecondPart(split, maximumDepth: DecodingLimits.default.maximumDepth, budget: OutputBudget(.max)))
-                let text = part.text.withBytes { Data($0) }
-                XCTAssertTrue(text.starts(with: Data("\t\t\t<dict".utf8)), "value \(index): starts at depth 3")
-                XCTAssertNotNil(whole.firstRange(of: text + Data("\t\t</array>\n\t</dict>\n</dict>\n</plist>\n".utf8)))
+                // The walk leaves the path's containers marked as open: each run gets a fresh copy.
+                var again = decoder
+                let part = try XCTUnwrap(secondPart(&decoder, split))
+                XCTAssertTrue(part.text.starts(with: Data("\t\t\t<dict".utf8)), "value \(index): starts at depth 3")
+                XCTAssertNotNil(whole.firstRange(of: part.text + Data("\t\t</array>\n\t</dict>\n</dict>\n</plist>\n".utf8)))
+                // Handed over in small chunks, the same text.
+                let chunked = try XCTUnwrap(secondPart(&again, split, chunkLength: 64))
+                XCTAssertEqual(chunked.text, part.text, "value \(index)")
+                if chunked.chunks > 1 { handedOverInChunks += 1 }
                 checked += 1
             }
         }
         XCTAssertEqual(checked, 100)
+        XCTAssertGreaterThan(handedOverInChunks, 90, "second parts handed over in more than one chunk")
     }
 
     func testTheSplitPathGoesThroughDictionariesInSortedOrder() throws {
@@ -168,8 +209,8 @@ final class XMLSplitConversionTests: XCTestCase {
             var decoder = try BinaryPropertyListDecoder(bytes: bytes, limits: .default)
             let split = try XCTUnwrap(decoder.splitPoint(minimumMembers: 2))
             let budget = OutputBudget(.max), depth = DecodingLimits.default.maximumDepth
-            XCTAssertNotNil(decoder.writeSecondPart(split, maximumDepth: depth, budget: budget, stop: Protected(false)))
-            XCTAssertNil(decoder.writeSecondPart(split, maximumDepth: depth, budget: budget, stop: Protected(true)))
+            XCTAssertNotNil(secondPart(&decoder, split, maximumDepth: depth, budget: budget, stop: Protected(false)))
+            XCTAssertNil(secondPart(&decoder, split, maximumDepth: depth, budget: budget, stop: Protected(true)))
         }
         // Through the public path: an error in the first record, the second thread stopped, the
         // same error as one thread.
@@ -210,6 +251,27 @@ final class XMLSplitConversionTests: XCTestCase {
         }
     }
 
+    func testTheSinkGetsEachByteOnceWhenTheSecondPartFailsPartWay() throws {
+        // The first thread passes on the second's text chunk by chunk as it comes (64 bytes
+        // under `.always`); when the second then fails, the first writes those members again
+        // and must not pass on what the sink already has: what the sink got is a beginning of
+        // the document without the bad member, and it reaches well into the second part.
+        let good = try records(2_000)
+        guard case .success(let whole)? = convert(good, .never) else { return XCTFail("does not convert") }
+        for (bad, share) in [(1_500, 0.7), (1_999, 0.95)] {
+            let data = try records(2_000, bad: bad)
+            let (passedOn, error) = sinkBytes(data, always)
+            let (oneThread, expectedError) = sinkBytes(data, .never)
+            guard let error = error as? PropertyListError, let expectedError = expectedError as? PropertyListError else {
+                return XCTFail("set at \(bad) accepted")
+            }
+            XCTAssertSameError(error, expectedError, "set at \(bad)")
+            XCTAssertTrue(whole.starts(with: passedOn), "set at \(bad): the sink got bytes out of order or twice")
+            XCTAssertGreaterThan(Double(passedOn.count), Double(whole.count) * share, "set at \(bad): chunks were not passed on as they came")
+            XCTAssertTrue(whole.starts(with: oneThread), "set at \(bad), one thread")
+        }
+    }
+
     func testTheOutputBudgetHoldsAcrossTheParts() throws {
         let data = try records(100)
         guard case .success(let xml)? = convert(data, .never) else { return XCTFail("does not convert") }
@@ -223,6 +285,11 @@ final class XMLSplitConversionTests: XCTestCase {
         var failures = 0
         for limit in [xml.count - 40, xml.count * 3 / 4, xml.count / 2 + 10, xml.count / 2 - 10, xml.count / 4, 100] {
             if case .failure? = assertSplitMatches(data, "limit \(limit)", maximumOutputLength: limit) { failures += 1 }
+            // What reached the sink is a beginning of the document, each byte once, and within
+            // the limit give or take the value being written.
+            let (passedOn, _) = sinkBytes(data, always, maximumOutputLength: limit)
+            XCTAssertTrue(xml.starts(with: passedOn), "limit \(limit): the sink got bytes out of order or twice")
+            XCTAssertLessThanOrEqual(passedOn.count, limit, "limit \(limit)")
         }
         XCTAssertEqual(failures, 6)
     }

@@ -106,7 +106,8 @@ extension BinaryPropertyListDecoder {
     /// `maximumDepth` is the XML writer's depth limit (``PropertyList/encode(_:format:maximumOutputLength:)``
     /// passes the default one); the reader's own limits come from the decoder's ``DecodingLimits``.
     ///
-    /// With a `sink`, the text goes there in chunks of about 1 MiB and the result is empty.
+    /// With a `sink`, the text goes there in chunks of about `policy.chunkLength` bytes (1 MiB)
+    /// and the result is empty.
     ///
     /// Large files are written by two threads when the machine has two cores (see
     /// ``SplitPolicy``); the output and the errors are the same either way.
@@ -117,17 +118,21 @@ extension BinaryPropertyListDecoder {
         // XML is about 1.8 times a binary file's size (W3: 88.0 MB from 50.3 MB); a little more
         // keeps the usual file from growing the buffer at all.
         let (expected, overflow) = bytes.count.multipliedReportingOverflow(by: 2)
-        let text = XMLText(budget: budget, sink: sink, expectedLength: overflow ? Int.max : expected)
+        let text = XMLText(budget: budget, sink: sink, expectedLength: overflow ? Int.max : expected, chunkLength: policy.chunkLength)
         var walk = XMLWalk()
-        var handoff: SplitHandoff<XMLPart>?
+        var handoff: XMLHandoff?
         if policy.allowsSplitting(inputLength: bytes.count), let split = splitPoint(minimumMembers: policy.minimumMembers, objectsPerMember: policy.objectsPerMember) {
             let copy = self
-            handoff = SplitHandoff(split: split, observer: policy.onHandoff) { stop in
+            let pieces = HandoffQueue<XMLPartPiece>()
+            let chunkLength = policy.chunkLength
+            let thread = SplitHandoff<Void>(split: split, observer: policy.onHandoff) { stop in
                 var decoder = copy
-                return decoder.writeSecondPart(split, maximumDepth: maximumDepth, budget: budget, stop: stop)
+                decoder.writeSecondPart(split, maximumDepth: maximumDepth, budget: budget, chunkLength: chunkLength, into: pieces, stop: stop)
+                return ()
             }
+            handoff = XMLHandoff(thread: thread, pieces: pieces)
         }
-        defer { handoff?.stopAndJoin() }
+        defer { handoff?.thread.stopAndJoin() }
         do {
             try writeObject(trailer.topObject, text: text, walk: &walk, maximumDepth: maximumDepth)
             try write(&walk, text: text, maximumDepth: maximumDepth, handoff: handoff)
@@ -142,17 +147,18 @@ extension BinaryPropertyListDecoder {
     /// until the container at that depth has written its last member (it stays open).
     ///
     /// With a `handoff`, the members from its split point on come from the other thread: its
-    /// text is appended in their place when it succeeded within the limits; otherwise they are
-    /// written here as usual, so that whatever went wrong is met, and reported, in document order.
+    /// text is passed on in their place as it comes (see ``take(_:into:text:)``); when it fails
+    /// or the whole would go past a limit, they are written here as usual, so that whatever went
+    /// wrong is met, and reported, in document order.
     ///
     /// With `stop` (the second thread), the walk gives up with ``SplitCancelled`` soon after
     /// `stop` is set.
     private mutating func write(
-        _ walk: inout XMLWalk, text: XMLText, maximumDepth: Int, handoff: SplitHandoff<XMLPart>? = nil, stopDepth: Int = -1,
+        _ walk: inout XMLWalk, text: XMLText, maximumDepth: Int, handoff: XMLHandoff? = nil, stopDepth: Int = -1,
         stop: Protected<Bool>? = nil
     ) throws {
         let referenceWidth = trailer.objectRefSize
-        var splitAt = handoff?.position ?? .nowhere
+        var splitAt = handoff?.thread.position ?? .nowhere
         var stopCheck = SplitStopCheck(stop)
         while let last = walk.frames.indices.last {
             try text.checkBudget()
@@ -170,9 +176,9 @@ extension BinaryPropertyListDecoder {
                 text.close(frame.isDictionary ? "</dict>\n" : "</array>\n", indent: walk.frames.count)
                 continue
             }
-            if splitAt.isAt(member: next, depth: last, object: walk.frames[last].object), let split = handoff {
+            if splitAt.isAt(member: next, depth: last, object: walk.frames[last].object), let handoff {
                 splitAt = .nowhere
-                if split.report(taken: try take(split.thread, into: &walk, text: text)) {
+                if handoff.thread.report(taken: try take(handoff, into: &walk, text: text)) {
                     walk.frames[last].next = walk.frames[last].count
                     continue
                 }
@@ -193,54 +199,80 @@ extension BinaryPropertyListDecoder {
         }
     }
 
-    /// Appends the other thread's text and totals when it succeeded and the whole stays within
-    /// the limits; false when the caller is to write those members itself.
-    private func take(_ thread: SecondThread<XMLPart?>, into walk: inout XMLWalk, text: XMLText) throws -> Bool {
-        guard let part = thread.join() ?? nil else { return false }
-        let (values, valuesOverflow) = walk.values.addingReportingOverflow(part.values)
-        let (stringBytes, bytesOverflow) = walk.stringBytes.addingReportingOverflow(part.stringBytes)
-        guard !valuesOverflow, !bytesOverflow, values <= limits.maximumExpandedNodeCount,
-            stringBytes <= limits.maximumExpandedByteCount, text.canAppend(part.text.count)
-        else { return false }
-        walk.values = values
-        walk.stringBytes = stringBytes
-        try part.text.withBytes { try text.appendWritten($0) }
-        return true
+    /// Passes on the other thread's text as it comes, chunk by chunk, so that the early chunks
+    /// are written out while the late ones are still being made, and adds its totals: true when
+    /// it wrote all its members and the whole stays within the limits. Otherwise (it failed, or
+    /// a chunk would go past the output budget, or the totals past the expansion limits) the
+    /// text goes back to where the other thread's began and the result is false: the caller
+    /// writes those members itself, and the sink gets no byte twice.
+    private func take(_ handoff: XMLHandoff, into walk: inout XMLWalk, text: XMLText) throws -> Bool {
+        let start = text.position
+        pieces: while true {
+            switch handoff.pieces.take() {
+            case .text(let chunk):
+                guard !chunk.failed, text.canAppend(chunk.count) else { break pieces }
+                try chunk.withBytes { try text.appendWritten($0) }
+            case .finished(let values, let stringBytes):
+                let (valuesTotal, valuesOverflow) = walk.values.addingReportingOverflow(values)
+                let (bytesTotal, bytesOverflow) = walk.stringBytes.addingReportingOverflow(stringBytes)
+                guard !valuesOverflow, !bytesOverflow, valuesTotal <= limits.maximumExpandedNodeCount,
+                    bytesTotal <= limits.maximumExpandedByteCount
+                else { break pieces }
+                walk.values = valuesTotal
+                walk.stringBytes = bytesTotal
+                return true
+            case .failed:
+                break pieces
+            }
+        }
+        handoff.thread.stopAndJoin()
+        text.rewind(to: start)
+        return false
     }
 
     /// The second thread's work: the members of the split container from the split point on,
-    /// as text at their depth, with their totals; nil when anything fails (the first thread then
-    /// writes them itself and meets the problem where the one-thread walk would).
+    /// as text at their depth, put into `pieces` in chunks of about `chunkLength` bytes as they
+    /// fill, then `.finished` with its totals; or, when anything fails, `.failed` after whatever
+    /// chunks it put (the first thread then writes those members itself and meets the problem
+    /// where the one-thread walk would).
     mutating func writeSecondPart(
-        _ split: SplitPoint, maximumDepth: Int, budget: OutputBudget, stop: Protected<Bool>? = nil
-    ) -> XMLPart? {
-        let text = XMLText(budget: budget, sink: nil, expectedLength: bytes.count)
+        _ split: SplitPoint, maximumDepth: Int, budget: OutputBudget, chunkLength: Int = XMLText.sinkChunkLength,
+        into pieces: HandoffQueue<XMLPartPiece>, stop: Protected<Bool>? = nil
+    ) {
+        let text = XMLText(budget: budget, chunkLength: chunkLength) { pieces.put(.text($0)) }
         var walk = XMLWalk()
         do {
             // Open the containers down to the split one as the first thread does, so that
-            // depths, key paths, sorted keys and cycle marks are the same; their text is dropped.
+            // depths, key paths, sorted keys and cycle marks are the same; their text (opening
+            // tags only, never a full chunk) is dropped.
             try writeObject(trailer.topObject, text: text, walk: &walk, maximumDepth: maximumDepth)
             for slot in split.path {
-                guard let frame = walk.frames.last else { return nil }
+                guard let frame = walk.frames.last else { return pieces.put(.failed) }
                 var member = slot
                 if frame.isDictionary {
-                    guard let position = (0..<frame.count).first(where: { frame.position($0, walk.stacks) == slot }) else { return nil }
+                    guard let position = (0..<frame.count).first(where: { frame.position($0, walk.stacks) == slot }) else {
+                        return pieces.put(.failed)
+                    }
                     member = position
                 }
                 walk.frames[walk.frames.count - 1].next = member + 1
                 let reference = frame.refsStart &+ (frame.isDictionary ? frame.count &+ slot : slot) &* trailer.objectRefSize
                 try writeObject(try self.reference(at: reference, in: frame.object), text: text, walk: &walk, maximumDepth: maximumDepth)
             }
-            guard walk.frames.count == split.depth + 1, walk.frames[split.depth].object == split.container else { return nil }
+            guard walk.frames.count == split.depth + 1, walk.frames[split.depth].object == split.container else {
+                return pieces.put(.failed)
+            }
             walk.frames[split.depth].next = split.member
             text.output.removeAll()
             walk.values = 0
             walk.stringBytes = 0
             try write(&walk, text: text, maximumDepth: maximumDepth, stopDepth: split.depth, stop: stop)
         } catch {
-            return nil
+            return pieces.put(.failed)
         }
-        return text.output.failed ? nil : XMLPart(text: text.output, values: walk.values, stringBytes: walk.stringBytes)
+        guard !text.output.failed else { return pieces.put(.failed) }
+        pieces.put(.text(text.output.handOver(reserving: 0)))
+        pieces.put(.finished(values: walk.values, stringBytes: walk.stringBytes))
     }
 
     /// Writes a scalar completely, or opens a container: writes its tag and pushes a frame
@@ -357,9 +389,19 @@ extension BinaryPropertyListDecoder {
     }
 }
 
-/// The second thread's part of a split conversion: its text and totals.
-struct XMLPart {
-    var text: GrowableBytes
-    var values: Int
-    var stringBytes: Int
+/// What the second thread of a split conversion hands over, in order: chunks of its text as
+/// they fill, then how it ended.
+enum XMLPartPiece {
+    /// The next chunk of its text.
+    case text(GrowableBytes)
+    /// It wrote all its members; its totals of values and string bytes.
+    case finished(values: Int, stringBytes: Int)
+    /// It failed or was stopped; the text it handed over is a correct beginning of its part.
+    case failed
+}
+
+/// A split conversion's second thread and the queue its text comes through.
+private struct XMLHandoff {
+    let thread: SplitHandoff<Void>
+    let pieces: HandoffQueue<XMLPartPiece>
 }

@@ -17,9 +17,9 @@ struct SplitPoint: Sendable {
 /// so that a small collection beside most of the data is not cut in vain.
 ///
 /// Two threads pay off because the work is the walk over the objects, not I/O. The price is
-/// memory: the converter keeps the second half's text until the first half is written (about
-/// half the output), the reader a second copy of its per-object marks while both run (one byte
-/// per object). See `Docs/Performance.md`.
+/// memory: the converter keeps the second half's text until the first half is written (at most
+/// about half the output: it is passed on chunk by chunk from then on), the reader a second copy
+/// of its per-object marks while both run (one byte per object). See `Docs/Performance.md`.
 package struct SplitPolicy: Sendable {
     package var minimumInputLength: Int
     package var minimumMembers: Int
@@ -31,15 +31,19 @@ package struct SplitPolicy: Sendable {
     /// are being done again by the first thread). Tests and fuzzing check that a conversion or
     /// read that succeeds used it.
     package var onHandoff: (@Sendable (_ taken: Bool) -> Void)?
+    /// The size of the chunks of text the converter passes on: to its sink, and from its second
+    /// thread to the first.
+    package var chunkLength: Int
 
     package init(
         minimumInputLength: Int, minimumMembers: Int, objectsPerMember: Int = 0, requiresSeveralCores: Bool = true,
-        onHandoff: (@Sendable (_ taken: Bool) -> Void)? = nil
+        chunkLength: Int = 1 << 20, onHandoff: (@Sendable (_ taken: Bool) -> Void)? = nil
     ) {
         self.minimumInputLength = minimumInputLength
         self.minimumMembers = minimumMembers
         self.objectsPerMember = objectsPerMember
         self.requiresSeveralCores = requiresSeveralCores
+        self.chunkLength = chunkLength
         self.onHandoff = onHandoff
     }
 
@@ -49,9 +53,10 @@ package struct SplitPolicy: Sendable {
     package static let automatic = SplitPolicy(minimumInputLength: 1 << 20, minimumMembers: 16, objectsPerMember: 4_096)
     /// Never split.
     package static let never = SplitPolicy(minimumInputLength: .max, minimumMembers: .max)
-    /// Split wherever a container on the way down has two members or more, on any machine
-    /// (tests and fuzzing: every small file exercises the second thread).
-    package static let always = SplitPolicy(minimumInputLength: 0, minimumMembers: 2, requiresSeveralCores: false)
+    /// Split wherever a container on the way down has two members or more, on any machine, and
+    /// pass text on in chunks of 64 bytes (tests and fuzzing: every small file exercises the
+    /// second thread and the chunked handover).
+    package static let always = SplitPolicy(minimumInputLength: 0, minimumMembers: 2, requiresSeveralCores: false, chunkLength: 64)
 
     func allowsSplitting(inputLength: Int) -> Bool {
         guard inputLength >= minimumInputLength else { return false }

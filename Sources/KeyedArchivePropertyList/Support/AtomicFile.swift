@@ -110,23 +110,89 @@ package enum AtomicFile {
     }
 
     /// The whole file, refusing files longer than `limit` bytes without reading them all.
+    ///
+    /// A regular file goes straight into one buffer of its size. One of 8 MiB or more is read
+    /// by two threads at once, half each, when the machine has a spare core: most of the time
+    /// of a read is the kernel providing fresh pages for the buffer, and two cores do that
+    /// faster (W3's 50 MB: 30 ms -> 20 ms). A file that grows or shrinks meanwhile is read
+    /// again from the start, one thread, to its end.
     package static func read(_ path: String, limit: Int) throws -> Data {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw FileAccessError(path: path, operation: "cannot open") }
         defer { close(descriptor) }
-        var result = Data()
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw FileAccessError(path: path, operation: "cannot read") }
+        let size = info.st_mode & S_IFMT == S_IFREG ? Int(info.st_size) : 0
+        guard size <= limit else { throw FileAccessError(path: path, operation: "file too large:", code: EFBIG) }
+        // A page more than the size, so that the read that finds the end has room to try.
+        var buffer = try ReadBuffer(capacity: size &+ 4096, path: path)
+        if size >= twoThreadReadLength, SecondThread<Int>.hasSpareCore {
+            let base = buffer.base, half = size / 2
+            let second = SecondThread { readFully(descriptor, into: base + half, count: size - half, at: half) }
+            let first = readFully(descriptor, into: base, count: half, at: 0)
+            let rest = second.join() ?? -1
+            if first == half && rest == size - half {
+                buffer.count = size
+            } else if first < 0 || rest < 0 {
+                throw FileAccessError(path: path, operation: "cannot read")
+            }
+        }
+        // The rest (all of it unless read above): pipes and files whose size is not known
+        // (`/proc`), or that grew.
         while true {
-            let count = buffer.withUnsafeMutableBytes { systemRead(descriptor, $0.baseAddress, $0.count) }
+            if buffer.count == buffer.capacity {
+                guard buffer.count < limit else { throw FileAccessError(path: path, operation: "file too large:", code: EFBIG) }
+                try buffer.grow(path: path)
+            }
+            let count = pread(descriptor, buffer.base + buffer.count, buffer.capacity - buffer.count, off_t(buffer.count))
+            if count < 0 {
+                if errno == EINTR { continue }
+                if errno == ESPIPE { return try readSequentially(descriptor, after: buffer, limit: limit, path: path) }
+                throw FileAccessError(path: path, operation: "cannot read")
+            }
+            if count == 0 { break }
+            buffer.count += count
+            guard buffer.count <= limit else { throw FileAccessError(path: path, operation: "file too large:", code: EFBIG) }
+        }
+        return buffer.takeData()
+    }
+
+    /// Files this long and longer are read by two threads.
+    package static let twoThreadReadLength = 8 << 20
+
+    /// Reads `count` bytes at `offset` into `target`: the number read (short at the end of the
+    /// file), or -1 on an error.
+    private static func readFully(_ descriptor: Int32, into target: UnsafeMutableRawPointer, count: Int, at offset: Int) -> Int {
+        var done = 0
+        while done < count {
+            let read = pread(descriptor, target + done, count - done, off_t(offset + done))
+            if read < 0 {
+                if errno == EINTR { continue }
+                return -1
+            }
+            if read == 0 { break }
+            done += read
+        }
+        return done
+    }
+
+    /// The rest of a descriptor that cannot be read at an offset (a pipe), after `buffer`'s bytes.
+    private static func readSequentially(_ descriptor: Int32, after buffer: consuming ReadBuffer, limit: Int, path: String) throws -> Data {
+        while true {
+            if buffer.count == buffer.capacity {
+                guard buffer.count < limit else { throw FileAccessError(path: path, operation: "file too large:", code: EFBIG) }
+                try buffer.grow(path: path)
+            }
+            let count = systemRead(descriptor, buffer.base + buffer.count, buffer.capacity - buffer.count)
             if count < 0 {
                 if errno == EINTR { continue }
                 throw FileAccessError(path: path, operation: "cannot read")
             }
             if count == 0 { break }
-            guard count <= limit - result.count else { throw FileAccessError(path: path, operation: "file too large:", code: EFBIG) }
-            result.append(contentsOf: buffer[0..<count])
+            buffer.count += count
+            guard buffer.count <= limit else { throw FileAccessError(path: path, operation: "file too large:", code: EFBIG) }
         }
-        return result
+        return buffer.takeData()
     }
 
     /// The directory part of a path (`.` when there is none).
@@ -145,6 +211,37 @@ package enum AtomicFile {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         return info.st_mode & 0o7777
+    }
+}
+
+/// A `malloc` buffer that a file is read into, handed to `Data` without a copy.
+private struct ReadBuffer: ~Copyable {
+    private(set) var base: UnsafeMutableRawPointer
+    private(set) var capacity: Int
+    var count = 0
+
+    init(capacity: Int, path: String) throws {
+        guard let base = malloc(max(capacity, 1)) else { throw FileAccessError(path: path, operation: "file too large:", code: ENOMEM) }
+        self.base = base
+        self.capacity = max(capacity, 1)
+    }
+
+    deinit { free(base) }
+
+    /// Doubles the capacity.
+    mutating func grow(path: String) throws {
+        let (doubled, overflow) = capacity.multipliedReportingOverflow(by: 2)
+        guard !overflow, let grown = realloc(base, doubled) else { throw FileAccessError(path: path, operation: "file too large:", code: ENOMEM) }
+        base = grown
+        capacity = doubled
+    }
+
+    /// The bytes read, as `Data` that frees the buffer.
+    consuming func takeData() -> Data {
+        let data = count > 0 ? Data(bytesNoCopy: base, count: count, deallocator: .free) : Data()
+        if count == 0 { free(base) }
+        discard self
+        return data
     }
 }
 

@@ -36,7 +36,28 @@ final class GrowableBytes: ByteOutput {
         }
     }
 
+    /// Takes over `other`'s bytes and buffer.
+    private init(takingOver other: GrowableBytes) {
+        base = other.base
+        capacity = other.capacity
+        count = other.count
+        failed = other.failed
+    }
+
     deinit { free(base) }
+
+    /// Hands the bytes written over to a new object, and starts again empty with room for
+    /// `capacity` bytes. (The text writers keep one output object for good: the hot paths then
+    /// need no retain of it, as they would if it could be replaced.)
+    func handOver(reserving capacity: Int) -> GrowableBytes {
+        let handed = GrowableBytes(takingOver: self)
+        base = nil
+        self.capacity = 0
+        count = 0
+        failed = false
+        reserve(Swift.max(capacity, 64))
+        return handed
+    }
 
     private func reserve(_ needed: Int) {
         guard needed > capacity, !failed else { return }
@@ -113,6 +134,11 @@ final class GrowableBytes: ByteOutput {
     /// Forgets the bytes written, keeping the buffer for more.
     func removeAll() {
         count = 0
+    }
+
+    /// Forgets the bytes written after the first `length` (which must not be more than ``count``).
+    func truncate(to length: Int) {
+        count = Swift.max(0, Swift.min(count, length))
     }
 
     /// The bytes as `Data`, taking over the buffer (the object is empty afterwards).

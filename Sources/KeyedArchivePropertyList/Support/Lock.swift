@@ -43,3 +43,60 @@ package final class Protected<Value>: @unchecked Sendable {
         try lock.withLock { try body(&value) }
     }
 }
+
+/// A FIFO of values passed from one thread to another: ``put(_:)`` never blocks, ``take()``
+/// waits until there is something to take.
+///
+/// It lets a producer hand over its results while it is still working, so that the consumer can
+/// pass on the early ones before the late ones exist (the binary-to-XML converter's second
+/// thread hands over its text in chunks this way).
+///
+/// `@unchecked Sendable`: the values are only touched under the mutex, each by one side at a
+/// time: a value put is the producer's no more.
+package final class HandoffQueue<Element>: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let condition: UnsafeMutablePointer<pthread_cond_t>
+    /// Put, oldest first.
+    private var incoming: [Element] = []
+    /// Moved over from `incoming` when it ran out, oldest last: each is let go as it is taken.
+    private var outgoing: [Element] = []
+
+    package init() {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+        condition = .allocate(capacity: 1)
+        condition.initialize(to: pthread_cond_t())
+        pthread_cond_init(condition, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        condition.deallocate()
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    /// Appends `element` and wakes a thread waiting in ``take()``.
+    package func put(_ element: Element) {
+        pthread_mutex_lock(mutex)
+        incoming.append(element)
+        pthread_cond_signal(condition)
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// Removes and returns the oldest element, waiting for one if there is none yet.
+    package func take() -> Element {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        while true {
+            if let element = outgoing.popLast() { return element }
+            if incoming.isEmpty {
+                pthread_cond_wait(condition, mutex)
+            } else {
+                outgoing = incoming.reversed()
+                incoming.removeAll(keepingCapacity: true)
+            }
+        }
+    }
+}

@@ -173,37 +173,77 @@ final class XMLText {
     let budget: OutputBudget
     /// Where full chunks go, for output that is not kept in memory; nil to keep it all.
     private let sink: ((UnsafeRawBufferPointer) throws -> Void)?
-    /// Bytes already passed to the sink.
+    /// Takes each full chunk's buffer, for output handed to another thread as it is written
+    /// (the converter's second thread); a new buffer is started in its place.
+    private let handOff: ((GrowableBytes) -> Void)?
+    /// Whether full chunks leave ``output`` (through `sink` or `handOff`).
+    private let passesChunksOn: Bool
+    /// Bytes of the document before those in ``output``.
     private var flushed = 0
-    /// The chunk size for a sink.
-    private static let chunk = 1 << 20
+    /// Bytes about to be written that the sink already has: after ``rewind(to:)``, the text
+    /// written again up to where the sink got to is dropped, not passed on twice.
+    private var alreadyPassedOn = 0
+    /// The chunk size.
+    private let chunk: Int
+    /// The usual chunk size.
+    static let sinkChunkLength = 1 << 20
 
     /// `expectedLength` sizes the buffer up front when the caller can guess the document's
     /// length: growing a large buffer by doubling can leave the smaller copies resident (glibc
     /// keeps freed heap blocks below its mapping threshold), while untouched capacity costs no
     /// memory.
-    init(budget: OutputBudget, sink: ((UnsafeRawBufferPointer) throws -> Void)? = nil, expectedLength: Int = 4096) {
+    init(
+        budget: OutputBudget, sink: ((UnsafeRawBufferPointer) throws -> Void)? = nil, expectedLength: Int = 4096,
+        chunkLength: Int = XMLText.sinkChunkLength
+    ) {
         self.budget = budget
         self.sink = sink
-        self.output = GrowableBytes(capacity: sink == nil ? max(4096, min(expectedLength, budget.limit)) : Self.chunk + 4096)
+        handOff = nil
+        passesChunksOn = sink != nil
+        chunk = max(1, chunkLength)
+        output = GrowableBytes(capacity: sink == nil ? max(4096, min(expectedLength, budget.limit)) : min(chunk, Self.sinkChunkLength) + 4096)
         output.append(contentsOf: XMLPropertyListWriter.header)
     }
+
+    /// Text whose chunks of about `chunkLength` bytes go to `handOff` as they fill, buffer and
+    /// all (the rest stays in ``output``); it starts empty, with no XML header.
+    init(budget: OutputBudget, chunkLength: Int, handOff: @escaping (GrowableBytes) -> Void) {
+        self.budget = budget
+        sink = nil
+        self.handOff = handOff
+        passesChunksOn = true
+        chunk = max(1, chunkLength)
+        output = GrowableBytes(capacity: min(chunk, Self.sinkChunkLength) + 4096)
+    }
+
+    /// Where the next byte goes in the whole document.
+    var position: Int { flushed &+ output.count }
 
     /// Throws once the output has gone past the budget (called once per value); with a sink,
     /// passes on each full chunk.
     @inline(__always)
     func checkBudget() throws {
         try budget.check(flushed &+ output.count)
-        if sink != nil && output.count >= Self.chunk { try flush() }
+        if passesChunksOn && output.count >= chunk { try flush() }
     }
 
     private func flush() throws {
         guard !output.failed else {
             throw PropertyListError(.lengthLimitExceeded, "out of memory after \(flushed + output.count) bytes of XML")
         }
+        if let handOff {
+            flushed += output.count
+            handOff(output.handOver(reserving: min(chunk, Self.sinkChunkLength) + 4096))
+            return
+        }
         guard let sink else { return }
-        try output.withBytes(sink)
-        flushed += output.count
+        let count = output.count
+        let skipped = min(alreadyPassedOn, count)
+        alreadyPassedOn -= skipped
+        if skipped < count {
+            try output.withBytes { try sink(UnsafeRawBufferPointer(rebasing: $0[skipped...])) }
+        }
+        flushed += count
         output.removeAll()
     }
 
@@ -221,12 +261,27 @@ final class XMLText {
             return
         }
         try flush()
-        var start = 0
+        var start = min(alreadyPassedOn, text.count)
+        alreadyPassedOn -= start
+        flushed += start
         while start < text.count {
-            let end = min(text.count, start + Self.chunk)
+            let end = min(text.count, start + chunk)
             try sink(UnsafeRawBufferPointer(rebasing: text[start..<end]))
             flushed += end - start
             start = end
+        }
+    }
+
+    /// Goes back to document position `position` (at or after the start of the text appended
+    /// last): what follows is forgotten, and written again. Bytes the sink already has are not
+    /// passed on again, so the sink sees each byte of the document once.
+    func rewind(to position: Int) {
+        if position >= flushed {
+            output.truncate(to: position &- flushed)
+        } else {
+            alreadyPassedOn = flushed &- position &+ alreadyPassedOn
+            flushed = position
+            output.removeAll()
         }
     }
 
