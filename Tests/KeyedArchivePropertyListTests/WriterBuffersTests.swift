@@ -47,6 +47,40 @@ final class WriterBuffersTests: XCTestCase {
         XCTAssertNotEqual(table.findOrInsert("é", -1), table.findOrInsert("e\u{301}", -1), "canonically equal spellings stay apart")
     }
 
+    func testLiteralBytesTableKeysDataByExactBytes() throws {
+        var random = SeededGenerator(seed: 44)
+        var table = LiteralBytesTable<Data>()
+        var model: [Data: Int] = [:]
+        // Lengths around the 15-byte packed form and the 8-byte hash steps, data that differ
+        // only in their last byte, and slices of larger data (not starting at index 0).
+        let backing = Data((0..<200).map { UInt8(truncatingIfNeeded: $0 &* 37) })
+        for step in 0..<20_000 {
+            let length = Int(random.next() % 48)
+            var data: Data
+            if random.next() % 2 == 0 {
+                let start = Int(random.next() % 100)
+                data = backing[start..<(start + length)]
+            } else {
+                data = Data(repeating: UInt8(random.next() % 3), count: length)
+                if length > 0 { data[data.startIndex + length - 1] = UInt8(random.next() % 2) }
+            }
+            let found = table.findOrInsert(data, step)
+            if let existing = model[data] {
+                XCTAssertEqual(found, existing, "\(Array(data)) at step \(step)")
+            } else {
+                XCTAssertNil(found, "new \(Array(data)) at step \(step)")
+                model[data] = step
+            }
+        }
+        // The binary writer stores equal data once, wherever they come from.
+        let shared = Data(repeating: 7, count: 100)
+        let list: PropertyListValue = .array([.data(shared), .data(Data(shared)), .data(backing[10..<110]), .data(Data(backing[10..<110]))])
+        let encoded = try PropertyList.encode(list, format: .binary)
+        let objectCount = try encoded.withUnsafeBytes { try BinaryPropertyListTrailer(validating: $0, limits: .default).objectCount }
+        XCTAssertEqual(objectCount, 3, "the array and two distinct data")
+        XCTAssertEqual(try PropertyList.decode(encoded), list)
+    }
+
     func testGrowableBytesMatchesArray() {
         var random = SeededGenerator(seed: 43)
         let buffer = GrowableBytes(capacity: 1)

@@ -47,7 +47,8 @@ package final class ArchiveObjectTable {
     /// the rest (data) by value.
     @exclusivity(unchecked) private var numberLeaves = WordPairTable()
     @exclusivity(unchecked) private var stringLeaves = LiteralStringTable()
-    @exclusivity(unchecked) private var otherLeaves: [LeafKey: UInt32] = [:]
+    @exclusivity(unchecked) private var dataLeaves = LiteralBytesTable<Data>()
+    @exclusivity(unchecked) private var otherLeaves: [PropertyListValue: UInt32] = [:]
     @exclusivity(unchecked) private var valueObjects: [PropertyListValue: UInt32] = [:]
     @exclusivity(unchecked) private var classDescriptions: [[String]: UInt32] = [:]
     @exclusivity(unchecked) private var conditionalSlots: [ObjectIdentifier: [ConditionalSlot]] = [:]
@@ -180,10 +181,11 @@ package final class ArchiveObjectTable {
             found = numberLeaves.findOrInsert(bool ? 1 : 0, 0x08, next)
         case .date(let date):
             found = numberLeaves.findOrInsert(date.timeIntervalSinceReferenceDate.bitPattern, 0x33, next)
+        case .data(let data):
+            found = dataLeaves.findOrInsert(data, next)
         default:
-            let key = LeafKey(value)
-            if let uid = otherLeaves[key] { return uid }
-            otherLeaves[key] = UInt32(truncatingIfNeeded: next)
+            if let uid = otherLeaves[value] { return uid }
+            otherLeaves[value] = UInt32(truncatingIfNeeded: next)
             found = nil
         }
         if let found { return UInt32(truncatingIfNeeded: found) }
@@ -292,6 +294,7 @@ package final class ArchiveObjectTable {
         identities = WordPairTable()
         numberLeaves = WordPairTable()
         stringLeaves = LiteralStringTable()
+        dataLeaves = LiteralBytesTable<Data>()
         otherLeaves = [:]
         valueObjects = [:]
         var layout = self.layout
@@ -516,16 +519,6 @@ private struct KeyReferenceCache {
         guard let index = index(of: position), index < keys.count, index < references.count, case .string = key else { return }
         keys[index] = key
         references[index] = reference
-    }
-}
-
-/// A leaf other than a string, number, boolean or date (data, in practice) as a uniquing key.
-private enum LeafKey: Hashable {
-    case data(Data)
-    case other(PropertyListValue)
-
-    init(_ value: PropertyListValue) {
-        if case .data(let data) = value { self = .data(data) } else { self = .other(value) }
     }
 }
 

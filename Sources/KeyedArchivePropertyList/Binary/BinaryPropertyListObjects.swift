@@ -47,7 +47,7 @@ package struct BinaryPropertyListObjects {
     /// Strings by exact text, apart by storage (ASCII, UTF-16).
     private var asciiStrings = LiteralStringTable()
     private var utf16Strings = LiteralStringTable()
-    private var datas: [Data: Int] = [:]
+    private var datas = LiteralBytesTable<Data>()
     private var firstTrue: Int?
     private var firstFalse: Int?
     private var firstNull: Int?
@@ -238,7 +238,7 @@ package struct BinaryPropertyListObjects {
             try Self.checkDate(date)
             reference = addNumber(NumberKey(bits: date.timeIntervalSinceReferenceDate.bitPattern, tag: 0x50), value)
         case .data(let data):
-            if let existing = findOrInsert(&datas[data, default: -1], index) {
+            if let existing = datas.findOrInsert(data, index) {
                 reference = existing
             } else {
                 objects.append(.scalar(value))
@@ -572,15 +572,6 @@ private struct RawByteWriter {
 private struct NumberKey: Hashable {
     var bits: UInt64
     var tag: UInt8
-}
-
-/// Stores `index` in an empty dictionary slot (one hash lookup for find-or-insert) and returns
-/// the index already there, or `nil` when the slot was empty.
-@inline(__always)
-private func findOrInsert(_ slot: inout Int, _ index: Int) -> Int? {
-    if slot >= 0 { return slot }
-    slot = index
-    return nil
 }
 
 /// A container whose members are being flattened.

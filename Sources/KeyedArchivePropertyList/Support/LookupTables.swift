@@ -6,8 +6,8 @@ import Musl
 import Darwin
 #endif
 
-/// The writers' uniquing tables: maps from a number's bits or a string's exact text to an
-/// object index, without `Hasher` (SipHash) on the hot path, which made up a large share of
+/// The writers' uniquing tables: maps from a number's bits, a string's exact text or a data's
+/// bytes to an object index, without `Hasher` (SipHash) on the hot path, which made up a large share of
 /// writing an archive or a binary property list.
 ///
 /// Both tables are open-addressing with a multiplicative hash mixed with a per-process random
@@ -104,32 +104,60 @@ package struct WordPairTable {
     }
 }
 
+/// A key of a ``LiteralBytesTable``: its bytes, and a `Hashable` form of it that compares the
+/// bytes exactly (for the rare keys whose hashes collide).
+package protocol LiteralBytesKey {
+    associatedtype Exact: Hashable
+    /// The key, compared byte for byte.
+    var exact: Exact { get }
+    /// Passes the key's bytes to `body`.
+    func withLiteralBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result
+}
+
+extension String: LiteralBytesKey {
+    /// Property lists compare strings by their text, with no Unicode normalisation.
+    package var exact: PropertyListString { PropertyListString(self) }
+
+    /// The UTF-8 bytes.
+    package func withLiteralBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        if let result = utf8.withContiguousStorageIfAvailable(body) { return result }
+        var native = self
+        return native.withUTF8(body)
+    }
+}
+
+extension Data: LiteralBytesKey {
+    /// `Data` compares byte for byte.
+    package var exact: Data { self }
+
+    package func withLiteralBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        withUnsafeBytes { body($0.bindMemory(to: UInt8.self)) }
+    }
+}
+
 /// A map from a string's exact text (its UTF-8 bytes, no Unicode normalisation: the way
-/// property lists compare strings) to a non-negative `Int`.
+/// property lists compare strings) or a data's bytes to a non-negative `Int`.
 ///
-/// Strings of up to 15 UTF-8 bytes are keyed by the bytes themselves (two words), longer ones
-/// by a seeded 64-bit hash and their length, checked against the stored text.
-package struct LiteralStringTable {
+/// Keys of up to 15 bytes are keyed by the bytes themselves (two words), longer ones by a
+/// seeded 64-bit hash and their length, checked against the stored key. (A `Dictionary` of
+/// `Data` hashed every byte with SipHash: 6% of writing W3.)
+package struct LiteralBytesTable<Key: LiteralBytesKey> {
     private var short = WordPairTable()
     private var long = WordPairTable()
-    private var longTexts: [String] = []
+    private var longKeys: [Key] = []
     private var longValues: [Int] = []
-    /// Long strings whose hash and length equal an earlier, different string's.
-    private var collisions: [PropertyListString: Int] = [:]
+    /// Long keys whose hash and length equal an earlier, different key's.
+    private var collisions: [Key.Exact: Int] = [:]
 
     /// An empty table.
     package init() {}
 
-    /// The value stored for `string`, or `nil` after storing `value` for it.
-    package mutating func findOrInsert(_ string: String, _ value: Int) -> Int? {
-        if let found = string.utf8.withContiguousStorageIfAvailable({ findOrInsert(bytes: $0, string, value) }) {
-            return found
-        }
-        var native = string
-        return native.withUTF8 { findOrInsert(bytes: $0, string, value) }
+    /// The value stored for `key`, or `nil` after storing `value` for it.
+    package mutating func findOrInsert(_ key: Key, _ value: Int) -> Int? {
+        key.withLiteralBytes { findOrInsert(bytes: $0, key, value) }
     }
 
-    private mutating func findOrInsert(bytes: UnsafeBufferPointer<UInt8>, _ string: String, _ value: Int) -> Int? {
+    private mutating func findOrInsert(bytes: UnsafeBufferPointer<UInt8>, _ key: Key, _ value: Int) -> Int? {
         let count = bytes.count
         if count <= 15 {
             var words: (UInt64, UInt64) = (0, 0)
@@ -140,25 +168,22 @@ package struct LiteralStringTable {
             return short.findOrInsert(words.0, words.1, value)
         }
         let hash = Self.hash(UnsafeRawBufferPointer(bytes))
-        if let position = long.findOrInsert(hash, UInt64(count), longTexts.count) {
-            if Self.equal(longTexts[position], bytes) { return longValues[position] }
-            let key = PropertyListString(string)
-            if let found = collisions[key] { return found }
-            collisions[key] = value
+        if let position = long.findOrInsert(hash, UInt64(count), longKeys.count) {
+            if longKeys[position].withLiteralBytes({ Self.equal($0, bytes) }) { return longValues[position] }
+            let exact = key.exact
+            if let found = collisions[exact] { return found }
+            collisions[exact] = value
             return nil
         }
-        longTexts.append(string)
+        longKeys.append(key)
         longValues.append(value)
         return nil
     }
 
-    private static func equal(_ stored: String, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        var stored = stored
-        return stored.withUTF8 { text in
-            guard text.count == bytes.count else { return false }
-            guard let a = text.baseAddress, let b = bytes.baseAddress else { return true }
-            return memcmp(a, b, text.count) == 0
-        }
+    private static func equal(_ stored: UnsafeBufferPointer<UInt8>, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard stored.count == bytes.count else { return false }
+        guard let a = stored.baseAddress, let b = bytes.baseAddress else { return true }
+        return memcmp(a, b, stored.count) == 0
     }
 
     /// A seeded multiply-xorshift hash over eight bytes at a time.
@@ -183,3 +208,6 @@ package struct LiteralStringTable {
         return hash ^ (hash >> 32)
     }
 }
+
+/// The strings' table.
+package typealias LiteralStringTable = LiteralBytesTable<String>
