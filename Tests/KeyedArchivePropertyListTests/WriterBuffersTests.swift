@@ -25,6 +25,21 @@ final class WriterBuffersTests: XCTestCase {
         XCTAssertNil(table.find(5_000, 0))
     }
 
+    /// One find-or-insert of `key` in `table`, checked against `model` (keyed by `modelKey`, the
+    /// key's exact bytes): the value stored for an earlier equal key, or nil for a new key.
+    private func checkStep<Key: LiteralBytesKey, ModelKey: Hashable>(
+        _ table: inout LiteralBytesTable<Key>, _ model: inout [ModelKey: Int], _ key: Key, modelKey: ModelKey, step: Int,
+        file: StaticString = #filePath, line: UInt = #line
+    ) {
+        let found = table.findOrInsert(key, step)
+        if let existing = model[modelKey] {
+            XCTAssertEqual(found, existing, "\(key) at step \(step)", file: file, line: line)
+        } else {
+            XCTAssertNil(found, "new \(key) at step \(step)", file: file, line: line)
+            model[modelKey] = step
+        }
+    }
+
     func testLiteralStringTableKeysByExactText() {
         var random = SeededGenerator(seed: 42)
         var table = LiteralStringTable()
@@ -35,14 +50,7 @@ final class WriterBuffersTests: XCTestCase {
         for step in 0..<20_000 {
             var text = ""
             for _ in 0..<Int(random.next() % 4) { text += pieces[Int(random.next() % UInt64(pieces.count))] }
-            let bytes = Array(text.utf8)
-            let found = table.findOrInsert(text, step)
-            if let existing = model[bytes] {
-                XCTAssertEqual(found, existing, "\(text.debugDescription) at step \(step)")
-            } else {
-                XCTAssertNil(found, "new \(text.debugDescription) at step \(step)")
-                model[bytes] = step
-            }
+            checkStep(&table, &model, text, modelKey: Array(text.utf8), step: step)
         }
         XCTAssertNotEqual(table.findOrInsert("é", -1), table.findOrInsert("e\u{301}", -1), "canonically equal spellings stay apart")
     }
@@ -64,13 +72,7 @@ final class WriterBuffersTests: XCTestCase {
                 data = Data(repeating: UInt8(random.next() % 3), count: length)
                 if length > 0 { data[data.startIndex + length - 1] = UInt8(random.next() % 2) }
             }
-            let found = table.findOrInsert(data, step)
-            if let existing = model[data] {
-                XCTAssertEqual(found, existing, "\(Array(data)) at step \(step)")
-            } else {
-                XCTAssertNil(found, "new \(Array(data)) at step \(step)")
-                model[data] = step
-            }
+            checkStep(&table, &model, data, modelKey: data, step: step)
         }
         // The binary writer stores equal data once, wherever they come from.
         let shared = Data(repeating: 7, count: 100)

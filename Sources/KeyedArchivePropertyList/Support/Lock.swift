@@ -12,7 +12,7 @@ import Darwin
 /// A mutual-exclusion lock over a `pthread_mutex_t` (FoundationEssentials has no lock and the
 /// Synchronization module's `Mutex` needs macOS 15).
 package final class Lock: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    fileprivate let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     package init() {
         mutex = .allocate(capacity: 1)
@@ -54,7 +54,7 @@ package final class Protected<Value>: @unchecked Sendable {
 /// `@unchecked Sendable`: the values are only touched under the mutex, each by one side at a
 /// time: a value put is the producer's no more.
 package final class HandoffQueue<Element>: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let lock = Lock()
     private let condition: UnsafeMutablePointer<pthread_cond_t>
     /// Put, oldest first.
     private var incoming: [Element] = []
@@ -62,9 +62,6 @@ package final class HandoffQueue<Element>: @unchecked Sendable {
     private var outgoing: [Element] = []
 
     package init() {
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
         condition = .allocate(capacity: 1)
         condition.initialize(to: pthread_cond_t())
         pthread_cond_init(condition, nil)
@@ -73,29 +70,27 @@ package final class HandoffQueue<Element>: @unchecked Sendable {
     deinit {
         pthread_cond_destroy(condition)
         condition.deallocate()
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
     }
 
     /// Appends `element` and wakes a thread waiting in ``take()``.
     package func put(_ element: Element) {
-        pthread_mutex_lock(mutex)
-        incoming.append(element)
-        pthread_cond_signal(condition)
-        pthread_mutex_unlock(mutex)
+        lock.withLock {
+            incoming.append(element)
+            pthread_cond_signal(condition)
+        }
     }
 
     /// Removes and returns the oldest element, waiting for one if there is none yet.
     package func take() -> Element {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        while true {
-            if let element = outgoing.popLast() { return element }
-            if incoming.isEmpty {
-                pthread_cond_wait(condition, mutex)
-            } else {
-                outgoing = incoming.reversed()
-                incoming.removeAll(keepingCapacity: true)
+        lock.withLock {
+            while true {
+                if let element = outgoing.popLast() { return element }
+                if incoming.isEmpty {
+                    pthread_cond_wait(condition, lock.mutex)
+                } else {
+                    outgoing = incoming.reversed()
+                    incoming.removeAll(keepingCapacity: true)
+                }
             }
         }
     }
