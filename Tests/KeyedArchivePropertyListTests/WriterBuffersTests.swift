@@ -74,6 +74,18 @@ final class WriterBuffersTests: XCTestCase {
             }
             checkStep(&table, &model, data, modelKey: data, step: step)
         }
+        // Long keys are hashed by their ends: keys alike at both ends and of one length, apart
+        // only in the middle, all collide and must still be told apart.
+        var middles = LiteralBytesTable<Data>()
+        for round in 0..<2 {
+            for value in 0..<300 {
+                var data = Data(repeating: 0xAB, count: 1_000)
+                data[500] = UInt8(value % 256)
+                data[501] = UInt8(value / 256)
+                let found = middles.findOrInsert(data, value)
+                if round == 0 { XCTAssertNil(found, "middle \(value) is new") } else { XCTAssertEqual(found, value, "middle \(value) again") }
+            }
+        }
         // The binary writer stores equal data once, wherever they come from.
         let shared = Data(repeating: 7, count: 100)
         let list: PropertyListValue = .array([.data(shared), .data(Data(shared)), .data(backing[10..<110]), .data(Data(backing[10..<110]))])

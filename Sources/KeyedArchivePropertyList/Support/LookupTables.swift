@@ -127,11 +127,21 @@ extension String: LiteralBytesKey {
 }
 
 extension Data: LiteralBytesKey {
-    /// `Data` compares byte for byte.
-    package var exact: Data { self }
+    /// Hashed in full: the keys that reach the collision map are alike at both ends, and
+    /// `Data`'s own hash reads only its first 80 bytes, so they would all collide there too.
+    package var exact: FullyHashedData { FullyHashedData(data: self) }
 
     package func withLiteralBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
         withUnsafeBytes { body($0.bindMemory(to: UInt8.self)) }
+    }
+}
+
+/// `Data` hashed by all its bytes (SipHash, seeded per process), compared byte for byte.
+package struct FullyHashedData: Hashable {
+    package var data: Data
+
+    package func hash(into hasher: inout Hasher) {
+        data.withUnsafeBytes { hasher.combine(bytes: $0) }
     }
 }
 
@@ -186,9 +196,22 @@ package struct LiteralBytesTable<Key: LiteralBytesKey> {
         return memcmp(a, b, stored.count) == 0
     }
 
-    /// A seeded multiply-xorshift hash over eight bytes at a time.
+    /// A seeded multiply-xorshift hash over eight bytes at a time, of at most the first and the
+    /// last 64 bytes (and the length): keys are compared in full when their hashes match anyway,
+    /// and hashing all of a 256 KiB image would cost more than writing it. (`Data`'s own
+    /// `hash(into:)` reads at most 80 bytes for the same reason.) Keys alike at both ends collide
+    /// and are told apart by the collision map, at a cost linear in their length, as hashing them
+    /// in full would be.
     private static func hash(_ raw: UnsafeRawBufferPointer) -> UInt64 {
-        var hash = LookupSeed.value ^ (UInt64(truncatingIfNeeded: raw.count) &* 0x9E37_79B9_7F4A_7C15)
+        let ends = 64
+        let seed = LookupSeed.value ^ (UInt64(truncatingIfNeeded: raw.count) &* 0x9E37_79B9_7F4A_7C15)
+        guard raw.count > 2 * ends else { return hash(raw, seed: seed) }
+        let head = hash(UnsafeRawBufferPointer(rebasing: raw[..<ends]), seed: seed)
+        return hash(UnsafeRawBufferPointer(rebasing: raw[(raw.count - ends)...]), seed: head)
+    }
+
+    private static func hash(_ raw: UnsafeRawBufferPointer, seed: UInt64) -> UInt64 {
+        var hash = seed
         var index = 0
         while index + 8 <= raw.count {
             hash = (hash ^ raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)) &* 0xBF58_476D_1CE4_E5B9
