@@ -63,6 +63,14 @@ public func fuzzBinary(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
                     Data(input), to: .xml, limits: FuzzSupport.limits, maximumOutputLength: limit, splitting: .always
                 ) { passedOn.append(contentsOf: $0) }
             }
+            // The one-thread conversion into a sink in chunks of the same size.
+            var oneThreadPassedOn = Data()
+            _ = Result {
+                try PropertyList.convert(
+                    Data(input), to: .xml, limits: FuzzSupport.limits, maximumOutputLength: limit,
+                    splitting: SplitPolicy(minimumInputLength: .max, minimumMembers: .max, chunkLength: 64)
+                ) { oneThreadPassedOn.append(contentsOf: $0) }
+            }
             switch (oneThread, viaSink) {
             case (.success(let a), .success):
                 if a != passedOn { FuzzSupport.fail("split XML into a sink differs from the one-thread XML (limit \(limit))") }
@@ -70,6 +78,10 @@ public func fuzzBinary(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
                 if "\(a)" != "\(b)" { FuzzSupport.fail("split conversion into a sink failed differently: \(b) vs \(a)") }
                 if case .success(let whole) = streamed, !whole.starts(with: passedOn) {
                     FuzzSupport.fail("the sink got bytes out of order or twice (limit \(limit))")
+                }
+                // Both sinks saw a beginning of the same text (chunk boundaries may differ).
+                if !passedOn.starts(with: oneThreadPassedOn) && !oneThreadPassedOn.starts(with: passedOn) {
+                    FuzzSupport.fail("the split sink and the one-thread sink saw different text (limit \(limit))")
                 }
             default:
                 FuzzSupport.fail("split conversion into a sink \(viaSink) vs one thread \(oneThread) (limit \(limit))")

@@ -54,7 +54,7 @@ final class XMLSplitConversionTests: XCTestCase {
         var text = Data(), chunks = 0
         while true {
             switch pieces.take() {
-            case .text(let chunk):
+            case .text(let chunk, _, _):
                 chunk.withBytes { text.append(contentsOf: $0) }
                 chunks += 1
             case .finished: return (text, chunks)
@@ -269,6 +269,63 @@ final class XMLSplitConversionTests: XCTestCase {
             XCTAssertTrue(whole.starts(with: passedOn), "set at \(bad): the sink got bytes out of order or twice")
             XCTAssertGreaterThan(Double(passedOn.count), Double(whole.count) * share, "set at \(bad): chunks were not passed on as they came")
             XCTAssertTrue(whole.starts(with: oneThread), "set at \(bad), one thread")
+        }
+    }
+
+    /// What `writeXML` passed to a sink in chunks of 64 bytes, and its error, with the decoder's
+    /// `limits` and without the check that sends files that could pass them to the tree path.
+    private func sinkBytesUnchecked(_ data: Data, _ policy: SplitPolicy, limits: DecodingLimits) -> (Data, Error?) {
+        data.withUnsafeBytes { bytes in
+            var chunks = Data()
+            do {
+                var decoder = try BinaryPropertyListDecoder(bytes: bytes, limits: limits)
+                _ = try decoder.writeXML(
+                    maximumDepth: DecodingLimits.default.maximumDepth, budget: OutputBudget(.max),
+                    sink: { chunks.append(contentsOf: $0) }, split: policy)
+                return (chunks, nil)
+            } catch {
+                return (chunks, error)
+            }
+        }
+    }
+
+    func testExpansionLimitsHoldForEachChunkPassedOn() throws {
+        // Files that could pass the expansion limits take the tree path, so the walk never
+        // meets them there; called directly, it must stop where one thread stops, and pass on
+        // no chunk of the second part whose totals are past a limit.
+        let data = try records(2_000)
+        let oneThreadChunks = SplitPolicy(minimumInputLength: .max, minimumMembers: .max, chunkLength: 64)
+        var failures = 0
+        for (nodes, bytes) in [(7_500, Int.max), (Int.max, 30_000), (9_000, Int.max)] {
+            var limits = DecodingLimits.default
+            limits.maximumExpandedNodeCount = nodes
+            limits.maximumExpandedByteCount = bytes
+            let (expectedBytes, expectedError) = sinkBytesUnchecked(data, oneThreadChunks, limits: limits)
+            let (passedOn, error) = sinkBytesUnchecked(data, always, limits: limits)
+            guard let expectedError = expectedError as? PropertyListError else { continue }
+            failures += 1
+            guard let error = error as? PropertyListError else { XCTFail("limits \(nodes), \(bytes): split accepted"); continue }
+            XCTAssertSameError(error, expectedError, "limits \(nodes), \(bytes)")
+            XCTAssertTrue(passedOn.starts(with: expectedBytes) || expectedBytes.starts(with: passedOn), "limits \(nodes), \(bytes)")
+            XCTAssertLessThanOrEqual(passedOn.count, expectedBytes.count + 1_024, "limits \(nodes), \(bytes): text past the limit passed on")
+        }
+        XCTAssertEqual(failures, 3, "each limit is met in the second part")
+    }
+
+    func testASinkThatFailsStopsTheConversion() throws {
+        struct Full: Error {}
+        let data = try records(2_000)
+        for failAt in [100, 20_000, 60_000] {
+            var received = 0
+            let result = Result {
+                try PropertyList.convert(data, to: .xml, splitting: always) { chunk in
+                    guard received + chunk.count <= failAt else { throw Full() }
+                    received += chunk.count
+                }
+            }
+            guard case .failure(let error) = result else { return XCTFail("fail at \(failAt): succeeded") }
+            XCTAssertTrue(error is Full, "fail at \(failAt): \(error)")
+            XCTAssertLessThanOrEqual(received, failAt)
         }
     }
 

@@ -47,7 +47,7 @@ package final class ArchiveObjectTable {
     /// the rest (data) by value.
     @exclusivity(unchecked) private var numberLeaves = WordPairTable()
     @exclusivity(unchecked) private var stringLeaves = LiteralStringTable()
-    @exclusivity(unchecked) private var dataLeaves = LiteralBytesTable<Data>()
+    @exclusivity(unchecked) private var dataLeaves = LiteralDataTable()
     @exclusivity(unchecked) private var otherLeaves: [PropertyListValue: UInt32] = [:]
     @exclusivity(unchecked) private var valueObjects: [PropertyListValue: UInt32] = [:]
     @exclusivity(unchecked) private var classDescriptions: [[String]: UInt32] = [:]
@@ -294,7 +294,7 @@ package final class ArchiveObjectTable {
         identities = WordPairTable()
         numberLeaves = WordPairTable()
         stringLeaves = LiteralStringTable()
-        dataLeaves = LiteralBytesTable<Data>()
+        dataLeaves = LiteralDataTable()
         otherLeaves = [:]
         valueObjects = [:]
         var layout = self.layout

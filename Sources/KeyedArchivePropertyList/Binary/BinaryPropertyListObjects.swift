@@ -47,7 +47,7 @@ package struct BinaryPropertyListObjects {
     /// Strings by exact text, apart by storage (ASCII, UTF-16).
     private var asciiStrings = LiteralStringTable()
     private var utf16Strings = LiteralStringTable()
-    private var datas = LiteralBytesTable<Data>()
+    private var datas = LiteralDataTable()
     private var firstTrue: Int?
     private var firstFalse: Int?
     private var firstNull: Int?

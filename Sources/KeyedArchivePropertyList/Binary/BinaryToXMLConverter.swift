@@ -161,7 +161,7 @@ extension BinaryPropertyListDecoder {
         var splitAt = handoff?.thread.position ?? .nowhere
         var stopCheck = SplitStopCheck(stop)
         while let last = walk.frames.indices.last {
-            try text.checkBudget()
+            try text.checkBudget(values: walk.values, stringBytes: walk.stringBytes)
             try stopCheck.check()
             let next = walk.frames[last].next
             guard next < walk.frames[last].count else {
@@ -201,33 +201,41 @@ extension BinaryPropertyListDecoder {
 
     /// Passes on the other thread's text as it comes, chunk by chunk, so that the early chunks
     /// are written out while the late ones are still being made, and adds its totals: true when
-    /// it wrote all its members and the whole stays within the limits. Otherwise (it failed, or
-    /// a chunk would go past the output budget, or the totals past the expansion limits) the
-    /// text goes back to where the other thread's began and the result is false: the caller
-    /// writes those members itself, and the sink gets no byte twice.
+    /// it wrote all its members and the whole stays within the limits. Each chunk is passed on
+    /// only if it keeps the output within its budget and the totals at its end keep within the
+    /// expansion limits (totals only grow, so that is the one-thread check at every value in it).
+    /// Otherwise (it failed, or a chunk would go past a limit) the text goes back to where the
+    /// other thread's began and the result is false: the caller writes those members itself, and
+    /// the sink gets no byte twice.
     private func take(_ handoff: XMLHandoff, into walk: inout XMLWalk, text: XMLText) throws -> Bool {
         let start = text.position
         pieces: while true {
             switch handoff.pieces.take() {
-            case .text(let chunk):
-                guard !chunk.failed, text.canAppend(chunk.count) else { break pieces }
+            case .text(let chunk, let values, let stringBytes):
+                guard !chunk.failed, text.canAppend(chunk.count), withinLimits(walk, values, stringBytes) else { break pieces }
                 try chunk.withBytes { try text.appendWritten($0) }
             case .finished(let values, let stringBytes):
-                let (valuesTotal, valuesOverflow) = walk.values.addingReportingOverflow(values)
-                let (bytesTotal, bytesOverflow) = walk.stringBytes.addingReportingOverflow(stringBytes)
-                guard !valuesOverflow, !bytesOverflow, valuesTotal <= limits.maximumExpandedNodeCount,
-                    bytesTotal <= limits.maximumExpandedByteCount
-                else { break pieces }
-                walk.values = valuesTotal
-                walk.stringBytes = bytesTotal
+                guard withinLimits(walk, values, stringBytes) else { break pieces }
+                walk.values &+= values
+                walk.stringBytes &+= stringBytes
                 return true
             case .failed:
                 break pieces
             }
         }
         handoff.thread.stopAndJoin()
+        // What the other thread put after the piece that stopped the hand-over is not needed.
+        handoff.pieces.removeAll()
         text.rewind(to: start)
         return false
+    }
+
+    /// True when the other thread's totals added to `walk`'s stay within the expansion limits.
+    private func withinLimits(_ walk: XMLWalk, _ values: Int, _ stringBytes: Int) -> Bool {
+        let (valuesTotal, valuesOverflow) = walk.values.addingReportingOverflow(values)
+        let (bytesTotal, bytesOverflow) = walk.stringBytes.addingReportingOverflow(stringBytes)
+        return !valuesOverflow && !bytesOverflow && valuesTotal <= limits.maximumExpandedNodeCount
+            && bytesTotal <= limits.maximumExpandedByteCount
     }
 
     /// The second thread's work: the members of the split container from the split point on,
@@ -239,7 +247,7 @@ extension BinaryPropertyListDecoder {
         _ split: SplitPoint, maximumDepth: Int, budget: OutputBudget, chunkLength: Int = XMLText.sinkChunkLength,
         into pieces: HandoffQueue<XMLPartPiece>, stop: Protected<Bool>? = nil
     ) {
-        let text = XMLText(budget: budget, chunkLength: chunkLength) { pieces.put(.text($0)) }
+        let text = XMLText(budget: budget, chunkLength: chunkLength) { pieces.put(.text($0, values: $1, stringBytes: $2)) }
         var walk = XMLWalk()
         do {
             // Open the containers down to the split one as the first thread does, so that
@@ -271,7 +279,7 @@ extension BinaryPropertyListDecoder {
             return pieces.put(.failed)
         }
         guard !text.output.failed else { return pieces.put(.failed) }
-        pieces.put(.text(text.output.handOver(reserving: 0)))
+        pieces.put(.text(text.output.handOver(reserving: 0), values: walk.values, stringBytes: walk.stringBytes))
         pieces.put(.finished(values: walk.values, stringBytes: walk.stringBytes))
     }
 
@@ -392,8 +400,8 @@ extension BinaryPropertyListDecoder {
 /// What the second thread of a split conversion hands over, in order: chunks of its text as
 /// they fill, then how it ended.
 enum XMLPartPiece {
-    /// The next chunk of its text.
-    case text(GrowableBytes)
+    /// The next chunk of its text, and its totals of values and string bytes at the chunk's end.
+    case text(GrowableBytes, values: Int, stringBytes: Int)
     /// It wrote all its members; its totals of values and string bytes.
     case finished(values: Int, stringBytes: Int)
     /// It failed or was stopped; the text it handed over is a correct beginning of its part.

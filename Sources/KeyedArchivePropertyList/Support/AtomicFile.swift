@@ -114,15 +114,20 @@ package enum AtomicFile {
     /// A regular file goes straight into one buffer of its size. One of 8 MiB or more is read
     /// by two threads at once, half each, when the machine has a spare core: most of the time
     /// of a read is the kernel providing fresh pages for the buffer, and two cores do that
-    /// faster (W3's 50 MB: 30 ms -> 20 ms). A file that grows or shrinks meanwhile is read
-    /// again from the start, one thread, to its end.
+    /// faster (W3's 50 MB: 30 ms -> 20 ms). A file that shrinks meanwhile (a half comes back
+    /// short) is read again from the start on one thread; one that grows is read on past its old
+    /// size. Anything else (a pipe, a terminal, `/dev/stdin`) is read in sequence from where it
+    /// stands.
     package static func read(_ path: String, limit: Int) throws -> Data {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw FileAccessError(path: path, operation: "cannot open") }
         defer { close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw FileAccessError(path: path, operation: "cannot read") }
-        let size = info.st_mode & S_IFMT == S_IFREG ? Int(info.st_size) : 0
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            return try readSequentially(descriptor, into: try ReadBuffer(capacity: 1 << 16, path: path), limit: limit, path: path)
+        }
+        let size = Int(info.st_size)
         guard size <= limit else { throw FileAccessError(path: path, operation: "file too large:", code: EFBIG) }
         // A page more than the size, so that the read that finds the end has room to try.
         var buffer = try ReadBuffer(capacity: size &+ 4096, path: path)
@@ -130,15 +135,14 @@ package enum AtomicFile {
             let base = buffer.base, half = size / 2
             let second = SecondThread { readFully(descriptor, into: base + half, count: size - half, at: half) }
             let first = readFully(descriptor, into: base, count: half, at: 0)
-            let rest = second.join() ?? -1
+            let rest = second.join() ?? -Int(EIO)
             if first == half && rest == size - half {
                 buffer.count = size
             } else if first < 0 || rest < 0 {
-                throw FileAccessError(path: path, operation: "cannot read")
+                throw FileAccessError(path: path, operation: "cannot read", code: Int32(truncatingIfNeeded: -min(first, rest)))
             }
         }
-        // The rest (all of it unless read above): pipes and files whose size is not known
-        // (`/proc`), or that grew.
+        // The rest: all of it unless read above, or what was added since `fstat`.
         while true {
             if buffer.count == buffer.capacity {
                 guard buffer.count < limit else { throw FileAccessError(path: path, operation: "file too large:", code: EFBIG) }
@@ -147,7 +151,6 @@ package enum AtomicFile {
             let count = pread(descriptor, buffer.base + buffer.count, buffer.capacity - buffer.count, off_t(buffer.count))
             if count < 0 {
                 if errno == EINTR { continue }
-                if errno == ESPIPE { return try readSequentially(descriptor, after: buffer, limit: limit, path: path) }
                 throw FileAccessError(path: path, operation: "cannot read")
             }
             if count == 0 { break }
@@ -161,14 +164,14 @@ package enum AtomicFile {
     package static let twoThreadReadLength = 8 << 20
 
     /// Reads `count` bytes at `offset` into `target`: the number read (short at the end of the
-    /// file), or -1 on an error.
+    /// file), or minus the error number.
     private static func readFully(_ descriptor: Int32, into target: UnsafeMutableRawPointer, count: Int, at offset: Int) -> Int {
         var done = 0
         while done < count {
             let read = pread(descriptor, target + done, count - done, off_t(offset + done))
             if read < 0 {
                 if errno == EINTR { continue }
-                return -1
+                return -Int(errno)
             }
             if read == 0 { break }
             done += read
@@ -176,8 +179,9 @@ package enum AtomicFile {
         return done
     }
 
-    /// The rest of a descriptor that cannot be read at an offset (a pipe), after `buffer`'s bytes.
-    private static func readSequentially(_ descriptor: Int32, after buffer: consuming ReadBuffer, limit: Int, path: String) throws -> Data {
+    /// What is left to read of a descriptor that is not a regular file (a pipe, a terminal), into
+    /// `buffer`.
+    private static func readSequentially(_ descriptor: Int32, into buffer: consuming ReadBuffer, limit: Int, path: String) throws -> Data {
         while true {
             if buffer.count == buffer.capacity {
                 guard buffer.count < limit else { throw FileAccessError(path: path, operation: "file too large:", code: EFBIG) }

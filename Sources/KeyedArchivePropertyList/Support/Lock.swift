@@ -80,6 +80,14 @@ package final class HandoffQueue<Element>: @unchecked Sendable {
         }
     }
 
+    /// Lets go of every element not taken yet.
+    package func removeAll() {
+        lock.withLock {
+            incoming.removeAll()
+            outgoing.removeAll()
+        }
+    }
+
     /// Removes and returns the oldest element, waiting for one if there is none yet.
     package func take() -> Element {
         lock.withLock {

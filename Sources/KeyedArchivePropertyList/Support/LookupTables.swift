@@ -12,7 +12,9 @@ import Darwin
 ///
 /// Both tables are open-addressing with a multiplicative hash mixed with a per-process random
 /// seed, so that values chosen by whoever supplies the data cannot be aimed at one probe
-/// chain. Strings whose hashes collide fall back to a `Dictionary` (seeded SipHash).
+/// chain. Long strings and data are hashed by their ends (see ``LiteralBytesTable``); keys whose
+/// hashes collide, such as keys alike at both ends, fall back to a `Dictionary` that hashes
+/// them in full (seeded SipHash), at a cost linear in their length.
 enum LookupSeed {
     /// Chosen once per process.
     static let value: UInt64 = UInt64.random(in: UInt64.min...UInt64.max) | 1
@@ -106,7 +108,7 @@ package struct WordPairTable {
 
 /// A key of a ``LiteralBytesTable``: its bytes, and a `Hashable` form of it that compares the
 /// bytes exactly (for the rare keys whose hashes collide).
-package protocol LiteralBytesKey {
+protocol LiteralBytesKey {
     associatedtype Exact: Hashable
     /// The key, compared byte for byte.
     var exact: Exact { get }
@@ -116,10 +118,10 @@ package protocol LiteralBytesKey {
 
 extension String: LiteralBytesKey {
     /// Property lists compare strings by their text, with no Unicode normalisation.
-    package var exact: PropertyListString { PropertyListString(self) }
+    var exact: PropertyListString { PropertyListString(self) }
 
     /// The UTF-8 bytes.
-    package func withLiteralBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+    func withLiteralBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
         if let result = utf8.withContiguousStorageIfAvailable(body) { return result }
         var native = self
         return native.withUTF8(body)
@@ -129,18 +131,18 @@ extension String: LiteralBytesKey {
 extension Data: LiteralBytesKey {
     /// Hashed in full: the keys that reach the collision map are alike at both ends, and
     /// `Data`'s own hash reads only its first 80 bytes, so they would all collide there too.
-    package var exact: FullyHashedData { FullyHashedData(data: self) }
+    var exact: FullyHashedData { FullyHashedData(data: self) }
 
-    package func withLiteralBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+    func withLiteralBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
         withUnsafeBytes { body($0.bindMemory(to: UInt8.self)) }
     }
 }
 
 /// `Data` hashed by all its bytes (SipHash, seeded per process), compared byte for byte.
-package struct FullyHashedData: Hashable {
-    package var data: Data
+struct FullyHashedData: Hashable {
+    var data: Data
 
-    package func hash(into hasher: inout Hasher) {
+    func hash(into hasher: inout Hasher) {
         data.withUnsafeBytes { hasher.combine(bytes: $0) }
     }
 }
@@ -151,7 +153,11 @@ package struct FullyHashedData: Hashable {
 /// Keys of up to 15 bytes are keyed by the bytes themselves (two words), longer ones by a
 /// seeded 64-bit hash and their length, checked against the stored key. (A `Dictionary` of
 /// `Data` hashed every byte with SipHash: 6% of writing W3.)
-package struct LiteralBytesTable<Key: LiteralBytesKey> {
+///
+/// Generic, so internal: other modules use the concrete ``LiteralStringTable`` and
+/// ``LiteralDataTable``, which this module compiles specialized (a generic table called from
+/// another module looked its metadata up at run time on every use: 3% of a W1 archive).
+struct LiteralBytesTable<Key: LiteralBytesKey> {
     private var short = WordPairTable()
     private var long = WordPairTable()
     private var longKeys: [Key] = []
@@ -160,10 +166,10 @@ package struct LiteralBytesTable<Key: LiteralBytesKey> {
     private var collisions: [Key.Exact: Int] = [:]
 
     /// An empty table.
-    package init() {}
+    init() {}
 
     /// The value stored for `key`, or `nil` after storing `value` for it.
-    package mutating func findOrInsert(_ key: Key, _ value: Int) -> Int? {
+    mutating func findOrInsert(_ key: Key, _ value: Int) -> Int? {
         key.withLiteralBytes { findOrInsert(bytes: $0, key, value) }
     }
 
@@ -232,5 +238,28 @@ package struct LiteralBytesTable<Key: LiteralBytesKey> {
     }
 }
 
-/// The strings' table.
-package typealias LiteralStringTable = LiteralBytesTable<String>
+/// A map from a string's exact text (no Unicode normalisation) to a non-negative `Int`.
+package struct LiteralStringTable {
+    private var table = LiteralBytesTable<String>()
+
+    /// An empty table.
+    package init() {}
+
+    /// The value stored for `string`, or `nil` after storing `value` for it.
+    package mutating func findOrInsert(_ string: String, _ value: Int) -> Int? {
+        table.findOrInsert(string, value)
+    }
+}
+
+/// A map from a data's bytes to a non-negative `Int`.
+package struct LiteralDataTable {
+    private var table = LiteralBytesTable<Data>()
+
+    /// An empty table.
+    package init() {}
+
+    /// The value stored for `data`, or `nil` after storing `value` for it.
+    package mutating func findOrInsert(_ data: Data, _ value: Int) -> Int? {
+        table.findOrInsert(data, value)
+    }
+}

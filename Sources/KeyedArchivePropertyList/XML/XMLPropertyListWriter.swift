@@ -173,9 +173,10 @@ final class XMLText {
     let budget: OutputBudget
     /// Where full chunks go, for output that is not kept in memory; nil to keep it all.
     private let sink: ((UnsafeRawBufferPointer) throws -> Void)?
-    /// Takes each full chunk's buffer, for output handed to another thread as it is written
-    /// (the converter's second thread); a new buffer is started in its place.
-    private let handOff: ((GrowableBytes) -> Void)?
+    /// Takes each full chunk's buffer, with the walk's totals at its end, for output handed to
+    /// another thread as it is written (the converter's second thread); a new buffer is started
+    /// in its place.
+    private let handOff: ((GrowableBytes, _ values: Int, _ stringBytes: Int) -> Void)?
     /// Whether full chunks leave ``output`` (through `sink` or `handOff`).
     private let passesChunksOn: Bool
     /// Bytes of the document before those in ``output``.
@@ -206,8 +207,9 @@ final class XMLText {
     }
 
     /// Text whose chunks of about `chunkLength` bytes go to `handOff` as they fill, buffer and
-    /// all (the rest stays in ``output``); it starts empty, with no XML header.
-    init(budget: OutputBudget, chunkLength: Int, handOff: @escaping (GrowableBytes) -> Void) {
+    /// all, with the totals ``checkBudget(values:stringBytes:)`` was given (the rest stays in
+    /// ``output``); it starts empty, with no XML header.
+    init(budget: OutputBudget, chunkLength: Int, handOff: @escaping (GrowableBytes, _ values: Int, _ stringBytes: Int) -> Void) {
         self.budget = budget
         sink = nil
         self.handOff = handOff
@@ -219,21 +221,22 @@ final class XMLText {
     /// Where the next byte goes in the whole document.
     var position: Int { flushed &+ output.count }
 
-    /// Throws once the output has gone past the budget (called once per value); with a sink,
-    /// passes on each full chunk.
+    /// Throws once the output has gone past the budget (called once per value, between
+    /// values); with a sink or a hand-off, passes on each full chunk. `values` and `stringBytes`
+    /// are the walk's totals so far, for a hand-off.
     @inline(__always)
-    func checkBudget() throws {
+    func checkBudget(values: Int = 0, stringBytes: Int = 0) throws {
         try budget.check(flushed &+ output.count)
-        if passesChunksOn && output.count >= chunk { try flush() }
+        if passesChunksOn && output.count >= chunk { try flush(values: values, stringBytes: stringBytes) }
     }
 
-    private func flush() throws {
+    private func flush(values: Int = 0, stringBytes: Int = 0) throws {
         guard !output.failed else {
             throw PropertyListError(.lengthLimitExceeded, "out of memory after \(flushed + output.count) bytes of XML")
         }
         if let handOff {
             flushed += output.count
-            handOff(output.handOver(reserving: min(chunk, Self.sinkChunkLength) + 4096))
+            handOff(output.handOver(reserving: min(chunk, Self.sinkChunkLength) + 4096), values, stringBytes)
             return
         }
         guard let sink else { return }
@@ -265,7 +268,7 @@ final class XMLText {
         alreadyPassedOn -= start
         flushed += start
         while start < text.count {
-            let end = min(text.count, start + chunk)
+            let end = text.count - start > chunk ? start + chunk : text.count
             try sink(UnsafeRawBufferPointer(rebasing: text[start..<end]))
             flushed += end - start
             start = end
