@@ -125,7 +125,7 @@ package enum AtomicFile {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw FileAccessError(path: path, operation: "cannot read") }
         guard info.st_mode & S_IFMT == S_IFREG else {
-            return try readSequentially(descriptor, into: try ReadBuffer(capacity: 1 << 16, path: path), limit: limit, path: path)
+            return try readToEnd(descriptor, into: try ReadBuffer(capacity: 1 << 16, path: path), atOffsets: false, limit: limit, path: path)
         }
         let size = Int(info.st_size)
         guard size <= limit else { throw FileAccessError(path: path, operation: "file too large:", code: EFBIG) }
@@ -143,21 +143,7 @@ package enum AtomicFile {
             }
         }
         // The rest: all of it unless read above, or what was added since `fstat`.
-        while true {
-            if buffer.count == buffer.capacity {
-                guard buffer.count < limit else { throw FileAccessError(path: path, operation: "file too large:", code: EFBIG) }
-                try buffer.grow(path: path)
-            }
-            let count = pread(descriptor, buffer.base + buffer.count, buffer.capacity - buffer.count, off_t(buffer.count))
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw FileAccessError(path: path, operation: "cannot read")
-            }
-            if count == 0 { break }
-            buffer.count += count
-            guard buffer.count <= limit else { throw FileAccessError(path: path, operation: "file too large:", code: EFBIG) }
-        }
-        return buffer.takeData()
+        return try readToEnd(descriptor, into: buffer, atOffsets: true, limit: limit, path: path)
     }
 
     /// Files this long and longer are read by two threads.
@@ -179,15 +165,21 @@ package enum AtomicFile {
         return done
     }
 
-    /// What is left to read of a descriptor that is not a regular file (a pipe, a terminal), into
-    /// `buffer`.
-    private static func readSequentially(_ descriptor: Int32, into buffer: consuming ReadBuffer, limit: Int, path: String) throws -> Data {
+    /// Reads on to the end of `descriptor` after `buffer`'s bytes, growing it: a regular file at
+    /// the offset of the buffer's end (`atOffsets`), anything else (a pipe, a terminal) in
+    /// sequence from where it stands.
+    private static func readToEnd(
+        _ descriptor: Int32, into buffer: consuming ReadBuffer, atOffsets: Bool, limit: Int, path: String
+    ) throws -> Data {
         while true {
             if buffer.count == buffer.capacity {
                 guard buffer.count < limit else { throw FileAccessError(path: path, operation: "file too large:", code: EFBIG) }
                 try buffer.grow(path: path)
             }
-            let count = systemRead(descriptor, buffer.base + buffer.count, buffer.capacity - buffer.count)
+            let room = buffer.capacity - buffer.count
+            let count = atOffsets
+                ? pread(descriptor, buffer.base + buffer.count, room, off_t(buffer.count))
+                : systemRead(descriptor, buffer.base + buffer.count, room)
             if count < 0 {
                 if errno == EINTR { continue }
                 throw FileAccessError(path: path, operation: "cannot read")
