@@ -55,8 +55,6 @@ public func fuzzBinary(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         // fails, the sink has had a beginning of the document, each byte once.
         let half = (try? streamed.get().count).map { $0 / 2 } ?? Int.max
         for limit in half == Int.max ? [Int.max] : [Int.max, half] {
-            let oneThread = limit == Int.max
-                ? streamed : Result { try PropertyList.convert(Data(input), to: .xml, limits: FuzzSupport.limits, maximumOutputLength: limit) }
             var passedOn = Data()
             let viaSink = Result {
                 try PropertyList.convert(
@@ -65,12 +63,12 @@ public func fuzzBinary(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
             }
             // The one-thread conversion into a sink in chunks of the same size.
             var oneThreadPassedOn = Data()
-            _ = Result {
+            let oneThread = Result {
                 try PropertyList.convert(
                     Data(input), to: .xml, limits: FuzzSupport.limits, maximumOutputLength: limit,
                     splitting: SplitPolicy(minimumInputLength: .max, minimumMembers: .max, chunkLength: 64)
                 ) { oneThreadPassedOn.append(contentsOf: $0) }
-            }
+            }.map { oneThreadPassedOn }
             switch (oneThread, viaSink) {
             case (.success(let a), .success):
                 if a != passedOn { FuzzSupport.fail("split XML into a sink differs from the one-thread XML (limit \(limit))") }

@@ -112,10 +112,7 @@ extension PropertyList {
         _ data: Data, to format: PropertyListFormat, limits: DecodingLimits = .default, maximumOutputLength: Int = .max,
         into write: (UnsafeRawBufferPointer) throws -> Void
     ) throws {
-        try withoutActuallyEscaping(write) { write in
-            let whole = try convert(data, to: format, limits: limits, maximumOutputLength: maximumOutputLength, sink: write)
-            if !whole.isEmpty { try whole.withUnsafeBytes(write) }
-        }
+        try convert(data, to: format, limits: limits, maximumOutputLength: maximumOutputLength, splitting: .automatic, into: write)
     }
 
     /// ``convert(_:to:limits:maximumOutputLength:)`` with the binary-to-XML converter's use of a

@@ -186,6 +186,8 @@ final class XMLText {
     private var alreadyPassedOn = 0
     /// The chunk size.
     private let chunk: Int
+    /// A chunk buffer's capacity: a chunk and the value that passes its end.
+    private static func bufferCapacity(chunk: Int) -> Int { min(chunk, sinkChunkLength) + 4096 }
     /// The usual chunk size.
     static let sinkChunkLength = 1 << 20
 
@@ -202,7 +204,7 @@ final class XMLText {
         handOff = nil
         passesChunksOn = sink != nil
         chunk = max(1, chunkLength)
-        output = GrowableBytes(capacity: sink == nil ? max(4096, min(expectedLength, budget.limit)) : min(chunk, Self.sinkChunkLength) + 4096)
+        output = GrowableBytes(capacity: sink == nil ? max(4096, min(expectedLength, budget.limit)) : Self.bufferCapacity(chunk: chunk))
         output.append(contentsOf: XMLPropertyListWriter.header)
     }
 
@@ -215,7 +217,7 @@ final class XMLText {
         self.handOff = handOff
         passesChunksOn = true
         chunk = max(1, chunkLength)
-        output = GrowableBytes(capacity: min(chunk, Self.sinkChunkLength) + 4096)
+        output = GrowableBytes(capacity: Self.bufferCapacity(chunk: chunk))
     }
 
     /// Where the next byte goes in the whole document.
@@ -236,7 +238,7 @@ final class XMLText {
         }
         if let handOff {
             flushed += output.count
-            handOff(output.handOver(reserving: min(chunk, Self.sinkChunkLength) + 4096), values, stringBytes)
+            handOff(output.handOver(reserving: Self.bufferCapacity(chunk: chunk)), values, stringBytes)
             return
         }
         guard let sink else { return }
