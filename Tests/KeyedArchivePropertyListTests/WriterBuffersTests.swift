@@ -7,22 +7,43 @@ import XCTest
 /// tables (against `Dictionary`) and the growable output buffer (against `[UInt8]`).
 final class WriterBuffersTests: XCTestCase {
     func testWordPairTableAgreesWithDictionary() {
+        checkWordPairTable(WordPairTable())
+    }
+
+    func testUniquingWordPairTableAgreesWithDictionary() {
+        checkWordPairTable(UniquingWordPairTable())
+    }
+
+    /// Past 16,384 keys the keys move from the slots to blocks of entries, and fill several.
+    func testUniquingWordPairTableMovesToBlocksPastItsInlineLimit() {
+        checkWordPairTable(UniquingWordPairTable(), keysA: 20_000, steps: 150_000)
+    }
+
+    /// With no tag bits every occupied slot on a probe's way matches by tag: only the
+    /// comparison with the entry it names keeps different keys apart.
+    func testUniquingWordPairTableComparesEntriesWhenTagsMatch() {
+        checkWordPairTable(UniquingWordPairTable(tagMask: 0, inlineLimit: 100))
+    }
+
+    private func checkWordPairTable<Table: WordPairMap>(
+        _ empty: Table, keysA: UInt64 = 2_000, steps: Int = 50_000, file: StaticString = #filePath, line: UInt = #line
+    ) {
         var random = SeededGenerator(seed: 41)
-        var table = WordPairTable()
+        var table = empty
         var model: [[UInt64]: Int] = [:]
-        for step in 0..<50_000 {
+        for step in 0..<steps {
             // Small key ranges make repeats (hits) as common as new keys.
-            let a = random.next() % 2_000, b = random.next() % 3
+            let a = random.next() % keysA, b = random.next() % 3
             let found = table.findOrInsert(a, b, step)
             if let existing = model[[a, b]] {
-                XCTAssertEqual(found, existing, "key (\(a), \(b)) at step \(step)")
+                XCTAssertEqual(found, existing, "key (\(a), \(b)) at step \(step)", file: file, line: line)
             } else {
-                XCTAssertNil(found, "new key (\(a), \(b)) at step \(step)")
+                XCTAssertNil(found, "new key (\(a), \(b)) at step \(step)", file: file, line: line)
                 model[[a, b]] = step
             }
         }
-        for (key, value) in model { XCTAssertEqual(table.find(key[0], key[1]), value) }
-        XCTAssertNil(table.find(5_000, 0))
+        for (key, value) in model { XCTAssertEqual(table.find(key[0], key[1]), value, file: file, line: line) }
+        XCTAssertNil(table.find(keysA &+ 3_000, 0), file: file, line: line)
     }
 
     /// One find-or-insert of `key` (`found`, what the table returned for it), checked against
@@ -168,3 +189,12 @@ final class WriterBuffersTests: XCTestCase {
         XCTAssertNoThrow(try PropertyListSerialization.propertyList(from: data, options: [], format: nil))
     }
 }
+
+/// The two word-pair tables' common calls, for one model test of both.
+private protocol WordPairMap {
+    func find(_ a: UInt64, _ b: UInt64) -> Int?
+    mutating func findOrInsert(_ a: UInt64, _ b: UInt64, _ value: Int) -> Int?
+}
+
+extension WordPairTable: WordPairMap {}
+extension UniquingWordPairTable: WordPairMap {}

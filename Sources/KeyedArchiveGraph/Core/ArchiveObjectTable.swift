@@ -45,7 +45,7 @@ package final class ArchiveObjectTable {
     @exclusivity(unchecked) private var retained: [AnyObject] = []
     /// Uniqued leaves: numbers, booleans and dates by bits and kind, strings by exact text,
     /// the rest (data) by value.
-    @exclusivity(unchecked) private var numberLeaves = WordPairTable()
+    @exclusivity(unchecked) private var numberLeaves = UniquingWordPairTable()
     @exclusivity(unchecked) private var stringLeaves = LiteralStringTable()
     @exclusivity(unchecked) private var dataLeaves = LiteralDataTable()
     @exclusivity(unchecked) private var otherLeaves: [PropertyListValue: UInt32] = [:]
@@ -292,7 +292,7 @@ package final class ArchiveObjectTable {
         }
         // Done with everything but the layout: free it before the output is allocated.
         identities = WordPairTable()
-        numberLeaves = WordPairTable()
+        numberLeaves = UniquingWordPairTable()
         stringLeaves = LiteralStringTable()
         dataLeaves = LiteralDataTable()
         otherLeaves = [:]

@@ -43,7 +43,7 @@ package struct BinaryPropertyListObjects {
     /// ``add(_:)`` also returns for `.uid(n)` when `n` is in the range.
     package var implicitUIDCount = 0
 
-    private var numbers = WordPairTable()
+    private var numbers = UniquingWordPairTable()
     /// Strings by exact text, apart by storage (ASCII, UTF-16).
     private var asciiStrings = LiteralStringTable()
     private var utf16Strings = LiteralStringTable()

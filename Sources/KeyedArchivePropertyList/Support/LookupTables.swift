@@ -18,10 +18,19 @@ import Darwin
 enum LookupSeed {
     /// Chosen once per process.
     static let value: UInt64 = UInt64.random(in: UInt64.min...UInt64.max) | 1
+
+    /// The seeded hash of a key of two words; tables take a slot from its low bits.
+    @inline(__always)
+    static func hash(_ a: UInt64, _ b: UInt64) -> UInt64 {
+        var mixed = (a ^ value) &* 0x9E37_79B9_7F4A_7C15
+        mixed ^= (b ^ (mixed >> 29)) &* 0xC2B2_AE3D_27D4_EB4F
+        return mixed ^ (mixed >> 32)
+    }
 }
 
-/// An open-addressing map from two 64-bit words to a non-negative `Int`. Keys and values sit
-/// together in one array, so a probe costs one cache line.
+/// An open-addressing map from two 64-bit words to a non-negative `Int`, for tables probed
+/// mostly for keys they hold. Keys and values sit together in the slots, so a probe costs one
+/// cache line (tables of mostly new keys: ``UniquingWordPairTable``).
 package struct WordPairTable {
     private struct Slot {
         var a: UInt64
@@ -30,11 +39,17 @@ package struct WordPairTable {
         var value: Int
     }
     private var slots: [Slot] = []
-    private var count = 0
+    /// The number of keys.
+    private(set) var count = 0
     private var mask = 0
 
     /// An empty table.
     package init() {}
+
+    /// Calls `body` with each key and its value, in no particular order.
+    func forEach(_ body: (_ a: UInt64, _ b: UInt64, _ value: Int) -> Void) {
+        for slot in slots where slot.value != 0 { body(slot.a, slot.b, slot.value - 1) }
+    }
 
     @inline(__always)
     private func home(_ a: UInt64, _ b: UInt64) -> Int {
@@ -43,9 +58,7 @@ package struct WordPairTable {
 
     @inline(__always)
     private static func home(_ a: UInt64, _ b: UInt64, mask: Int) -> Int {
-        var mixed = (a ^ LookupSeed.value) &* 0x9E37_79B9_7F4A_7C15
-        mixed ^= (b ^ (mixed >> 29)) &* 0xC2B2_AE3D_27D4_EB4F
-        return Int(truncatingIfNeeded: (mixed ^ (mixed >> 32)) & UInt64(truncatingIfNeeded: mask))
+        Int(truncatingIfNeeded: LookupSeed.hash(a, b)) & mask
     }
 
     /// The value stored for the key `(a, b)`.
@@ -106,6 +119,169 @@ package struct WordPairTable {
     }
 }
 
+/// An open-addressing map from two 64-bit words to a non-negative `Int`, for the writers'
+/// uniquing of strings and numbers: most values of a large document are written once, so most
+/// probes of a large table are for keys it does not hold.
+///
+/// Up to ``inlineLimit`` keys (16,384) it is a ``WordPairTable``: keys in the slots, one read a
+/// probe, and all of it in the cache. Past that its keys and values move to blocks, in the order
+/// they came (24 bytes each, 16,384 to a block), and the open-addressing part holds one 8-byte
+/// word per slot: 24 bits of the key's hash (a tag) and the entry's position. A new key's probe
+/// ends on an empty slot without reading any entry; at 8 bytes a slot, a third of the memory,
+/// more of the table stays in the cache, and growing it moves 8 bytes a key instead of 24. A full
+/// block is never copied: a list grown by doubling leaves its smaller copies in glibc's heap
+/// (below its mapping threshold, which rises to 32 MiB as large blocks are freed). Measured in
+/// session 15 against slots of 24 bytes throughout: W3 write's peak 190 MB against 285 MB,
+/// XML -> binary 307 MB against 405 MB, and a C model of both layouts inserting 600,000 new keys
+/// 84-96 ns against 159-182 ns a key. Small tables stay as they were: with the tagged layout
+/// from the first key, W1 archive took 8% longer (Performance.md, "Profile notes, session 15").
+package struct UniquingWordPairTable {
+    private struct Entry {
+        var a: UInt64
+        var b: UInt64
+        var value: Int
+    }
+    /// The table while it has at most ``inlineLimit`` keys.
+    private var small = WordPairTable()
+    /// True once the keys moved to the tagged layout below.
+    private var isLarge = false
+    /// Tag (high 24 bits) and entry position + 1 (low 40 bits); 0 marks an empty slot.
+    private var slots: [UInt64] = []
+    /// The entries, ``blockLength`` to a block.
+    private var blocks: [[Entry]] = []
+    private var count = 0
+    private var mask = 0
+    /// The hash bits kept as a slot's tag.
+    private let tagMask: UInt64
+    /// Keys kept in ``small``.
+    private let inlineLimit: Int
+
+    private static let positionBits: UInt64 = 40
+    private static let positionMask: UInt64 = (1 << positionBits) - 1
+    /// More entries than a slot can name (2^40, 24 TiB of entries) cannot be made: memory runs
+    /// out first. New keys past it would not be stored.
+    private static let maximumEntries = Int(positionMask) - 1
+    private static let blockShift = 14
+    /// 16,384 entries, 384 KiB.
+    private static let blockLength = 1 << blockShift
+
+    /// An empty table.
+    package init() { self.init(tagMask: ~0, inlineLimit: Self.blockLength) }
+
+    /// An empty table that keeps only the tag bits in `tagMask` and moves to the tagged layout
+    /// past `inlineLimit` keys. (Tests use a tag mask of 0, with which every occupied slot
+    /// matches by tag and only the comparison with its entry tells keys apart, and small
+    /// limits.)
+    package init(tagMask: UInt64, inlineLimit: Int) {
+        self.tagMask = tagMask & ~Self.positionMask
+        self.inlineLimit = Swift.max(0, inlineLimit)
+    }
+
+    /// The value stored for the key `(a, b)`.
+    @inline(__always)
+    package func find(_ a: UInt64, _ b: UInt64) -> Int? {
+        guard isLarge else { return small.find(a, b) }
+        let hash = LookupSeed.hash(a, b)
+        return slots.withUnsafeBufferPointer { slots in
+            blocks.withUnsafeBufferPointer { blocks in
+                Self.probe(slots, blocks, mask: mask, tag: hash & tagMask, hash: hash, a, b).value
+            }
+        }
+    }
+
+    /// Where the probe for `(a, b)` ended: the key's value when found, else the empty slot
+    /// where it would go.
+    @inline(__always)
+    private static func probe(
+        _ slots: UnsafeBufferPointer<UInt64>, _ blocks: UnsafeBufferPointer<[Entry]>, mask: Int, tag: UInt64,
+        hash: UInt64, _ a: UInt64, _ b: UInt64
+    ) -> (value: Int?, slot: Int) {
+        var index = Int(truncatingIfNeeded: hash) & mask
+        while true {
+            let slot = slots[index]
+            if slot == 0 { return (nil, index) }
+            if slot & ~positionMask == tag {
+                let position = Int(truncatingIfNeeded: slot & positionMask) &- 1
+                let entry = blocks[position &>> blockShift][position & (blockLength &- 1)]
+                if entry.a == a && entry.b == b { return (entry.value, index) }
+            }
+            index = (index &+ 1) & mask
+        }
+    }
+
+    /// The value stored for `(a, b)`, or `nil` after storing `value` for it: one probe sequence
+    /// for both (looking up first and inserting after hashed and probed twice per new key).
+    @inline(__always)
+    package mutating func findOrInsert(_ a: UInt64, _ b: UInt64, _ value: Int) -> Int? {
+        if !isLarge && small.count < inlineLimit { return small.findOrInsert(a, b, value) }
+        return findOrInsertLarge(a, b, value)
+    }
+
+    /// ``findOrInsert(_:_:_:)`` once ``small`` is full (not inlined: cache misses, not calls,
+    /// are what large tables cost).
+    @inline(never)
+    private mutating func findOrInsertLarge(_ a: UInt64, _ b: UInt64, _ value: Int) -> Int? {
+        if !isLarge {
+            if let found = small.find(a, b) { return found }
+            moveToBlocks()
+        }
+        // Grown before probing, so that the empty slot the probe ends on is where the key goes.
+        if (count &+ 1) &* 2 > slots.count { rehash(capacity: Swift.max(64, slots.count &* 2)) }
+        let hash = LookupSeed.hash(a, b)
+        let mask = self.mask, tag = hash & tagMask
+        // Probed read-only: many calls find the key, and need no uniqueness check.
+        let (found, slot) = slots.withUnsafeBufferPointer { slots in
+            blocks.withUnsafeBufferPointer { blocks in Self.probe(slots, blocks, mask: mask, tag: tag, hash: hash, a, b) }
+        }
+        if found != nil { return found }
+        guard count < Self.maximumEntries else { return nil }
+        append(Entry(a: a, b: b, value: value))
+        slots[slot] = tag | UInt64(truncatingIfNeeded: count)
+        return nil
+    }
+
+    /// Adds `entry` after the others (its position is the old ``count``).
+    private mutating func append(_ entry: Entry) {
+        if count & (Self.blockLength &- 1) == 0 {
+            var block: [Entry] = []
+            block.reserveCapacity(Self.blockLength)
+            blocks.append(block)
+        }
+        blocks[blocks.count &- 1].append(entry)
+        count &+= 1
+    }
+
+    /// Moves the keys of ``small`` to the tagged layout.
+    private mutating func moveToBlocks() {
+        small.forEach { a, b, value in append(Entry(a: a, b: b, value: value)) }
+        small = WordPairTable()
+        isLarge = true
+        var capacity = 64
+        while capacity < count &* 4 { capacity &*= 2 }
+        rehash(capacity: capacity)
+    }
+
+    /// Places every entry in a table of `capacity` slots (no lookup: the keys are distinct).
+    private mutating func rehash(capacity: Int) {
+        let mask = capacity - 1, tagMask = self.tagMask
+        var grown = [UInt64](repeating: 0, count: capacity)
+        grown.withUnsafeMutableBufferPointer { grown in
+            var position = 0
+            for block in blocks {
+                for entry in block {
+                    let hash = LookupSeed.hash(entry.a, entry.b)
+                    var index = Int(truncatingIfNeeded: hash) & mask
+                    while grown[index] != 0 { index = (index &+ 1) & mask }
+                    position &+= 1
+                    grown[index] = (hash & tagMask) | UInt64(truncatingIfNeeded: position)
+                }
+            }
+        }
+        slots = grown
+        self.mask = mask
+    }
+}
+
 /// A key of a ``LiteralBytesTable``: its bytes, and a `Hashable` form of it that compares the
 /// bytes exactly (for the rare keys whose hashes collide).
 protocol LiteralBytesKey {
@@ -158,8 +334,8 @@ struct FullyHashedData: Hashable {
 /// ``LiteralDataTable``, which this module compiles specialized (a generic table called from
 /// another module looked its metadata up at run time on every use: 3% of a W1 archive).
 struct LiteralBytesTable<Key: LiteralBytesKey> {
-    private var short = WordPairTable()
-    private var long = WordPairTable()
+    private var short = UniquingWordPairTable()
+    private var long = UniquingWordPairTable()
     private var longKeys: [Key] = []
     private var longValues: [Int] = []
     /// Long keys whose hash and length equal an earlier, different key's.
