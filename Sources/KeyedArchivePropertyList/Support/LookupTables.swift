@@ -131,8 +131,8 @@ package struct WordPairTable {
 /// more of the table stays in the cache, and growing it moves 8 bytes a key instead of 24. A full
 /// block is never copied: a list grown by doubling leaves its smaller copies in glibc's heap
 /// (below its mapping threshold, which rises to 32 MiB as large blocks are freed). Measured in
-/// session 15 against slots of 24 bytes throughout: W3 write's peak 190 MB against 285 MB,
-/// XML -> binary 307 MB against 405 MB, and a C model of both layouts inserting 600,000 new keys
+/// session 15 against slots of 24 bytes throughout: W3 write's peak 192 MB against 285 MB,
+/// XML -> binary 310 MB against 405 MB, and a C model of both layouts inserting 600,000 new keys
 /// 84-96 ns against 159-182 ns a key. Small tables stay as they were: with the tagged layout
 /// from the first key, W1 archive took 8% longer (Performance.md, "Profile notes, session 15").
 package struct UniquingWordPairTable {
@@ -143,8 +143,6 @@ package struct UniquingWordPairTable {
     }
     /// The table while it has at most ``inlineLimit`` keys.
     private var small = WordPairTable()
-    /// True once the keys moved to the tagged layout below.
-    private var isLarge = false
     /// Tag (high 24 bits) and entry position + 1 (low 40 bits); 0 marks an empty slot.
     private var slots: [UInt64] = []
     /// The entries, ``blockLength`` to a block.
@@ -155,6 +153,8 @@ package struct UniquingWordPairTable {
     private let tagMask: UInt64
     /// Keys kept in ``small``.
     private let inlineLimit: Int
+    /// True once the keys moved to the tagged layout (which always has slots).
+    private var isLarge: Bool { !slots.isEmpty }
 
     private static let positionBits: UInt64 = 40
     private static let positionMask: UInt64 = (1 << positionBits) - 1
@@ -255,7 +255,6 @@ package struct UniquingWordPairTable {
     private mutating func moveToBlocks() {
         small.forEach { a, b, value in append(Entry(a: a, b: b, value: value)) }
         small = WordPairTable()
-        isLarge = true
         var capacity = 64
         while capacity < count &* 4 { capacity &*= 2 }
         rehash(capacity: capacity)
