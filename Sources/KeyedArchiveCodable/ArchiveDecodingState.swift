@@ -187,7 +187,7 @@ final class ArchiveDecodingState: Decoder {
         // The first entry in place (`entries[0].value` copied the whole entry, twice here).
         let classUID = fields.entries.withUnsafeBufferPointer { entries -> UInt32? in
             guard let first = entries.baseAddress, case .uid(let classUID) = PropertyListDictionary.value(of: first).pointee,
-                case .string(let name) = PropertyListDictionary.key(of: first).pointee, name.value == ArchiveKeys.classReference
+                case .string(let name) = PropertyListDictionary.key(of: first).pointee, name.hasText(ArchiveKeys.classReference)
             else { return nil }
             return classUID
         }
@@ -564,7 +564,7 @@ final class ArchiveDecodingState: Decoder {
         guard case .string(let string) = leaf else {
             throw mismatch(String.self, "expected a string, found \(describe(value))", key: key)
         }
-        try countBytes(string.value.utf8.count, key: key)
+        try countBytes(string.utf8Count, key: key)
         return string.value
     }
 

@@ -372,10 +372,10 @@ final class ArchiveEncodingState: Encoder {
         fields.entries.append((PropertyListValue(ArchiveKeys.classReference), .uid(table.classUID(chain: FoundationClassNames.urlChain))))
         if let base = url.baseURL {
             fields.entries.append((PropertyListValue(FoundationClassNames.baseKey), .uid(urlUID(base))))
-            fields.entries.append((PropertyListValue(FoundationClassNames.relativeKey), .uid(table.leafUID(PropertyListValue(url.relativeString)))))
+            fields.entries.append((PropertyListValue(FoundationClassNames.relativeKey), .uid(table.leafUID(string: url.relativeString))))
         } else {
             fields.entries.append((PropertyListValue(FoundationClassNames.baseKey), .uid(0)))
-            fields.entries.append((PropertyListValue(FoundationClassNames.relativeKey), .uid(table.leafUID(PropertyListValue(url.absoluteString)))))
+            fields.entries.append((PropertyListValue(FoundationClassNames.relativeKey), .uid(table.leafUID(string: url.absoluteString))))
         }
         table.setObject(.dictionary(fields), at: uid)
         return uid

@@ -86,12 +86,9 @@ class KeyedStorage {
         let start = cursor < count ? cursor : 0
         return entries.withUnsafeBufferPointer { buffer -> Int? in
             guard let first = buffer.baseAddress else { return nil }
-            // The usual case, decided without comparing text: the entry at the cursor has the
-            // key with the very same bits. On 64-bit platforms keys of up to 15 UTF-8 bytes are
-            // stored inside the string, so the reader's copy and a `CodingKey`'s literal have
-            // the same bits when they have the same text.
+            // The usual case: the entry at the cursor has the key.
             if start < count, case .string(let name) = PropertyListDictionary.key(of: first + start).pointee,
-                PropertyListString.haveSameBits(name.value, stored)
+                name.hasText(stored)
             {
                 let fingerprint = Self.fingerprint(length: length, first: stored.utf8.first)
                 return found(start, start: start, stored: stored, fingerprint: fingerprint, looked: fingerprint)
@@ -100,9 +97,9 @@ class KeyedStorage {
             var looked: UInt64 = 0
             for _ in 0..<count {
                 if case .string(let name) = PropertyListDictionary.key(of: first + index).pointee {
-                    let nameLength = name.value.utf8.count
-                    looked |= Self.fingerprint(length: nameLength, first: name.value.utf8.first)
-                    if nameLength == length, name.value == stored, PropertyListString.literallyEqual(name.value, stored) {
+                    let nameLength = name.utf8Count
+                    looked |= name.withUTF8 { Self.fingerprint(length: nameLength, first: $0.first) }
+                    if nameLength == length, name.hasText(stored) {
                         return found(index, start: start, stored: stored, fingerprint: Self.fingerprint(length: length, first: stored.utf8.first), looked: looked)
                     }
                 }

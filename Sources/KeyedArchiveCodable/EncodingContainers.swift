@@ -11,7 +11,7 @@ struct KeyedArchiveEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProt
         if builder.kind == .object {
             builder.entries.append((.string(PropertyListString(ArchiveKeys.escape(key.stringValue))), value))
         } else {
-            builder.entries.append((.uid(state.table.leafUID(PropertyListValue(key.stringValue))), value))
+            builder.entries.append((.uid(state.table.leafUID(string: key.stringValue)), value))
         }
     }
 
@@ -23,7 +23,7 @@ struct KeyedArchiveEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProt
     mutating func encodeNil(forKey key: Key) throws { set(.uid(0), forKey: key) }
     mutating func encode(_ value: Bool, forKey key: Key) throws { setPrimitive(.bool(value), forKey: key) }
     mutating func encode(_ value: String, forKey key: Key) throws {
-        set(.uid(state.table.leafUID(.string(PropertyListString(value)))), forKey: key)
+        set(.uid(state.table.leafUID(string: value)), forKey: key)
     }
     mutating func encode(_ value: Double, forKey key: Key) throws { setPrimitive(.real(PropertyListReal(value)), forKey: key) }
     mutating func encode(_ value: Float, forKey key: Key) throws { setPrimitive(.real(PropertyListReal(value)), forKey: key) }
@@ -53,7 +53,7 @@ struct KeyedArchiveEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProt
                 builder.entries.append((.string(PropertyListString(stored)), value))
             }
         } else {
-            let keyUID = state.table.leafUID(PropertyListValue(key.stringValue))
+            let keyUID = state.table.leafUID(string: key.stringValue)
             if let value = try state.conditionalReference(to: object, from: builder, storedKey: "", keyUID: keyUID) {
                 builder.entries.append((.uid(keyUID), value))
             }
@@ -88,7 +88,7 @@ struct KeyedArchiveEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProt
             if builder.kind == .object {
                 builder.entries.append((.string(PropertyListString(storedKey)), value))
             } else {
-                builder.entries.append((.uid(state.table.leafUID(PropertyListValue(key.stringValue))), value))
+                builder.entries.append((.uid(state.table.leafUID(string: key.stringValue)), value))
             }
         }
     }
@@ -107,7 +107,7 @@ struct UnkeyedArchiveEncodingContainer: UnkeyedEncodingContainer {
 
     mutating func encodeNil() throws { builder.elements.append(.uid(0)) }
     mutating func encode(_ value: Bool) throws { append(.bool(value)) }
-    mutating func encode(_ value: String) throws { append(.string(PropertyListString(value))) }
+    mutating func encode(_ value: String) throws { builder.elements.append(.uid(state.table.leafUID(string: value))) }
     mutating func encode(_ value: Double) throws { append(.real(PropertyListReal(value))) }
     mutating func encode(_ value: Float) throws { append(.real(PropertyListReal(value))) }
     mutating func encode(_ value: Int) throws { append(.integer(PropertyListInteger(Int64(value)))) }

@@ -88,7 +88,7 @@ private final class ResolverState {
     /// The string or data bytes of a leaf.
     static func bytes(of value: PropertyListValue) -> Int {
         switch value {
-        case .string(let string): string.value.utf8.count
+        case .string(let string): string.utf8Count
         case .data(let data): data.count
         default: 0
         }

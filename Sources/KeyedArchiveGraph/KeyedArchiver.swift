@@ -109,7 +109,7 @@ public final class KeyedArchiver {
     /// `Any?` overload without its dynamic type tests.
     public func encode(_ string: String, forKey key: String) throws {
         try ensureOpen()
-        setField(.uid(table.leafUID(.string(PropertyListString(string)))), forKey: key)
+        setField(.uid(table.leafUID(string: string)), forKey: key)
     }
 
     /// Encodes an object of a ``KeyedArchiving`` class by reference (`nil`: UID 0); the same as the
@@ -236,8 +236,8 @@ public final class KeyedArchiver {
         switch object {
         case let value as PropertyListValue:
             return try reference(forPropertyList: value)
-        case let value as String: return table.leafUID(PropertyListValue(value))
-        case let value as Substring: return table.leafUID(PropertyListValue(String(value)))
+        case let value as String: return table.leafUID(string: value)
+        case let value as Substring: return table.leafUID(string: String(value))
         case let value as Bool: return table.leafUID(.bool(value))
         case let value as Int: return table.leafUID(PropertyListValue(value))
         case let value as Int64: return table.leafUID(PropertyListValue(value))
@@ -405,10 +405,10 @@ public final class KeyedArchiver {
             var fields = ArchiveObjectFields(classUID: table.classUID(chain: FoundationClassNames.urlChain))
             if let base = url.baseURL {
                 fields.set(.uid(try reference(for: base)), forKey: FoundationClassNames.baseKey)
-                fields.set(.uid(table.leafUID(PropertyListValue(url.relativeString))), forKey: FoundationClassNames.relativeKey)
+                fields.set(.uid(table.leafUID(string: url.relativeString)), forKey: FoundationClassNames.relativeKey)
             } else {
                 fields.set(.uid(0), forKey: FoundationClassNames.baseKey)
-                fields.set(.uid(table.leafUID(PropertyListValue(url.absoluteString))), forKey: FoundationClassNames.relativeKey)
+                fields.set(.uid(table.leafUID(string: url.absoluteString)), forKey: FoundationClassNames.relativeKey)
             }
             table.setObject(fields.value, at: uid)
         }

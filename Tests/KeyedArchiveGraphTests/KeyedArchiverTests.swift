@@ -513,4 +513,42 @@ final class KeyedArchiverTests: XCTestCase {
         let uid = try XCTUnwrap(try objects(data).firstIndex { $0["label"] == 1 })
         XCTAssertEqual(node["links"], [["$ref": PropertyListValue(uid)]])
     }
+
+    /// Setting a key again replaces its value in place, whether the key is short (found by its
+    /// bits) or long (found by its text), a literal or built at run time, before and after the
+    /// object switches to a hash index; every key is stored once.
+    func testObjectFieldsReplaceAKeySetAgain() throws {
+        let keys = ["a", "name", "$dollar", "日本", "fourteen-bytes", "fifteen-bytes!!", "a much longer key é"]
+        for extra in [0, 20] {
+            var fields = ArchiveObjectFields(classUID: 1)
+            var expected: [String: Int] = [:]
+            for (offset, key) in keys.enumerated() {
+                fields.set(.integer(PropertyListInteger(offset)), forKey: key)
+                expected[key] = offset
+            }
+            for number in 0..<extra {
+                fields.set(.integer(PropertyListInteger(number)), forKey: "extra\(number)")
+                expected["extra\(number)"] = number
+            }
+            for (offset, key) in keys.enumerated() {
+                // The same text in a new `String`, not the literal's storage.
+                let again = String(decoding: Array(key.utf8), as: UTF8.self)
+                XCTAssertTrue(fields.contains(key: again), key)
+                fields.set(.integer(PropertyListInteger(100 + offset)), forKey: again)
+                expected[key] = 100 + offset
+            }
+            XCTAssertFalse(fields.contains(key: "nam"))
+            XCTAssertFalse(fields.contains(key: "fourteen-bytez"))
+            XCTAssertEqual(fields.count, 1 + keys.count + extra, "extra \(extra)")
+            guard case .dictionary(let dictionary) = fields.value else { return XCTFail("not a dictionary") }
+            var found: [String: Int] = [:]
+            for (key, value) in dictionary.entries {
+                guard let name = key.stringValue, name != "$class" else { continue }
+                let user = name.hasPrefix("$$") ? String(name.dropFirst()) : name
+                XCTAssertNil(found[user], "\(user) stored twice")
+                found[user] = value.intValue
+            }
+            XCTAssertEqual(found, expected, "extra \(extra)")
+        }
+    }
 }

@@ -71,7 +71,7 @@ final class WriterBuffersTests: XCTestCase {
         for step in 0..<20_000 {
             var text = ""
             for _ in 0..<Int(random.next() % 4) { text += pieces[Int(random.next() % UInt64(pieces.count))] }
-            checkStep(table.findOrInsert(text, step), &model, text, modelKey: Array(text.utf8), step: step)
+            checkStep(table.findOrInsert(PropertyListString(text), step), &model, text, modelKey: Array(text.utf8), step: step)
         }
         XCTAssertNotEqual(table.findOrInsert("é", -1), table.findOrInsert("e\u{301}", -1), "canonically equal spellings stay apart")
     }

@@ -115,7 +115,7 @@ package final class ArchiveDocument {
             for entry in 0..<root.count {
                 let key = try reader.value(ofObject: try reader.keyObject(entry, of: root))
                 let valueObject = try reader.valueObject(entry, of: root)
-                if objects == nil, case .string(let name) = key, PropertyListString.literallyEqual(name.value, ArchiveKeys.objects),
+                if objects == nil, case .string(let name) = key, name.hasText(ArchiveKeys.objects),
                     let span = try reader.arraySpan(ofObject: valueObject)
                 {
                     objects = span
@@ -218,7 +218,7 @@ package final class ArchiveDocument {
             try reader.value(ofObject: try reader.element(index, of: objects))
         }
         switch value {
-        case .string(let string) where string.value.utf8.count >= Self.sharedLeafBytes: sharedLeaves[uid] = value
+        case .string(let string) where string.utf8Count >= Self.sharedLeafBytes: sharedLeaves[uid] = value
         case .data(let data) where data.count >= Self.sharedLeafBytes: sharedLeaves[uid] = value
         default: break
         }

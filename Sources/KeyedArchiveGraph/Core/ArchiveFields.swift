@@ -144,8 +144,8 @@ package struct InPlaceLookup {
         } else if reader.isUTF16String(object: key, unitsCompatibleWithUTF8Length: bytes.count) {
             // A key stored as UTF-16 whose length could match: read it whole (rare).
             guard case .string(let name) = try reader.value(ofObject: key) else { return (false, 0) }
-            fingerprint = Self.fingerprint(length: name.value.utf8.count, first: name.value.utf8.first)
-            matches = name.value == stored && PropertyListString.literallyEqual(name.value, stored)
+            fingerprint = name.withUTF8 { Self.fingerprint(length: $0.count, first: $0.first) }
+            matches = name.hasText(stored)
         } else if reader.isUTF16String(object: key, unitsCompatibleWithUTF8Length: nil) {
             // A UTF-16 key of another length: not this one, and not read (a long key shared by
             // many objects would be transcoded at every visit). Its fingerprint is unknown, so

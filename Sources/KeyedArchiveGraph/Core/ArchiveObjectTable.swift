@@ -172,7 +172,7 @@ package final class ArchiveObjectTable {
         let found: Int?
         switch value {
         case .string(let string):
-            found = stringLeaves.findOrInsert(string.value, next)
+            found = stringLeaves.findOrInsert(string, next)
         case .integer(let integer):
             found = numberLeaves.findOrInsert(integer.bitPattern, integer.isAboveInt64Max ? 0x11 : 0x10, next)
         case .real(let real):
@@ -191,6 +191,15 @@ package final class ArchiveObjectTable {
         if let found { return UInt32(truncatingIfNeeded: found) }
         let uid = layout.newEntry()
         layout.layOut(value, at: uid)
+        return uid
+    }
+
+    /// The UID of a string leaf, stored once per exact text: ``leafUID(_:)`` for a caller
+    /// that has a `String`, with no ``PropertyListString`` made of it (a long one is boxed).
+    package func leafUID(string: String) -> UInt32 {
+        if let found = stringLeaves.findOrInsert(string, layout.entryIndices.count) { return UInt32(truncatingIfNeeded: found) }
+        let uid = layout.newEntry()
+        layout.layOutString(string, at: uid)
         return uid
     }
 
@@ -348,11 +357,7 @@ private struct ArchiveLayout {
     /// Lays out the entry at `uid`: a dictionary's keys and values (a reference to another
     /// entry is that entry's implicit UID object), an array's members, or a leaf.
     mutating func layOut(_ value: PropertyListValue, at uid: UInt32) {
-        let position = Int(uid)
-        guard position >= 0, position < entryIndices.count else { return }
-        let index = entryIndices[position]
-        isLaidOut[position] = true
-        list.implicitUIDCount = entryIndices.count
+        guard let index = claim(uid) else { return }
         do {
             switch value {
             case .dictionary(let fields):
@@ -371,6 +376,21 @@ private struct ArchiveLayout {
         } catch {
             if self.error == nil { self.error = error }
         }
+    }
+
+    /// Lays out the entry at `uid` as a string leaf.
+    mutating func layOutString(_ string: String, at uid: UInt32) {
+        guard let index = claim(uid) else { return }
+        list.setString(string, at: index)
+    }
+
+    /// Marks the entry at `uid` laid out and returns its object index (`nil` for no such entry).
+    private mutating func claim(_ uid: UInt32) -> Int? {
+        let position = Int(uid)
+        guard position >= 0, position < entryIndices.count else { return nil }
+        isLaidOut[position] = true
+        list.implicitUIDCount = entryIndices.count
+        return entryIndices[position]
     }
 
     /// Lays out entries never set as `"$null"`, then `$objects`, `$top` and the envelope, and
@@ -508,8 +528,7 @@ private struct KeyReferenceCache {
             else { return nil }
             if PropertyListValue.haveSameBits(cached, key) { return references[index] }
             guard case .string(let string) = key.pointee, case .string(let known) = cached.pointee,
-                known.storage == string.storage, known.value.utf8.count == string.value.utf8.count,
-                PropertyListString.literallyEqual(known.value, string.value)
+                known.storage == string.storage, known == string
             else { return nil }
             return references[index]
         }
@@ -565,11 +584,12 @@ package struct ArchiveObjectFields {
 
     /// Stores a value under an already stored key (no escaping).
     package mutating func setStored(_ value: PropertyListValue, forStoredKey key: String) {
-        if let position = position(of: key) {
+        let storedKey = PropertyListValue(key)
+        if let position = position(of: key, storedKey) {
             dictionary.entries[position].value = value
         } else {
             if !index.isEmpty || dictionary.entries.count >= Self.indexThreshold { index[key] = dictionary.entries.count }
-            dictionary.entries.append((PropertyListValue(key), value))
+            dictionary.entries.append((storedKey, value))
             if index.isEmpty && dictionary.entries.count == Self.indexThreshold {
                 // Big objects (many unkeyed values) switch from scanning to a hash index.
                 for (offset, entry) in dictionary.entries.enumerated() {
@@ -581,15 +601,21 @@ package struct ArchiveObjectFields {
 
     private static let indexThreshold = 16
 
-    private func position(of key: String) -> Int? {
+    /// The entry whose key is `key`; `storedKey` is `PropertyListValue(key)`. Every key here was
+    /// made that way (no storage hint), so a short key is found by its bits alone, read in
+    /// place: matching the string case out of each entry's key copied the key (an outlined copy
+    /// and destroy per entry, callgrind), the larger part of an NSCoding-style encode's lookups.
+    private func position(of key: String, _ storedKey: PropertyListValue) -> Int? {
         if !index.isEmpty { return index[key] }
-        // Byte counts first: O(1) for native strings, and they tell most keys apart.
-        let length = key.utf8.count
-        return dictionary.entries.firstIndex { entry in
-            if case .string(let name) = entry.key, name.value.utf8.count == length {
-                return PropertyListString.literallyEqual(name.value, key)
+        guard storedKey.isInlineString else { return PropertyListDictionary.index(ofStringKey: key, in: dictionary.entries) }
+        return withUnsafePointer(to: storedKey) { probe in
+            dictionary.entries.withUnsafeBufferPointer { entries -> Int? in
+                guard let first = entries.baseAddress else { return nil }
+                for position in entries.indices where PropertyListValue.haveSameBits(PropertyListDictionary.key(of: first + position), probe) {
+                    return position
+                }
+                return nil
             }
-            return false
         }
     }
 
@@ -603,5 +629,8 @@ package struct ArchiveObjectFields {
     }
 
     /// True when a user key has been stored.
-    package func contains(key: String) -> Bool { position(of: ArchiveKeys.escape(key)) != nil }
+    package func contains(key: String) -> Bool {
+        let stored = ArchiveKeys.escape(key)
+        return position(of: stored, PropertyListValue(stored)) != nil
+    }
 }

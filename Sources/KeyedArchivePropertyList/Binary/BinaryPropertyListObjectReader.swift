@@ -105,8 +105,10 @@ package final class BinaryPropertyListObjectReader {
         case 0x50:
             // Strings stored as ASCII: every key and most text. Read again at each use (an
             // archive's strings are each one entry, used about once).
-            if let text = asciiText(asciiBytes(marker: marker, at: offset), maximumLength: maximumStringLength) {
-                return .string(PropertyListString(text, storage: .ascii))
+            if let text = asciiBytes(marker: marker, at: offset), text.count <= maximumStringLength,
+                BinaryPropertyListDecoder.firstNonASCII(text) == nil
+            {
+                return .string(PropertyListString(validatedUTF8: text, storage: .ascii))
             }
             return try decoder.decodeObject(index)
         default:

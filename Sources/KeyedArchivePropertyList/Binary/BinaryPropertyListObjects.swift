@@ -25,7 +25,10 @@ package struct BinaryPropertyListObjects {
         /// A scalar (null, boolean, integer, real, date, data, UID), written from its value.
         case scalar(PropertyListValue)
         /// A string and whether it is stored as ASCII (else UTF-16).
-        case string(String, ascii: Bool)
+        case string(PropertyListString, ascii: Bool)
+        /// A string the caller had as a `String` (the archivers' string leaves), kept as it is:
+        /// making a ``PropertyListString`` of a long one costs a box (an allocation) per string.
+        case swiftString(String, ascii: Bool)
         /// A container: its marker's high nibble (0xA0 array, 0xC0 set, 0xD0 dictionary),
         /// member count, and where its references start in ``references`` (dictionaries have
         /// `2 * count`: keys, then values).
@@ -121,8 +124,7 @@ package struct BinaryPropertyListObjects {
     package mutating func setLeaf(_ value: PropertyListValue, at index: Int) throws {
         switch value {
         case .string(let string):
-            let ascii = string.storage != .utf16 && Self.isASCII(string.value)
-            objects[index] = .string(string.value, ascii: ascii)
+            objects[index] = .string(string, ascii: string.storageForWriting == .ascii)
         case .date(let date):
             try Self.checkDate(date)
             objects[index] = .scalar(value)
@@ -131,6 +133,13 @@ package struct BinaryPropertyListObjects {
         default:
             objects[index] = .scalar(value)
         }
+    }
+
+    /// Sets a reserved object to a string, without uniquing (the caller has uniqued), stored
+    /// as ``PropertyListString/storageForWriting`` would store it with no hint.
+    package mutating func setString(_ string: String, at index: Int) {
+        let ascii = Self.withUTF8(of: string) { PropertyListString.isASCII(UnsafeRawBufferPointer($0)) }
+        objects[index] = .swiftString(string, ascii: ascii)
     }
 
     /// Sets a reserved object to a container whose members are the given object indices
@@ -244,14 +253,13 @@ package struct BinaryPropertyListObjects {
                 objects.append(.scalar(value))
             }
         case .string(let string):
-            // The storage rule of PropertyListString.storageForWriting, with a faster ASCII check.
-            let ascii = string.storage != .utf16 && Self.isASCII(string.value)
+            let ascii = string.storageForWriting == .ascii
             let existing = ascii
-                ? asciiStrings.findOrInsert(string.value, index) : utf16Strings.findOrInsert(string.value, index)
+                ? asciiStrings.findOrInsert(string, index) : utf16Strings.findOrInsert(string, index)
             if let existing {
                 reference = existing
             } else {
-                objects.append(.string(string.value, ascii: ascii))
+                objects.append(.string(string, ascii: ascii))
             }
         }
         return (reference, frame)
@@ -262,24 +270,6 @@ package struct BinaryPropertyListObjects {
         if let existing = numbers.findOrInsert(key.bits, UInt64(key.tag), index) { return existing }
         objects.append(.scalar(value))
         return index
-    }
-
-    /// True when every byte of the string's UTF-8 is below 0x80, checked eight bytes at a time.
-    package static func isASCII(_ string: String) -> Bool {
-        let fast = string.utf8.withContiguousStorageIfAvailable { buffer -> Bool in
-            let raw = UnsafeRawBufferPointer(buffer)
-            var index = 0
-            while index + 8 <= raw.count {
-                if raw.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
-                index += 8
-            }
-            while index < raw.count {
-                if raw[index] >= 0x80 { return false }
-                index += 1
-            }
-            return true
-        }
-        return fast ?? string.utf8.allSatisfy { $0 < 0x80 }
     }
 
     // MARK: - Serialization
@@ -358,7 +348,9 @@ package struct BinaryPropertyListObjects {
                     case .scalar(let value):
                         Self.appendScalar(value, to: &out)
                     case .string(let string, let ascii):
-                        Self.appendString(string, ascii: ascii, to: &out)
+                        string.withUTF8 { Self.appendString(utf8: $0, ascii: ascii, to: &out) }
+                    case .swiftString(let string, let ascii):
+                        Self.withUTF8(of: string) { Self.appendString(utf8: $0, ascii: ascii, to: &out) }
                     }
                 }
                 for uid in 0..<implicitUIDCount {
@@ -408,8 +400,14 @@ package struct BinaryPropertyListObjects {
         case .container(let kind, let count, _):
             return markerSize(count) + (kind == 0xD0 ? 2 * count : count) * refSize
         case .string(let string, let ascii):
-            if ascii { return markerSize(string.utf8.count) + string.utf8.count }
-            let units = string.utf16.count
+            let count = string.utf8Count
+            if ascii { return markerSize(count) + count }
+            let units = string.withUTF8 { utf16Count(ofUTF8: $0) }
+            return markerSize(units) + 2 * units
+        case .swiftString(let string, let ascii):
+            let count = string.utf8.count
+            if ascii { return markerSize(count) + count }
+            let units = withUTF8(of: string) { utf16Count(ofUTF8: $0) }
             return markerSize(units) + 2 * units
         case .scalar(let value):
             switch value {
@@ -421,7 +419,7 @@ package struct BinaryPropertyListObjects {
             case .date: return 9
             case .data(let data): return markerSize(data.count) + data.count
             case .string(let string):
-                return size(of: .string(string.value, ascii: string.storageForWriting == .ascii), refSize: refSize)
+                return size(of: .string(string, ascii: string.storageForWriting == .ascii), refSize: refSize)
             case .uid(let uid): return uidSize(UInt64(uid))
             case .array, .set, .dictionary: return 0
             }
@@ -463,7 +461,8 @@ package struct BinaryPropertyListObjects {
             appendMarker(0x40, count: data.count, to: &out)
             data.withUnsafeBytes { out.append(contentsOf: $0) }
         case .string(let string):
-            appendString(string.value, ascii: string.storageForWriting == .ascii, to: &out)
+            let ascii = string.storageForWriting == .ascii
+            string.withUTF8 { appendString(utf8: $0, ascii: ascii, to: &out) }
         case .uid(let uid):
             let width = uid <= 0xFF ? 1 : uid <= 0xFFFF ? 2 : 4
             out.append(0x80 | UInt8(width - 1))
@@ -473,17 +472,34 @@ package struct BinaryPropertyListObjects {
         }
     }
 
-    private static func appendString(_ string: String, ascii: Bool, to out: inout RawByteWriter) {
+    /// Writes a string of valid UTF-8 `bytes`: one byte a character when `ascii`, else
+    /// big-endian UTF-16.
+    private static func appendString(utf8 bytes: UnsafeBufferPointer<UInt8>, ascii: Bool, to out: inout RawByteWriter) {
         if ascii {
-            var string = string
-            string.withUTF8 { bytes in
-                appendMarker(0x50, count: bytes.count, to: &out)
-                out.append(contentsOf: UnsafeRawBufferPointer(bytes))
-            }
+            appendMarker(0x50, count: bytes.count, to: &out)
+            out.append(contentsOf: UnsafeRawBufferPointer(bytes))
         } else {
-            appendMarker(0x60, count: string.utf16.count, to: &out)
-            for unit in string.utf16 { out.appendBigEndian(UInt64(unit), width: 2) }
+            appendMarker(0x60, count: utf16Count(ofUTF8: bytes), to: &out)
+            _ = transcode(bytes.makeIterator(), from: UTF8.self, to: UTF16.self, stoppingOnError: false) { unit in
+                out.appendBigEndian(UInt64(unit), width: 2)
+            }
         }
+    }
+
+    /// Calls `body` with the UTF-8 bytes of `string` (a copy only for a string that is not
+    /// contiguous UTF-8, such as a bridged one).
+    private static func withUTF8<Result>(of string: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        if let result = string.utf8.withContiguousStorageIfAvailable(body) { return result }
+        var native = string
+        return native.withUTF8(body)
+    }
+
+    /// The UTF-16 code units of valid UTF-8 text: one per byte that starts a scalar, two for
+    /// scalars of four bytes (those above U+FFFF, written as surrogate pairs).
+    private static func utf16Count(ofUTF8 bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        var units = 0
+        for byte in bytes where byte & 0xC0 != 0x80 { units &+= byte >= 0xF0 ? 2 : 1 }
+        return units
     }
 
     /// A marker with the count in its low nibble, or 0xF and an integer object for counts >= 15.

@@ -531,7 +531,7 @@ struct BinaryPropertyListDecoder {
             let value = try decodeScalar(marker: marker, at: offset, object: index)
             let bytes: Int
             switch value {
-            case .string(let string): bytes = string.value.utf8.count
+            case .string(let string): bytes = string.utf8Count
             case .data(let data): bytes = data.count
             default: bytes = 0
             }
@@ -735,7 +735,7 @@ struct BinaryPropertyListDecoder {
             return .data(Data(try dataBytes(marker: marker, at: offset, object: object)))
         case 0x50:
             let slice = try asciiStringBytes(marker: marker, at: offset, object: object)
-            return .string(PropertyListString(String(decoding: slice, as: UTF8.self), storage: .ascii))
+            return .string(PropertyListString(validatedUTF8: slice, storage: .ascii))
         case 0x60:
             let (count, start) = try readCount(marker: marker, at: offset, object: object)
             let (length, overflow) = count.multipliedReportingOverflow(by: 2)

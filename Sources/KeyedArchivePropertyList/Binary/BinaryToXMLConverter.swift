@@ -337,7 +337,7 @@ extension BinaryPropertyListDecoder {
         default:
             let value = try decodeScalar(marker: marker, at: offset, object: index)
             if case .string(let string) = value {
-                try count(stringBytes: &walk.stringBytes, string.value.utf8.count, at: offset, object: index)
+                try count(stringBytes: &walk.stringBytes, string.utf8Count, at: offset, object: index)
             }
             try text.writeScalar(value, indent: indent)
         }
@@ -358,7 +358,7 @@ extension BinaryPropertyListDecoder {
             stacks.keys.append(FileKey(start: start, count: key.count))
         case 0x60:
             guard case .string(let key) = try decodeScalar(marker: marker, at: offset, object: index) else { return }
-            try count(stringBytes: &stringBytes, key.value.utf8.count, at: offset, object: index)
+            try count(stringBytes: &stringBytes, key.utf8Count, at: offset, object: index)
             stacks.keys.append(FileKey(start: -1, count: stacks.wideKeys.count))
             stacks.wideKeys.append(key.value)
         case 0x10, 0x20, 0x30, 0x40:

@@ -345,10 +345,12 @@ struct LiteralBytesTable<Key: LiteralBytesKey> {
 
     /// The value stored for `key`, or `nil` after storing `value` for it.
     mutating func findOrInsert(_ key: Key, _ value: Int) -> Int? {
-        key.withLiteralBytes { findOrInsert(bytes: $0, key, value) }
+        key.withLiteralBytes { findOrInsert(bytes: $0, value) { key } }
     }
 
-    private mutating func findOrInsert(bytes: UnsafeBufferPointer<UInt8>, _ key: Key, _ value: Int) -> Int? {
+    /// The value stored for the key whose bytes are `bytes`, or `nil` after storing `value` for
+    /// it; `key` makes the key, called only when a long key is stored or collides.
+    mutating func findOrInsert(bytes: UnsafeBufferPointer<UInt8>, _ value: Int, key: () -> Key) -> Int? {
         let count = bytes.count
         if count <= 15 {
             var words: (UInt64, UInt64) = (0, 0)
@@ -361,12 +363,12 @@ struct LiteralBytesTable<Key: LiteralBytesKey> {
         let hash = Self.hash(UnsafeRawBufferPointer(bytes))
         if let position = long.findOrInsert(hash, UInt64(count), longKeys.count) {
             if longKeys[position].withLiteralBytes({ Self.equal($0, bytes) }) { return longValues[position] }
-            let exact = key.exact
+            let exact = key().exact
             if let found = collisions[exact] { return found }
             collisions[exact] = value
             return nil
         }
-        longKeys.append(key)
+        longKeys.append(key())
         longValues.append(value)
         return nil
     }
@@ -413,16 +415,25 @@ struct LiteralBytesTable<Key: LiteralBytesKey> {
     }
 }
 
-/// A map from a string's exact text (no Unicode normalisation) to a non-negative `Int`.
+/// A map from a string's exact text (no Unicode normalisation) to a non-negative `Int`, for
+/// texts given as a `String` or as a ``PropertyListString`` alike. Long texts are kept as the
+/// `String` (a long ``PropertyListString`` hands out its boxed one without copying), so that a
+/// caller with a `String` never has a ``PropertyListString`` (a box, for a long text) made.
 package struct LiteralStringTable {
     private var table = LiteralBytesTable<String>()
 
     /// An empty table.
     package init() {}
 
-    /// The value stored for `string`, or `nil` after storing `value` for it.
+    /// The value stored for `string`'s text, or `nil` after storing `value` for it.
     package mutating func findOrInsert(_ string: String, _ value: Int) -> Int? {
         table.findOrInsert(string, value)
+    }
+
+    /// The value stored for `string`'s text, or `nil` after storing `value` for it. The
+    /// storage hint is not part of the key: callers keep a table per storage.
+    package mutating func findOrInsert(_ string: PropertyListString, _ value: Int) -> Int? {
+        string.withUTF8 { table.findOrInsert(bytes: $0, value) { string.value } }
     }
 }
 

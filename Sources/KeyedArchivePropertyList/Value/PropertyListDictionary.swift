@@ -91,21 +91,16 @@ extension PropertyListDictionary {
     }
 
     /// The first entry whose key is the string `key`, byte for byte (no Unicode normalisation),
-    /// among the first `end` entries (all of them when `end` is nil). Keys are read in place.
-    /// The same string bits decide first (a short key read from a file has the bits of the
-    /// literal looked up); then byte counts, O(1) for native strings, which tell most keys of an
-    /// object apart; then `==`, which holds whenever the bytes are equal; then the byte check,
-    /// which rules out strings that are only canonically equivalent.
+    /// among the first `end` entries (all of them when `end` is nil). Keys are read in place,
+    /// and compared as a `PropertyListString` made of `key` once: a key of up to 14 bytes is two
+    /// words and a length, so most entries are told apart without reading any text.
     @inlinable
     package static func index(ofStringKey key: String, in entries: [Entry], before end: Int? = nil) -> Int? {
-        let length = key.utf8.count
+        let probe = PropertyListString(key)
         return entries.withUnsafeBufferPointer { entries -> Int? in
             guard let first = entries.baseAddress else { return nil }
             for index in 0..<min(end ?? entries.count, entries.count) {
-                guard case .string(let name) = self.key(of: first + index).pointee else { continue }
-                if PropertyListString.haveSameBits(name.value, key) { return index }
-                guard name.value.utf8.count == length, name.value == key, PropertyListString.literallyEqual(name.value, key) else { continue }
-                return index
+                if self.key(of: first + index).pointee.isString(probe) { return index }
             }
             return nil
         }

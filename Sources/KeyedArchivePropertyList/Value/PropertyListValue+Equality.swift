@@ -131,6 +131,17 @@ extension PropertyListValue {
     /// and `.bool` do, which are read but can only make a miss), so this is only a fast path
     /// before a real comparison, for keys that are usually the very same string object after
     /// object.
+    /// True when this is a string held in place (up to 14 UTF-8 bytes, see
+    /// ``PropertyListString``). Such a string sets every byte of the value, so two of them with
+    /// the same text and storage hint have the same bits, and ``haveSameBits(_:_:)`` against
+    /// one made the same way is a complete test, not only a fast path: a scan for a short key
+    /// among keys all made by `PropertyListValue(_: String)` compares bits and nothing else.
+    @inlinable
+    package var isInlineString: Bool {
+        guard case .string(let string) = self, case .inline = string.text else { return false }
+        return true
+    }
+
     @inlinable @inline(__always)
     package static func haveSameBits(_ a: UnsafePointer<PropertyListValue>, _ b: UnsafePointer<PropertyListValue>) -> Bool {
         let (left, right) = (UnsafeRawPointer(a), UnsafeRawPointer(b))

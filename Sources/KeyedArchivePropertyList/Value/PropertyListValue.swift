@@ -78,6 +78,14 @@ extension PropertyListValue {
         if case .string(let string) = self { return string.value }
         return nil
     }
+    /// True when this is a string with `string`'s text, byte for byte (storage hints aside).
+    /// A method rather than a pattern match at the call site: called on a value in place
+    /// (`pointer.pointee.isString(probe)`), it reads the value without copying it.
+    @inlinable
+    package func isString(_ string: PropertyListString) -> Bool {
+        guard case .string(let text) = self else { return false }
+        return text == string
+    }
     /// The integer as `Int`, if this is an integer that fits.
     public var intValue: Int? {
         if case .integer(let integer) = self { return integer.int64Value.flatMap { Int(exactly: $0) } }

@@ -236,13 +236,10 @@ struct XMLPropertyListParser {
             if case .string(let key) = entries[index].key { return key }
             return PropertyListString("")
         }
-        func sameKey(_ a: PropertyListString, _ b: PropertyListString) -> Bool {
-            a.value.utf8.count == b.value.utf8.count && a.value.utf8.elementsEqual(b.value.utf8)
-        }
         var duplicated = false
         if entries.count <= 8 {
             outer: for first in entries.indices {
-                for second in (first + 1)..<entries.count where sameKey(key(first), key(second)) {
+                for second in (first + 1)..<entries.count where key(first) == key(second) {
                     duplicated = true
                     break outer
                 }

@@ -104,7 +104,7 @@ private final class Writer {
                 }
                 frames[last].next = next + 1
                 let entry = frames[last].entries[frames[last].position(next)]
-                if case .string(let key) = entry.key { text.writeKey(key.value, indent: indent) }
+                if case .string(let key) = entry.key { key.withUTF8 { text.writeKey(utf8: UnsafeRawBufferPointer($0), indent: indent) } }
                 try open(entry.value)
             } else {
                 guard next < frames[last].elements.count else {
@@ -361,8 +361,7 @@ final class XMLText {
     func writeScalar(_ value: PropertyListValue, indent: Int) throws {
         switch value {
         case .string(let string):
-            var text = string.value
-            text.withUTF8 { writeString(utf8: UnsafeRawBufferPointer($0), indent: indent) }
+            string.withUTF8 { writeString(utf8: UnsafeRawBufferPointer($0), indent: indent) }
         case .integer(let integer):
             appendIndent(indent)
             append("<integer>")
