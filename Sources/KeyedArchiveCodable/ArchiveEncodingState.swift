@@ -27,6 +27,8 @@ final class ArchiveEncodingState: Encoder {
     @exclusivity(unchecked) private(set) var inProgress: [ObjectIdentifier: [any CodingKey]] = [:]
     /// Conditional references not yet resolved (target not encoded when they were met).
     @exclusivity(unchecked) var forwardConditionals: [ForwardConditional] = []
+    /// The stored form of the keys used recently (every value of a type repeats its keys).
+    let storedKeys = StoredKeyCache()
 
     struct Level {
         var type: Any.Type?

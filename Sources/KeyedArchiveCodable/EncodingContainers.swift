@@ -9,7 +9,7 @@ struct KeyedArchiveEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProt
     @inline(__always)
     private func set(_ value: PropertyListValue, forKey key: Key) {
         if builder.kind == .object {
-            builder.entries.append((.string(PropertyListString(ArchiveKeys.escape(key.stringValue))), value))
+            builder.entries.append((state.storedKeys.value(for: key.stringValue), value))
         } else {
             builder.entries.append((.uid(state.table.leafUID(string: key.stringValue)), value))
         }

@@ -35,6 +35,8 @@ public final class KeyedArchiver {
     /// capacity to reserve for the next one).
     @exclusivity(unchecked) private var classUIDs: [ObjectIdentifier: (uid: UInt32, fieldCount: Int)] = [:]
     @exclusivity(unchecked) private var finished: Data?
+    /// The stored form of the keys used recently (every object of a class repeats its keys).
+    private let storedKeys = StoredKeyCache()
 
     private enum Job {
         case object(UInt32, any KeyedArchiving)
@@ -168,7 +170,10 @@ public final class KeyedArchiver {
     }
 
     private func setField(_ value: PropertyListValue, forKey key: String) {
-        setStoredField(value, forStoredKey: ArchiveKeys.escape(key))
+        let stored = storedKeys.storedKey(for: key)
+        if current?.setStored(value, forStoredKey: stored.stored, as: stored.value) == nil {
+            topFields.setStored(value, forStoredKey: stored.stored, as: stored.value)
+        }
     }
 
     private func setStoredField(_ value: PropertyListValue, forStoredKey key: String) {

@@ -64,4 +64,55 @@ final class KeyedStorageTests: XCTestCase {
         }
         XCTAssertGreaterThan(compared, 40_000)
     }
+
+    /// Two spellings of "é" (equal as Swift strings, not as bytes) in the keys of every element.
+    private struct Spellings: Codable, Equatable {
+        struct Key: CodingKey {
+            var stringValue: String
+            init(stringValue: String) { self.stringValue = stringValue }
+            var intValue: Int? { nil }
+            init?(intValue: Int) { nil }
+        }
+        static let keys = [Key(stringValue: "caf\u{E9}"), Key(stringValue: "cafe\u{301}")]
+        var first: Int
+        var second: Int
+
+        init(first: Int, second: Int) {
+            self.first = first
+            self.second = second
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Key.self)
+            try container.encode(first, forKey: Self.keys[0])
+            try container.encode(second, forKey: Self.keys[1])
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: Key.self)
+            first = try container.decode(Int.self, forKey: Self.keys[0])
+            second = try container.decode(Int.self, forKey: Self.keys[1])
+        }
+    }
+
+    /// The encoder's key cache keeps keys apart by their bytes: the two spellings are two fields
+    /// in every object (from the second on, both keys come from the cache), read back by our
+    /// decoder and by plistlib.
+    func testEncoderKeepsCanonicallyEquivalentKeysApart() throws {
+        let values = (0..<5).map { Spellings(first: $0, second: 100 + $0) }
+        let data = try KeyedArchiveEncoder().encode(values)
+        XCTAssertEqual(try KeyedArchiveDecoder().decode([Spellings].self, from: data), values)
+        guard Python.executable != nil else {
+            return print("skipped the plistlib part of testEncoderKeepsCanonicallyEquivalentKeysApart: python3 not found")
+        }
+        let script = """
+            import plistlib, sys
+            archive = plistlib.loads(sys.stdin.buffer.read())
+            for o in archive['$objects']:
+                if isinstance(o, dict) and 'caf\\u00e9' in o:
+                    print(o['caf\\u00e9'], o['cafe\\u0301'])
+            """
+        let output = String(decoding: try Python.run(script, input: data), as: UTF8.self)
+        XCTAssertEqual(output, (0..<5).map { "\($0) \(100 + $0)\n" }.joined())
+    }
 }

@@ -551,4 +551,48 @@ final class KeyedArchiverTests: XCTestCase {
             XCTAssertEqual(found, expected, "extra \(extra)")
         }
     }
+
+    /// The archivers' key cache hands out each key's own stored form: keys met again (the same
+    /// storage, or the text rebuilt at run time), `$`-escaped keys, long keys, more keys than the
+    /// cache has slots, and keys that are equal as Swift strings but not byte for byte.
+    func testStoredKeyCacheGivesEachKeyItsOwnStoredForm() throws {
+        var keys = ["", "name", "$class", "$$x", "fourteen-bytes", "fifteen-bytes!!", "a much longer key é",
+                    KeySpellings.precomposed, KeySpellings.decomposed, "日本"]
+        keys += (0..<300).map { "key\($0 * 7919)" }
+        let cache = StoredKeyCache()
+        for round in 0..<3 {
+            for key in keys {
+                let probe = round == 1 ? String(decoding: Array(key.utf8), as: UTF8.self) : key
+                let expected = key.utf8.first == UInt8(ascii: "$") ? Array("$".utf8) + Array(key.utf8) : Array(key.utf8)
+                let result = cache.storedKey(for: probe)
+                XCTAssertEqual(Array(result.stored.utf8), expected, "round \(round): \(key.debugDescription)")
+                XCTAssertEqual(result.value.stringValue.map { Array($0.utf8) }, expected, "round \(round): \(key.debugDescription)")
+                XCTAssertEqual(cache.value(for: probe).stringValue.map { Array($0.utf8) }, expected, "round \(round): \(key.debugDescription)")
+            }
+        }
+    }
+
+    /// Two spellings of "é" (equal as Swift strings, not as bytes) are two keys in an archive, as
+    /// in Apple's, whose NSString keys compare UTF-16 units: in a small object (keys scanned) and
+    /// a big one (keys indexed). Read back by our unarchiver and by plistlib.
+    func testKeysEqualOnlyCanonicallyStayTwoKeys() throws {
+        for padding in [0, 20] {
+            let data = try KeyedArchiver.archivedData(withRootObject: KeySpellings(padding: padding), format: .binary)
+            let decoded = try XCTUnwrap(KeyedUnarchiver.unarchivedObject(ofClass: KeySpellings.self, from: data))
+            XCTAssertEqual([decoded.first, decoded.second], [1, 2], "padding \(padding)")
+            guard Python.executable != nil else {
+                print("skipped the plistlib part of testKeysEqualOnlyCanonicallyStayTwoKeys: python3 not found")
+                continue
+            }
+            let script = """
+                import plistlib, sys
+                archive = plistlib.loads(sys.stdin.buffer.read())
+                root = archive['$objects'][archive['$top']['root'].data]
+                print(len(root), root['caf\\u00e9'], root['cafe\\u0301'])
+                """
+            let output = String(decoding: try Python.run(script, input: data), as: UTF8.self)
+            // $class, padding, the padding keys and the two spellings.
+            XCTAssertEqual(output.split(whereSeparator: \.isWhitespace), ["\(4 + padding)", "1", "2"], output)
+        }
+    }
 }

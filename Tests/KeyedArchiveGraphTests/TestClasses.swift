@@ -116,3 +116,28 @@ final class Dog: Animal {
         super.init(name: name)
     }
 }
+
+/// Two keys that Swift's `String ==` calls equal but whose bytes differ ("é" precomposed and
+/// decomposed), after `padding` other keys (16 or more entries switch the object to a hash index).
+final class KeySpellings: KeyedArchiving {
+    static let precomposed = "caf\u{E9}"
+    static let decomposed = "cafe\u{301}"
+    var padding: Int
+    var first = 1
+    var second = 2
+
+    init(padding: Int) { self.padding = padding }
+
+    func encode(with coder: KeyedArchiver) throws {
+        coder.encode(padding, forKey: "padding")
+        for index in 0..<padding { coder.encode(index, forKey: "pad\(index)") }
+        coder.encode(first, forKey: Self.precomposed)
+        coder.encode(second, forKey: Self.decomposed)
+    }
+
+    init(coder: KeyedUnarchiver) throws {
+        padding = try coder.decodeInt(forKey: "padding")
+        first = try coder.decodeInt(forKey: Self.precomposed)
+        second = try coder.decodeInt(forKey: Self.decomposed)
+    }
+}

@@ -549,7 +549,10 @@ private struct KeyReferenceCache {
 package struct ArchiveObjectFields {
     /// The entries so far, with stored (escaped) keys.
     package private(set) var dictionary: PropertyListDictionary
-    private var index: [String: Int] = [:]
+    /// Positions by key once an object has ``indexThreshold`` entries. Keyed by the stored
+    /// property-list string (equal by bytes), not `String` (equal by canonical equivalence: two
+    /// spellings of "é" are two keys in an archive, as in Apple's).
+    private var index: [PropertyListValue: Int] = [:]
     private var unkeyedCount = 0
 
     /// An object of the class whose description has `classUID`.
@@ -584,17 +587,20 @@ package struct ArchiveObjectFields {
 
     /// Stores a value under an already stored key (no escaping).
     package mutating func setStored(_ value: PropertyListValue, forStoredKey key: String) {
-        let storedKey = PropertyListValue(key)
+        setStored(value, forStoredKey: key, as: PropertyListValue(key))
+    }
+
+    /// Stores a value under an already stored key whose property-list string the caller has
+    /// (`storedKey` is `PropertyListValue(key)`, from a ``StoredKeyCache``).
+    package mutating func setStored(_ value: PropertyListValue, forStoredKey key: String, as storedKey: PropertyListValue) {
         if let position = position(of: key, storedKey) {
             dictionary.entries[position].value = value
         } else {
-            if !index.isEmpty || dictionary.entries.count >= Self.indexThreshold { index[key] = dictionary.entries.count }
+            if !index.isEmpty || dictionary.entries.count >= Self.indexThreshold { index[storedKey] = dictionary.entries.count }
             dictionary.entries.append((storedKey, value))
             if index.isEmpty && dictionary.entries.count == Self.indexThreshold {
                 // Big objects (many unkeyed values) switch from scanning to a hash index.
-                for (offset, entry) in dictionary.entries.enumerated() {
-                    if let name = entry.key.stringValue { index[name] = offset }
-                }
+                for (offset, entry) in dictionary.entries.enumerated() { index[entry.key] = offset }
             }
         }
     }
@@ -606,7 +612,7 @@ package struct ArchiveObjectFields {
     /// place: matching the string case out of each entry's key copied the key (an outlined copy
     /// and destroy per entry, callgrind), the larger part of an NSCoding-style encode's lookups.
     private func position(of key: String, _ storedKey: PropertyListValue) -> Int? {
-        if !index.isEmpty { return index[key] }
+        if !index.isEmpty { return index[storedKey] }
         guard storedKey.isInlineString else { return PropertyListDictionary.index(ofStringKey: key, in: dictionary.entries) }
         return withUnsafePointer(to: storedKey) { probe in
             dictionary.entries.withUnsafeBufferPointer { entries -> Int? in
