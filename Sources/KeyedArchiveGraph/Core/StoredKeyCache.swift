@@ -27,7 +27,7 @@ package final class StoredKeyCache {
 
     /// 64 pairs of entries (128 × 64 bytes on 64-bit platforms), allocated but not initialized:
     /// a bit per pair tells whether its first and its second entry hold a key. (Initializing
-    /// and destroying all of them cost a one-object archive, W1, 9% more instructions.)
+    /// and destroying all of them cost a one-object archive, W1, 32 K more instructions a run.)
     private static let pairBits = 6
     private let entries: UnsafeMutablePointer<Entry>
     @exclusivity(unchecked) private var firstFilled: UInt64 = 0
