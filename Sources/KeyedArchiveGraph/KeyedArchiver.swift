@@ -144,7 +144,7 @@ public final class KeyedArchiver {
         let stored = ArchiveKeys.escape(key)
         let slot: ArchiveObjectTable.ConditionalSlot =
             current != nil ? .object(uid: currentUID, storedKey: stored) : .top(storedKey: stored)
-        setStoredField(table.conditionalReference(to: object, slot: slot), forStoredKey: stored)
+        setStoredField(table.conditionalReference(to: object, slot: slot), forStoredKey: PropertyListValue(stored))
     }
 
     /// Encodes a boolean inline.
@@ -170,16 +170,13 @@ public final class KeyedArchiver {
     }
 
     private func setField(_ value: PropertyListValue, forKey key: String) {
-        let stored = storedKeys.storedKey(for: key)
-        if current?.setStored(value, forStoredKey: stored.stored, as: stored.value) == nil {
-            topFields.setStored(value, forStoredKey: stored.stored, as: stored.value)
-        }
+        setStoredField(value, forStoredKey: storedKeys.value(for: key))
     }
 
-    private func setStoredField(_ value: PropertyListValue, forStoredKey key: String) {
+    private func setStoredField(_ value: PropertyListValue, forStoredKey storedKey: PropertyListValue) {
         // One access to `current` (each access to a stored property costs a dynamic
         // exclusivity check): the optional chain tells whether there is a current object.
-        if current?.setStored(value, forStoredKey: key) == nil { topFields.setStored(value, forStoredKey: key) }
+        if current?.setStored(value, forStoredKey: storedKey) == nil { topFields.setStored(value, forStoredKey: storedKey) }
     }
 
     private func ensureOpen() throws {

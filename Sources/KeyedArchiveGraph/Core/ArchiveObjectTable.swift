@@ -587,13 +587,13 @@ package struct ArchiveObjectFields {
 
     /// Stores a value under an already stored key (no escaping).
     package mutating func setStored(_ value: PropertyListValue, forStoredKey key: String) {
-        setStored(value, forStoredKey: key, as: PropertyListValue(key))
+        setStored(value, forStoredKey: PropertyListValue(key))
     }
 
-    /// Stores a value under an already stored key whose property-list string the caller has
-    /// (`storedKey` is `PropertyListValue(key)`, from a ``StoredKeyCache``).
-    package mutating func setStored(_ value: PropertyListValue, forStoredKey key: String, as storedKey: PropertyListValue) {
-        if let position = position(of: key, storedKey) {
+    /// Stores a value under an already stored key given as its property-list string
+    /// (`PropertyListValue(key)`, as a ``StoredKeyCache`` hands it out).
+    package mutating func setStored(_ value: PropertyListValue, forStoredKey storedKey: PropertyListValue) {
+        if let position = position(of: storedKey) {
             dictionary.entries[position].value = value
         } else {
             if !index.isEmpty || dictionary.entries.count >= Self.indexThreshold { index[storedKey] = dictionary.entries.count }
@@ -607,13 +607,16 @@ package struct ArchiveObjectFields {
 
     private static let indexThreshold = 16
 
-    /// The entry whose key is `key`; `storedKey` is `PropertyListValue(key)`. Every key here was
-    /// made that way (no storage hint), so a short key is found by its bits alone, read in
+    /// The entry whose key is `storedKey`, made by `PropertyListValue(_: String)`. Every key here
+    /// was made that way (no storage hint), so a short key is found by its bits alone, read in
     /// place: matching the string case out of each entry's key copied the key (an outlined copy
     /// and destroy per entry, callgrind), the larger part of an NSCoding-style encode's lookups.
-    private func position(of key: String, _ storedKey: PropertyListValue) -> Int? {
+    private func position(of storedKey: PropertyListValue) -> Int? {
         if !index.isEmpty { return index[storedKey] }
-        guard storedKey.isInlineString else { return PropertyListDictionary.index(ofStringKey: key, in: dictionary.entries) }
+        guard storedKey.isInlineString else {
+            guard case .string(let probe) = storedKey else { return nil }
+            return PropertyListDictionary.index(ofStringKey: probe, in: dictionary.entries)
+        }
         return withUnsafePointer(to: storedKey) { probe in
             dictionary.entries.withUnsafeBufferPointer { entries -> Int? in
                 guard let first = entries.baseAddress else { return nil }
@@ -636,7 +639,6 @@ package struct ArchiveObjectFields {
 
     /// True when a user key has been stored.
     package func contains(key: String) -> Bool {
-        let stored = ArchiveKeys.escape(key)
-        return position(of: stored, PropertyListValue(stored)) != nil
+        position(of: PropertyListValue(ArchiveKeys.escape(key))) != nil
     }
 }

@@ -1,7 +1,7 @@
 import KeyedArchivePropertyList
 
-/// The stored form of the keys an archiver used recently: the escaped key (see
-/// ``ArchiveKeys/escape(_:)``) and the property-list string made of it.
+/// The stored form of the keys an archiver used recently: the property-list string of the
+/// escaped key (see ``ArchiveKeys/escape(_:)``).
 ///
 /// Every object of a class sets the same keys, and making a ``PropertyListString`` copies the
 /// key's bytes (about 115 instructions a key, callgrind; session 16 made strings inline). A key
@@ -19,13 +19,12 @@ package final class StoredKeyCache {
     private struct Entry {
         var keyBits: Bits
         var key: String
-        var stored: String
         var value: PropertyListValue
     }
 
     private typealias Bits = (first: UInt64, last: UInt64)
 
-    /// 64 pairs of entries (128 × 64 bytes on 64-bit platforms), allocated but not initialized:
+    /// 64 pairs of entries (128 × 48 bytes on 64-bit platforms), allocated but not initialized:
     /// a bit per pair tells whether its first and its second entry hold a key. (Initializing
     /// and destroying all of them cost a one-object archive, W1, 32 K more instructions a run.)
     private static let pairBits = 6
@@ -50,12 +49,6 @@ package final class StoredKeyCache {
     /// The property-list string of `key` escaped, for the key of an object's field.
     package func value(for key: String) -> PropertyListValue {
         entry(for: key).pointee.value
-    }
-
-    /// The escaped form of `key` and the property-list string of it.
-    package func storedKey(for key: String) -> (stored: String, value: PropertyListValue) {
-        let entry = entry(for: key)
-        return (entry.pointee.stored, entry.pointee.value)
     }
 
     @inline(__always)
@@ -84,8 +77,7 @@ package final class StoredKeyCache {
     }
 
     private static func entry(_ key: String, _ bits: Bits) -> Entry {
-        let stored = ArchiveKeys.escape(key)
-        return Entry(keyBits: bits, key: key, stored: stored, value: PropertyListValue(stored))
+        Entry(keyBits: bits, key: key, value: PropertyListValue(ArchiveKeys.escape(key)))
     }
 
     /// The first and last eight bytes of a `String` value (all of it on 64-bit platforms, where

@@ -96,8 +96,14 @@ extension PropertyListDictionary {
     /// words and a length, so most entries are told apart without reading any text.
     @inlinable
     package static func index(ofStringKey key: String, in entries: [Entry], before end: Int? = nil) -> Int? {
-        let probe = PropertyListString(key)
-        return entries.withUnsafeBufferPointer { entries -> Int? in
+        index(ofStringKey: PropertyListString(key), in: entries, before: end)
+    }
+
+    /// The first entry whose key is the string `probe`, byte for byte, among the first `end`
+    /// entries (all of them when `end` is nil).
+    @inlinable
+    package static func index(ofStringKey probe: PropertyListString, in entries: [Entry], before end: Int? = nil) -> Int? {
+        entries.withUnsafeBufferPointer { entries -> Int? in
             guard let first = entries.baseAddress else { return nil }
             for index in 0..<min(end ?? entries.count, entries.count) {
                 if self.key(of: first + index).pointee.isString(probe) { return index }
