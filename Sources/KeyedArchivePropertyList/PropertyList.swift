@@ -105,7 +105,7 @@ extension PropertyList {
 
     /// ``convert(_:to:limits:maximumOutputLength:)``, passing the output to `write` piece by
     /// piece instead of returning it: streamed binary-to-XML output goes in chunks of about
-    /// 1 MiB as it is made, so not even the output is held in memory (other conversions make
+    /// 2 MiB as it is made, so not even the output is held in memory (other conversions make
     /// their output first and pass it in one piece). If conversion fails part way, `write` has
     /// seen part of the output: write to a temporary file, or somewhere that can be discarded.
     public static func convert(

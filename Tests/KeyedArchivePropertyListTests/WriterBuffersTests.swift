@@ -170,6 +170,96 @@ final class WriterBuffersTests: XCTestCase {
         XCTAssertEqual(huge.count, 10_000)
     }
 
+    /// The writer's object and reference lists, against `Array`: appends one at a time and in
+    /// runs (growing in place with `realloc`, to several megabytes),
+    /// changes, and copies that must not see each other's changes. The elements are strings
+    /// (reference counted), so a growth that lost or duplicated one would show, and the test
+    /// process's leak-free exit under the address sanitizer (`Fuzz/`) covers their release.
+    func testLargeListMatchesArray() {
+        var random = SeededGenerator(seed: 47)
+        var list = LargeList<String>()
+        var model: [String] = []
+        var snapshots: [(LargeList<String>, [String])] = []
+        for step in 0..<120_000 {
+            // A few copies, each changed afterwards (copying the list on the next change).
+            if step % 10_000 == 5_000 { snapshots.append((list, model)) }
+            switch random.next() % 16 {
+            case 0:
+                let run = (0..<Int(random.next() % 40)).map { "run \(step) \($0) " + String(repeating: "x", count: $0) }
+                list.append(contentsOf: run)
+                model.append(contentsOf: run)
+            case 1 where !model.isEmpty:
+                let index = Int(random.next() % UInt64(model.count))
+                list[index] = "changed \(step)"
+                model[index] = "changed \(step)"
+            default:
+                let element = step % 3 == 0 ? "a long string, stored out of line, number \(step)" : "\(step)"
+                list.append(element)
+                model.append(element)
+            }
+        }
+        list.append(contentsOf: repeatElement("repeated", count: 1_000))
+        model.append(contentsOf: repeatElement("repeated", count: 1_000))
+        XCTAssertGreaterThan(model.count * MemoryLayout<String>.stride, 2 << 20, "grew to megabytes")
+        XCTAssertEqual(Array(list), model)
+        XCTAssertEqual(list.withUnsafeBufferPointer { Array($0) }, model)
+        XCTAssertEqual(snapshots.count, 12)
+        for (copy, expected) in snapshots { XCTAssertEqual(Array(copy), expected, "a copy keeps what it had when it was made") }
+        var reserved = LargeList<Int>()
+        reserved.reserveCapacity(1_000_000)
+        XCTAssertTrue(reserved.isEmpty)
+        reserved.append(contentsOf: 0..<1_000_000)
+        XCTAssertEqual(reserved.count, 1_000_000)
+        XCTAssertEqual(reserved[999_999], 999_999)
+        XCTAssertEqual(reserved.reduce(0, &+), 999_999 * 1_000_000 / 2)
+    }
+
+    /// A large buffer is advised for large pages on Linux (the kernel marks its mapping `hg`
+    /// in `/proc/self/smaps`), and only its own whole large pages are.
+    func testHugePagesAdviseOnlyInsideLargeBuffers() throws {
+        #if os(Linux)
+        let smaps = "/proc/self/smaps"
+        guard FileManager.default.isReadableFile(atPath: smaps) else { throw XCTSkip("no \(smaps)") }
+        let length = 3 * HugePages.pageLength + 12_345
+        guard let buffer = HugePages.allocate(length) else { return XCTFail("no memory") }
+        defer { free(buffer) }
+        XCTAssertEqual(UInt(bitPattern: buffer) % UInt(HugePages.pageLength), 0, "starts on a large-page boundary")
+        let advised = try advisedRanges(smaps)
+        let start = UInt(bitPattern: buffer), end = start + UInt(length)
+        XCTAssertTrue(advised.contains { $0.contains(start) }, "the buffer's first page is advised: \(String(start, radix: 16)) in \(advised.map { String($0.lowerBound, radix: 16) + "-" + String($0.upperBound, radix: 16) })")
+        let tail = start + 3 * UInt(HugePages.pageLength)
+        XCTAssertFalse(advised.contains { $0.contains(tail) || $0.contains(end - 1) }, "the part past the last whole large page is not")
+        // Small buffers are left alone.
+        let small = HugePages.allocate(4096)
+        defer { free(small) }
+        let smallStart = UInt(bitPattern: small)
+        XCTAssertFalse(try advisedRanges(smaps).contains { $0.contains(smallStart) })
+        #else
+        throw XCTSkip("large-page advice is Linux only")
+        #endif
+    }
+
+    /// The address ranges of the mappings advised for large pages (`VmFlags` with `hg`).
+    private func advisedRanges(_ smaps: String) throws -> [Range<UInt>] {
+        var ranges: [Range<UInt>] = []
+        var current: Range<UInt>?
+        // Read to the end: /proc files report a size of 0, which a whole-file read may trust.
+        guard let handle = FileHandle(forReadingAtPath: smaps) else { throw XCTSkip("cannot open \(smaps)") }
+        defer { try? handle.close() }
+        let text = String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
+        XCTAssertTrue(text.contains("VmFlags"), "read \(smaps)")
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            if let first = fields.first, first.contains("-"), !first.hasSuffix(":") {
+                let bounds = first.split(separator: "-").compactMap { UInt($0, radix: 16) }
+                current = bounds.count == 2 ? bounds[0]..<bounds[1] : nil
+            } else if line.hasPrefix("VmFlags:"), fields.contains("hg"), let range = current {
+                ranges.append(range)
+            }
+        }
+        return ranges
+    }
+
     func testBinarySerializerWritesExactlyTheComputedSize() throws {
         // Every marker width the size pass must predict: counts below and at 15, 1/2/4-byte
         // counts, UTF-16 strings (surrogate pairs), all integer widths, both real widths, UIDs.

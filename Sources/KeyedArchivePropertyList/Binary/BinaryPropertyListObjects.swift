@@ -35,10 +35,10 @@ package struct BinaryPropertyListObjects {
         case container(kind: UInt8, count: Int, refsStart: Int)
     }
 
-    /// The objects, by index.
-    package private(set) var objects: [Object] = []
+    /// The objects, by index. (Both lists grow in place: see ``LargeList``.)
+    package private(set) var objects = LargeList<Object>()
     /// The member references of all containers, back to back.
-    package private(set) var references: [Int] = []
+    package private(set) var references = LargeList<Int>()
     /// UID objects `0 ..< implicitUIDCount` that are not stored but written after the stored
     /// objects, UID `n` as object `count + n`: the keyed archiver refers to one per `$objects`
     /// entry, and storing them took a list slot each (24 bytes; half a gigabyte for a
@@ -310,7 +310,7 @@ package struct BinaryPropertyListObjects {
         guard !overflow1, !overflow2, tableBytes <= Int.max - 32 else {
             throw PropertyListError(.lengthLimitExceeded, "the binary property list would exceed \(Int.max) bytes")
         }
-        guard let base = malloc(total) else {
+        guard let base = HugePages.allocate(total) else {
             throw PropertyListError(.lengthLimitExceeded, "cannot allocate \(total) bytes for the binary property list")
         }
         var out = RawByteWriter(base: base, capacity: total)

@@ -106,7 +106,7 @@ extension BinaryPropertyListDecoder {
     /// `maximumDepth` is the XML writer's depth limit (``PropertyList/encode(_:format:maximumOutputLength:)``
     /// passes the default one); the reader's own limits come from the decoder's ``DecodingLimits``.
     ///
-    /// With a `sink`, the text goes there in chunks of about `policy.chunkLength` bytes (1 MiB)
+    /// With a `sink`, the text goes there in chunks of about `policy.chunkLength` bytes (2 MiB)
     /// and the result is empty.
     ///
     /// Large files are written by two threads when the machine has two cores (see

@@ -37,7 +37,7 @@ package struct SplitPolicy: Sendable {
 
     package init(
         minimumInputLength: Int, minimumMembers: Int, objectsPerMember: Int = 0, requiresSeveralCores: Bool = true,
-        chunkLength: Int = 1 << 20, onHandoff: (@Sendable (_ taken: Bool) -> Void)? = nil
+        chunkLength: Int = XMLText.sinkChunkLength, onHandoff: (@Sendable (_ taken: Bool) -> Void)? = nil
     ) {
         self.minimumInputLength = minimumInputLength
         self.minimumMembers = minimumMembers

@@ -217,7 +217,7 @@ private struct ReadBuffer: ~Copyable {
     var count = 0
 
     init(capacity: Int, path: String) throws {
-        guard let base = malloc(max(capacity, 1)) else { throw FileAccessError(path: path, operation: "file too large:", code: ENOMEM) }
+        guard let base = HugePages.allocate(capacity) else { throw FileAccessError(path: path, operation: "file too large:", code: ENOMEM) }
         self.base = base
         self.capacity = max(capacity, 1)
     }
@@ -230,6 +230,7 @@ private struct ReadBuffer: ~Copyable {
         guard !overflow, let grown = realloc(base, doubled) else { throw FileAccessError(path: path, operation: "file too large:", code: ENOMEM) }
         base = grown
         capacity = doubled
+        HugePages.advise(grown, length: doubled)
     }
 
     /// The bytes read, as `Data` that frees the buffer.

@@ -188,8 +188,9 @@ final class XMLText {
     private let chunk: Int
     /// A chunk buffer's capacity: a chunk and the value that passes its end.
     private static func bufferCapacity(chunk: Int) -> Int { min(chunk, sinkChunkLength) + 4096 }
-    /// The usual chunk size.
-    static let sinkChunkLength = 1 << 20
+    /// The usual chunk size: with the room for the value that passes a chunk's end, a chunk
+    /// buffer is one large page (2 MiB, see ``HugePages``).
+    static let sinkChunkLength = HugePages.pageLength - 4096
 
     /// `expectedLength` sizes the buffer up front when the caller can guess the document's
     /// length: growing a large buffer by doubling can leave the smaller copies resident (glibc
@@ -204,7 +205,10 @@ final class XMLText {
         handOff = nil
         passesChunksOn = sink != nil
         chunk = max(1, chunkLength)
-        output = GrowableBytes(capacity: sink == nil ? max(4096, min(expectedLength, budget.limit)) : Self.bufferCapacity(chunk: chunk))
+        // A streamed short document gets a short buffer: a chunk buffer is one large page,
+        // which the kernel clears in full at the first byte written.
+        let expected = max(4096, min(expectedLength, budget.limit))
+        output = GrowableBytes(capacity: sink == nil ? expected : min(expected, Self.bufferCapacity(chunk: chunk)))
         output.append(contentsOf: XMLPropertyListWriter.header)
     }
 
