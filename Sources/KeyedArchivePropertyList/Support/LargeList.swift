@@ -74,12 +74,16 @@ package struct LargeList<Element>: RandomAccessCollection, MutableCollection {
 
     package var startIndex: Int { 0 }
     package var endIndex: Int { storage.count }
+    /// The number of elements.
     package var count: Int { storage.count }
 
+    /// The element at `position`. The range check is `Array`'s: the writer indexes these lists
+    /// only with the indices it made (objects it added, reference slots it reserved), never
+    /// with a number read from input, so it cannot fail on any file.
     package subscript(position: Int) -> Element {
         @inline(__always) get {
             precondition(position >= 0 && position < storage.count, "LargeList index out of range")
-            // The buffer exists whenever the index is in range.
+            // In range means count > 0, so the buffer exists.
             return storage.base.unsafelyUnwrapped[position]
         }
         @inline(__always) set {
@@ -95,20 +99,25 @@ package struct LargeList<Element>: RandomAccessCollection, MutableCollection {
         guard storage.grow(to: capacity) else { Self.outOfMemory(capacity) }
     }
 
+    /// Adds `element` at the end.
     @inline(__always)
     package mutating func append(_ element: Element) {
         let count = storage.count
         if count == storage.capacity || !isKnownUniquelyReferenced(&storage) { reserveCapacity(count &+ 1) }
+        // capacity > count >= 0 here, so the buffer exists (reserveCapacity stops the process
+        // rather than return without room).
         (storage.base.unsafelyUnwrapped + count).initialize(to: element)
         storage.count = count &+ 1
     }
 
+    /// Adds `elements` at the end.
     package mutating func append<S: Sequence>(contentsOf elements: S) where S.Element == Element {
         let (wanted, overflow) = storage.count.addingReportingOverflow(elements.underestimatedCount)
         if !overflow { reserveCapacity(wanted) }
         let done: Void? = elements.withContiguousStorageIfAvailable { buffer in
             guard let source = buffer.baseAddress else { return }
             reserveCapacity(storage.count + buffer.count)
+            // Room for a non-empty buffer was just made, so the buffer exists.
             (storage.base.unsafelyUnwrapped + storage.count).initialize(from: source, count: buffer.count)
             storage.count += buffer.count
         }
