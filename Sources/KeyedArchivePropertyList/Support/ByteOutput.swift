@@ -63,13 +63,20 @@ final class GrowableBytes: ByteOutput {
         guard needed > capacity, !failed else { return }
         let (doubled, overflow) = capacity.multipliedReportingOverflow(by: 2)
         let newCapacity = Swift.max(needed, overflow ? needed : doubled)
-        guard let grown = base == nil ? HugePages.allocate(newCapacity) : realloc(base, newCapacity) else {
+        let grown: UnsafeMutableRawPointer?
+        if let base {
+            grown = realloc(base, newCapacity)
+            HugePages.advise(grown, length: newCapacity)
+        } else {
+            // Advised already when large.
+            grown = HugePages.allocate(newCapacity)
+        }
+        guard let grown else {
             failed = true
             return
         }
         base = grown
         capacity = newCapacity
-        HugePages.advise(grown, length: newCapacity)
     }
 
     /// Makes room for `length` more bytes and returns where they go (advancing ``count``), or
