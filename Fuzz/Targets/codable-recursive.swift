@@ -19,11 +19,22 @@ struct FuzzTree: Codable, Equatable {
 final class FuzzBox: Codable, Equatable {
     var label: String
     var numbers: [Int64]
-    init(label: String, numbers: [Int64]) {
+    // Arrays of the leaves the bridge decodes on a path of its own (Int, Double, Bool, String).
+    var counts: [Int] = []
+    var ratios: [Double] = []
+    var flags: [Bool] = []
+    init(label: String, numbers: [Int64], counts: [Int] = [], ratios: [Double] = [], flags: [Bool] = []) {
         self.label = label
         self.numbers = numbers
+        self.counts = counts
+        self.ratios = ratios
+        self.flags = flags
     }
-    static func == (lhs: FuzzBox, rhs: FuzzBox) -> Bool { lhs.label == rhs.label && lhs.numbers == rhs.numbers }
+    /// Ratios by bit pattern (NaN is not equal to itself).
+    static func == (lhs: FuzzBox, rhs: FuzzBox) -> Bool {
+        lhs.label == rhs.label && lhs.numbers == rhs.numbers && lhs.counts == rhs.counts && lhs.flags == rhs.flags
+            && lhs.ratios.map(\.bitPattern) == rhs.ratios.map(\.bitPattern)
+    }
 }
 
 /// The Codable decoder on a recursive model: throw or return, never trap, hang or
@@ -60,7 +71,10 @@ public func fuzzCodableRecursiveInitialize(_ argc: UnsafeMutablePointer<CInt>?, 
     FuzzSupport.generateSeedsIfAsked({ _ in
         made += 1
         var random = SeededGenerator(seed: made)
-        let box = FuzzBox(label: "box\(made)", numbers: (0..<Int.random(in: 0...4, using: &random)).map { _ in Int64.random(in: -1000...1000, using: &random) })
+        let box = FuzzBox(
+            label: "box\(made)", numbers: (0..<Int.random(in: 0...4, using: &random)).map { _ in Int64.random(in: -1000...1000, using: &random) },
+            counts: (0..<Int.random(in: 0...3, using: &random)).map { _ in Int.random(in: -70_000...70_000, using: &random) },
+            ratios: random.chance(0.5) ? [0.5, -2, 1e300] : [], flags: random.chance(0.5) ? [true, false] : [])
         func tree(_ depth: Int) -> FuzzTree {
             let kinds: [FuzzTree.Kind] = [.leaf(Int.random(in: -5...5, using: &random)), .named("n", tags: ["a", "b"]), .empty]
             return FuzzTree(

@@ -147,34 +147,35 @@ final class ArchiveDecodingState: Decoder {
     /// archive is read by index: the fields are looked up in the file, with no dictionary built
     /// (see ``KeyedStorage``). `nil` sends the caller to the general path (other classes,
     /// malformed entries, archives read whole), which also reports any error.
-    private func keyedStorageInPlace(_ uid: UInt32) throws -> (storage: KeyedStorage, info: ClassInfo, classUID: UInt32)? {
-        guard let (lookup, info, classUID) = try fieldsInPlace(uid), info.kind == .keyed else { return nil }
-        return (InPlaceKeyedStorage(lookup, state: self, depth: keys.count), info, classUID)
+    private func keyedStorageInPlace(_ uid: UInt32) throws -> (storage: KeyedStorage, classUID: UInt32)? {
+        guard let (lookup, kind, classUID) = try fieldsInPlace(uid), kind == .keyed else { return nil }
+        return (InPlaceKeyedStorage(lookup, state: self, depth: keys.count), classUID)
     }
 
     /// The fields of the object at `uid` read in place, with its class, when the archive is read
     /// by index and the entry is an object dictionary; `nil` otherwise (errors too: the general
-    /// path reports them).
-    private func fieldsInPlace(_ uid: UInt32) throws -> (lookup: InPlaceLookup, info: ClassInfo, classUID: UInt32)? {
+    /// path reports them). Only the class's kind is returned: a ``ClassInfo`` copied here
+    /// retained and released its name at every object.
+    private func fieldsInPlace(_ uid: UInt32) throws -> (lookup: InPlaceLookup, kind: ClassInfo.Kind, classUID: UInt32)? {
         guard let (lookup, classUID) = try? document.objectInPlace(uid, path: "") else { return nil }
-        let info = try knownClass(classUID) ?? describeClass(classUID, uid: uid, key: nil).0
-        return (lookup, info, classUID)
+        let kind = try knownKind(classUID) ?? describeClass(classUID, uid: uid, key: nil).0.kind
+        return (lookup, kind, classUID)
     }
 
     /// The members of an NSArray or NSSet (`NS.objects`, an array of UIDs in range) read in
     /// place; `nil` for anything else or anything irregular, which the general path reads (and
     /// reports).
     private func elementsInPlace(_ uid: UInt32) throws -> [PropertyListValue]? {
-        guard let (lookup, info, _) = try fieldsInPlace(uid), info.kind == .array || info.kind == .set else { return nil }
-        var fields = lookup
+        // The lookup is bound once and its reader used in place (each copy of either was a
+        // retain and a release).
+        guard case (var fields, let kind, _)? = try fieldsInPlace(uid), kind == .array || kind == .set else { return nil }
         guard let index = (try? fields.index(ofStoredKey: FoundationClassNames.objectsKey)) ?? nil,
             let list = try? fields.reader.arraySpan(ofObject: fields.valueObject(at: index))
         else { return nil }
-        let reader = fields.reader
         var elements: [PropertyListValue] = []
         elements.reserveCapacity(list.count)
         for member in 0..<list.count {
-            guard let element = try? reader.value(ofObject: reader.element(member, of: list)),
+            guard let element = try? fields.reader.value(ofObject: fields.reader.element(member, of: list)),
                 case .uid(let reference) = element, Int(reference) < objectCount
             else { return nil }
             elements.append(element)
@@ -200,6 +201,16 @@ final class ArchiveDecodingState: Decoder {
     private func knownClass(_ classUID: UInt32) -> ClassInfo? {
         for known in knownClasses where known.uid == classUID { return known.info }
         return moreClassInfo.isEmpty ? nil : moreClassInfo[classUID]
+    }
+
+    /// The kind of a class already described (read in place: no copy of its name is made).
+    @inline(__always)
+    private func knownKind(_ classUID: UInt32) -> ClassInfo.Kind? {
+        let kind = knownClasses.withUnsafeBufferPointer { known -> ClassInfo.Kind? in
+            for index in known.indices where known[index].uid == classUID { return known[index].info.kind }
+            return nil
+        }
+        return kind ?? (moreClassInfo.isEmpty ? nil : moreClassInfo[classUID]?.kind)
     }
 
     private func slowClassOf(_ fields: PropertyListDictionary, uid: UInt32, key: (any CodingKey)?) throws -> (ClassInfo, UInt32) {
@@ -268,8 +279,8 @@ final class ArchiveDecodingState: Decoder {
             throw mismatch([String: Any].self, "expected an archived object, found an inline \(value.typeName)")
         }
         guard uid != 0 else { throw notFound(expected ?? [String: Any].self) }
-        if let (storage, info, classUID) = try keyedStorageInPlace(uid) {
-            try checkAccepted(info, classUID: classUID, expected: expected)
+        if let (storage, classUID) = try keyedStorageInPlace(uid) {
+            if isStrict, let info = knownClass(classUID) { try checkAccepted(info, classUID: classUID, expected: expected) }
             return KeyedDecodingContainer(KeyedArchiveDecodingContainer<Key>(storage: storage))
         }
         let entry = try object(uid)

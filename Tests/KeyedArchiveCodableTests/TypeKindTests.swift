@@ -199,6 +199,128 @@ final class TypeKindTests: XCTestCase {
         XCTAssertEqual(ourTail.last?.intValue, 0)
     }
 
+    /// One element of any leaf type, or nil: arrays of it hold what an array of one leaf type
+    /// must reject.
+    enum Element: Codable, Equatable {
+        case string(String), int(Int), double(Double), bool(Bool), none
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if container.decodeNil() { self = .none; return }
+            if let value = try? container.decode(Bool.self) { self = .bool(value); return }
+            if let value = try? container.decode(Int.self) { self = .int(value); return }
+            if let value = try? container.decode(Double.self) { self = .double(value); return }
+            self = .string(try container.decode(String.self))
+        }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .string(let value): try container.encode(value)
+            case .int(let value): try container.encode(value)
+            case .double(let value): try container.encode(value)
+            case .bool(let value): try container.encode(value)
+            case .none: try container.encodeNil()
+            }
+        }
+    }
+
+    struct List<T: Codable & Equatable>: Codable, Equatable { var items: [T] }
+
+    /// A string that codes itself through a single-value container: an array of it takes the
+    /// bridge's general path (a value per element), an array of `String` the leaf path.
+    struct Wrapped: Codable, Equatable {
+        var text: String
+        init(_ text: String) { self.text = text }
+        init(from decoder: any Decoder) throws { text = try decoder.singleValueContainer().decode(String.self) }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(text)
+        }
+    }
+
+    /// Arrays of strings, integers, doubles and booleans are coded by a path of their own; it
+    /// writes the bytes the general path writes, reads back what was written, and Foundation's
+    /// unarchiver reads the arrays too.
+    func testLeafArraysMatchTheGeneralPathAndFoundation() throws {
+        let words = ["", "a", "é", "naïve", "😀 emoji", "a", String(repeating: "long ", count: 20), "$dollar"]
+        // One class name for both list types, so that only the elements' path differs.
+        let encoder = KeyedArchiveEncoder()
+        encoder.setClassName("List", for: List<String>.self)
+        encoder.setClassName("List", for: List<Wrapped>.self)
+        let leaf = try encoder.encode(List(items: words))
+        let general = try encoder.encode(List(items: words.map(Wrapped.init)))
+        XCTAssertEqual(leaf, general, "an array of String is archived as an array of values coding a String each")
+        XCTAssertEqual(try KeyedUnarchiver.unarchivedObject(ofType: List<String>.self, from: general).items, words)
+        XCTAssertEqual(try KeyedUnarchiver.unarchivedObject(ofType: List<Wrapped>.self, from: leaf).items.map(\.text), words)
+
+        let ints = [0, 1, -1, Int.max, Int.min, 255, 256, 65_536, 1 << 40]
+        let doubles = [0.0, -0.0, 1.5, -1e300, .infinity, .leastNonzeroMagnitude]
+        let bools = [true, false, false, true]
+        XCTAssertEqual(try KeyedUnarchiver.unarchivedObject(ofType: List<Int>.self, from: KeyedArchiver.archivedData(withRootObject: List(items: ints))).items, ints)
+        let doublesBack = try KeyedUnarchiver.unarchivedObject(ofType: List<Double>.self, from: KeyedArchiver.archivedData(withRootObject: List(items: doubles))).items
+        XCTAssertEqual(doublesBack.map(\.bitPattern), doubles.map(\.bitPattern))
+        XCTAssertEqual(try KeyedUnarchiver.unarchivedObject(ofType: List<Bool>.self, from: KeyedArchiver.archivedData(withRootObject: List(items: bools))).items, bools)
+        XCTAssertEqual(try KeyedUnarchiver.unarchivedObject(ofType: [String].self, from: KeyedArchiver.archivedData(withRootObject: [String]())), [])
+
+        for (value, expected) in [(words as Any, words as NSArray), (ints as Any, ints as NSArray), (doubles as Any, doubles as NSArray), (bools as Any, bools as NSArray)] {
+            let data: Data
+            switch value {
+            case let value as [String]: data = try KeyedArchiver.archivedData(withRootObject: value)
+            case let value as [Int]: data = try KeyedArchiver.archivedData(withRootObject: value)
+            case let value as [Double]: data = try KeyedArchiver.archivedData(withRootObject: value)
+            case let value as [Bool]: data = try KeyedArchiver.archivedData(withRootObject: value)
+            default: return XCTFail("unexpected value")
+            }
+            let unarchiver = try NSKeyedUnarchiver(forReadingFrom: data)
+            unarchiver.requiresSecureCoding = false
+            let object = unarchiver.decodeObject(forKey: NSKeyedArchiveRootObjectKey)
+            XCTAssertEqual(object as? NSArray, expected, "Foundation read \(String(describing: object))")
+        }
+    }
+
+    /// A wrong or missing element in an array of a leaf type is reported at its index, with the
+    /// error Foundation's PropertyListDecoder gives for the same array, and as the general path
+    /// (an array of a type that decodes a single value) reports it.
+    func testLeafArrayElementErrorsMatchFoundation() throws {
+        let cases: [(items: [Element], decode: (Data, Bool) throws -> Void)] = [
+            ([.string("a"), .int(5)], { data, ours in _ = ours ? try KeyedUnarchiver.unarchivedObject(ofType: List<String>.self, from: data) : try PropertyListDecoder().decode(List<String>.self, from: data) }),
+            ([.string("a"), .none], { data, ours in _ = ours ? try KeyedUnarchiver.unarchivedObject(ofType: List<String>.self, from: data) : try PropertyListDecoder().decode(List<String>.self, from: data) }),
+            ([.int(1), .string("x")], { data, ours in _ = ours ? try KeyedUnarchiver.unarchivedObject(ofType: List<Int>.self, from: data) : try PropertyListDecoder().decode(List<Int>.self, from: data) }),
+            ([.int(1), .none], { data, ours in _ = ours ? try KeyedUnarchiver.unarchivedObject(ofType: List<Int>.self, from: data) : try PropertyListDecoder().decode(List<Int>.self, from: data) }),
+            ([.double(1.5), .string("x")], { data, ours in _ = ours ? try KeyedUnarchiver.unarchivedObject(ofType: List<Double>.self, from: data) : try PropertyListDecoder().decode(List<Double>.self, from: data) }),
+            ([.bool(true), .string("x")], { data, ours in _ = ours ? try KeyedUnarchiver.unarchivedObject(ofType: List<Bool>.self, from: data) : try PropertyListDecoder().decode(List<Bool>.self, from: data) }),
+        ]
+        func failure(_ body: () throws -> Void) -> (kind: String, path: [any CodingKey])? {
+            do {
+                try body()
+            } catch DecodingError.typeMismatch(_, let context) {
+                return ("typeMismatch", context.codingPath)
+            } catch DecodingError.valueNotFound(_, let context) {
+                return ("valueNotFound", context.codingPath)
+            } catch {
+                XCTFail("unexpected error \(error)")
+            }
+            return nil
+        }
+        for (number, testCase) in cases.enumerated() {
+            let value = List(items: testCase.items)
+            let ours = try XCTUnwrap(failure { try testCase.decode(KeyedArchiver.archivedData(withRootObject: value), true) }, "case \(number) decoded")
+            let peer = try XCTUnwrap(failure { try testCase.decode(PropertyListEncoder().encode(value), false) }, "case \(number): Foundation decoded")
+            XCTAssertEqual(ours.kind, peer.kind, "case \(number)")
+            // Ours starts at the archive's root key; compare the path below it.
+            let ourTail = Array(ours.path.drop { $0.stringValue != "items" })
+            XCTAssertEqual(ourTail.map(\.stringValue).first, "items", "case \(number)")
+            XCTAssertEqual(ourTail.map(\.intValue), peer.path.map(\.intValue), "case \(number)")
+            XCTAssertEqual(ourTail.last?.intValue, 1, "case \(number)")
+        }
+        // The general path, for strings: the same kind of error at the same path.
+        let data = try KeyedArchiver.archivedData(withRootObject: List(items: [Element.string("a"), .int(5)]))
+        let leaf = try XCTUnwrap(failure { _ = try KeyedUnarchiver.unarchivedObject(ofType: List<String>.self, from: data) })
+        let general = try XCTUnwrap(failure { _ = try KeyedUnarchiver.unarchivedObject(ofType: List<Wrapped>.self, from: data) })
+        XCTAssertEqual(leaf.kind, general.kind)
+        XCTAssertEqual(leaf.path.map(\.stringValue), general.path.map(\.stringValue))
+        XCTAssertEqual(leaf.path.map(\.intValue), general.path.map(\.intValue))
+    }
+
     /// Encodes an optional dictionary with `encode(_:forKey:)` (not `encodeIfPresent`).
     struct DirectOptional: Codable, Equatable {
         var table: [String: Int]?

@@ -232,10 +232,12 @@ package final class ArchiveDocument {
     /// string fields.
     @inline(__always)
     package func shortASCIIString(_ uid: UInt32) -> String? {
-        guard let reader = byIndex?.reader, let objects = byIndex?.objects, Int(uid) < objectCount,
-            let object = try? reader.element(Int(uid), of: objects)
+        // The reader is used where it is stored: bound to a local, it was retained and released
+        // at every string field.
+        guard Int(uid) < objectCount, let objects = byIndex?.objects,
+            let object = try? byIndex?.reader.element(Int(uid), of: objects)
         else { return nil }
-        return reader.asciiString(ofObject: object, maximumLength: Self.sharedLeafBytes - 1)
+        return byIndex?.reader.asciiString(ofObject: object, maximumLength: Self.sharedLeafBytes - 1)
     }
 
     /// Runs a read of the file, reporting a property-list error as a typed archive error at `path`.
