@@ -104,7 +104,7 @@ package struct WordPairTable {
         let old = slots
         let mask = capacity - 1
         var moved = 0
-        var grown = Array(repeating: Slot(a: 0, b: 0, value: 0), count: capacity)
+        var grown = HugePages.array(repeating: Slot(a: 0, b: 0, value: 0), count: capacity)
         grown.withUnsafeMutableBufferPointer { grown in
             for slot in old where slot.value != 0 {
                 var index = Self.home(slot.a, slot.b, mask: mask)
@@ -263,7 +263,8 @@ package struct UniquingWordPairTable {
     /// Places every entry in a table of `capacity` slots (no lookup: the keys are distinct).
     private mutating func rehash(capacity: Int) {
         let mask = capacity - 1, tagMask = self.tagMask
-        var grown = [UInt64](repeating: 0, count: capacity)
+        // Probed at random: large pages spare most probes of a large table a TLB miss.
+        var grown = HugePages.array(repeating: UInt64(0), count: capacity)
         grown.withUnsafeMutableBufferPointer { grown in
             var position = 0
             for block in blocks {
