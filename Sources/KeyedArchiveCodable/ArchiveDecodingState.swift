@@ -280,7 +280,12 @@ final class ArchiveDecodingState: Decoder {
         }
         guard uid != 0 else { throw notFound(expected ?? [String: Any].self) }
         if let (storage, classUID) = try keyedStorageInPlace(uid) {
-            if isStrict, let info = knownClass(classUID) { try checkAccepted(info, classUID: classUID, expected: expected) }
+            if isStrict {
+                // Described when the storage was made; looked up only here, in strict mode (never
+                // skipped: an unknown class is described again).
+                let info = try knownClass(classUID) ?? describeClass(classUID, uid: uid, key: nil).0
+                try checkAccepted(info, classUID: classUID, expected: expected)
+            }
             return KeyedDecodingContainer(KeyedArchiveDecodingContainer<Key>(storage: storage))
         }
         let entry = try object(uid)
