@@ -5,7 +5,9 @@
 /// value is encoded by ``box(_:inline:)``, which saves and restores the per-value ``Level``.
 final class ArchiveEncodingState: Encoder {
     /// The graph layer's object table: UIDs, leaf uniquing, class descriptions, conditionals.
-    let table = ArchiveObjectTable()
+    let table: ArchiveObjectTable
+    /// `$class`, `NS.keys` and `NS.objects` as slots of `table`.
+    let keySlots: EncodingKeySlots
     private let classNames: [ObjectIdentifier: String]
     private let sendableUserInfo: [CodingUserInfoKey: any Sendable]
     private let maximumDepth: Int
@@ -17,6 +19,9 @@ final class ArchiveEncodingState: Encoder {
     @exclusivity(unchecked) var level = Level()
     /// Containers opened with `nestedContainer`/`superEncoder` at the current level.
     @exclusivity(unchecked) var nestedBuilders: [ContainerBuilder] = []
+    /// Finished builders no container refers to, for ``makeBuilder(kind:uid:classUID:capacity:)``:
+    /// a builder and its arrays were three allocations for every object.
+    @exclusivity(unchecked) private var spareBuilders: [ContainerBuilder] = []
     /// Class-description UIDs by type: a short list scanned linearly, then a dictionary.
     @exclusivity(unchecked) private var classTypes: [(id: ObjectIdentifier, uid: UInt32, fields: Int)] = []
     @exclusivity(unchecked) private var moreClassUIDs: [ObjectIdentifier: UInt32] = [:]
@@ -48,6 +53,9 @@ final class ArchiveEncodingState: Encoder {
     }
 
     init(classNames: [ObjectIdentifier: String], userInfo: [CodingUserInfoKey: any Sendable], maximumDepth: Int) {
+        let table = ArchiveObjectTable()
+        self.table = table
+        keySlots = EncodingKeySlots(table: table)
         self.classNames = classNames
         self.sendableUserInfo = userInfo
         self.maximumDepth = maximumDepth
@@ -72,11 +80,11 @@ final class ArchiveEncodingState: Encoder {
             let uid = takeUID()
             let slot = classSlot(for: type)
             // As many entries as the last object of this type had: no regrowth, no slack.
-            builder = ContainerBuilder(kind: .object, uid: uid, classUID: slot.uid, depth: keys.count, capacity: slot.fields)
+            builder = makeBuilder(kind: .object, uid: uid, classUID: slot.uid, capacity: slot.fields)
             builder.fieldHintSlot = slot.index
             builder.fieldHint = slot.fields
         } else {
-            builder = ContainerBuilder(kind: .dictionary, uid: takeUID(), classUID: dictionaryClass(), depth: keys.count)
+            builder = makeBuilder(kind: .dictionary, uid: takeUID(), classUID: dictionaryClass())
         }
         level.builder = builder
         return KeyedEncodingContainer(KeyedArchiveEncodingContainer<Key>(state: self, builder: builder))
@@ -95,7 +103,7 @@ final class ArchiveEncodingState: Encoder {
             return builder
         }
         if level.single != nil { level.misuse = "asked for an unkeyed container after encoding a single value" }
-        let builder = ContainerBuilder(kind: .array, uid: takeUID(), classUID: arrayClass(), depth: keys.count)
+        let builder = makeBuilder(kind: .array, uid: takeUID(), classUID: arrayClass())
         level.builder = builder
         return builder
     }
@@ -103,6 +111,15 @@ final class ArchiveEncodingState: Encoder {
     func singleValueContainer() -> any SingleValueEncodingContainer {
         if level.builder != nil { level.misuse = "asked for a single-value container after a keyed or unkeyed one" }
         return SingleValueArchiveEncodingContainer(state: self)
+    }
+
+    /// A builder for a container at the current coding-path depth: a spare one when there is one.
+    private func makeBuilder(kind: ContainerBuilder.Kind, uid: UInt32, classUID: UInt32, capacity: Int = 1) -> ContainerBuilder {
+        if let builder = spareBuilders.popLast() {
+            builder.reuse(kind: kind, uid: uid, classUID: classUID, keys: keySlots, depth: keys.count, capacity: capacity)
+            return builder
+        }
+        return ContainerBuilder(kind: kind, uid: uid, classUID: classUID, keys: keySlots, depth: keys.count, capacity: capacity)
     }
 
     private func takeUID() -> UInt32 {
@@ -138,7 +155,7 @@ final class ArchiveEncodingState: Encoder {
     /// Remembers the entry count of a finished object for the next one of its type.
     private func noteFieldCount(of builder: ContainerBuilder) {
         let slot = builder.fieldHintSlot
-        if slot >= 0 && slot < classTypes.count { classTypes[slot].fields = min(builder.entries.count, 64) }
+        if slot >= 0 && slot < classTypes.count { classTypes[slot].fields = min(builder.fields.count, 64) }
     }
 
     func dictionaryClass() -> UInt32 {
@@ -154,7 +171,7 @@ final class ArchiveEncodingState: Encoder {
     /// A new NSDictionary-form or NSArray-form container referenced from a parent container.
     func nestedBuilder(_ kind: ContainerBuilder.Kind) -> ContainerBuilder {
         let classUID = kind == .dictionary ? dictionaryClass() : arrayClass()
-        let builder = ContainerBuilder(kind: kind, uid: table.reserveUID(), classUID: classUID, depth: keys.count)
+        let builder = makeBuilder(kind: kind, uid: table.reserveUID(), classUID: classUID)
         nestedBuilders.append(builder)
         return builder
     }
@@ -214,10 +231,14 @@ final class ArchiveEncodingState: Encoder {
             throw EncodingError.invalidValue(value, EncodingError.Context(codingPath: keys, debugDescription: misuse))
         }
         finishNested(from: nestedStart)
-        if let builder = level.builder {
-            if builder.fieldHintSlot >= 0 && builder.entries.count != builder.fieldHint { noteFieldCount(of: builder) }
-            builder.finish(into: table)
-            return .uid(builder.uid)
+        if var builder = level.builder {
+            if builder.fieldHintSlot >= 0 && builder.fields.count != builder.fieldHint { noteFieldCount(of: builder) }
+            builder.finish(into: table, keys: keySlots)
+            let uid = builder.uid
+            // Reused when no container still refers to it (none can write to it then).
+            level.builder = nil
+            if isKnownUniquelyReferenced(&builder) { spareBuilders.append(builder) }
+            return .uid(uid)
         }
         if let single = level.single {
             let stored = store(single, inline: inline && reserved == 0)
@@ -232,7 +253,7 @@ final class ArchiveEncodingState: Encoder {
         }
         // Nothing encoded: an empty object of the type's class (Foundation writes an empty dictionary).
         let uid = reserved != 0 ? reserved : table.reserveUID()
-        table.setObject(ContainerBuilder(kind: .object, uid: uid, classUID: classUID(for: T.self), depth: 0).finishedValue(), at: uid)
+        table.setObject(fields: [ArchiveField(key: keySlots.classKey, value: .uid(classUID(for: T.self)))], at: uid)
         return .uid(uid)
     }
 
@@ -260,7 +281,7 @@ final class ArchiveEncodingState: Encoder {
     /// Finishes containers opened with `nestedContainer` since `start`.
     func finishNested(from start: Int) {
         guard nestedBuilders.count > start else { return }
-        for builder in nestedBuilders[start...] { builder.finish(into: table) }
+        for builder in nestedBuilders[start...] { builder.finish(into: table, keys: keySlots) }
         nestedBuilders.removeSubrange(start...)
     }
 
@@ -271,6 +292,18 @@ final class ArchiveEncodingState: Encoder {
         switch value {
         case .uid: return value
         case .bool, .integer, .real: return inline ? value : .uid(table.leafUID(value))
+        default: return .uid(table.leafUID(value))
+        }
+    }
+
+    /// ``store(_:inline:)`` as a slot of a container.
+    @inline(__always)
+    func storeSlot(_ value: PropertyListValue, inline: Bool) -> ArchiveSlot {
+        switch value {
+        case .uid(let uid): return .uid(uid)
+        case .bool, .integer, .real:
+            if inline, let slot = ArchiveSlot(plain: value) { return slot }
+            return .uid(table.leafUID(value))
         default: return .uid(table.leafUID(value))
         }
     }
@@ -471,66 +504,87 @@ enum ArchiveGraphCheck {
 }
 
 /// The entries of one container being encoded; written to the table when its value finishes.
+/// Keys and values are slots (``ArchiveSlot``): nothing in them is retained, and the table lays
+/// an object out from them without a dictionary value in between.
 final class ContainerBuilder {
     enum Kind { case object, dictionary, array, set }
-    let kind: Kind
-    let uid: UInt32
+    @exclusivity(unchecked) private(set) var kind: Kind
+    @exclusivity(unchecked) private(set) var uid: UInt32
     /// Coding-path depth at creation (the container's own coding path is that prefix).
-    let depth: Int
-    /// Object form: `$class` then stored keys and values. Dictionary form: key UIDs and values.
-    @exclusivity(unchecked) var entries: [PropertyListDictionary.Entry]
+    @exclusivity(unchecked) private(set) var depth: Int
+    /// Object form: `$class` then stored keys and values. Dictionary form: `$class`, then key
+    /// UIDs and values.
+    @exclusivity(unchecked) var fields: [ArchiveField] = []
     /// Array and set forms: element references.
-    @exclusivity(unchecked) var elements: [PropertyListValue] = []
+    @exclusivity(unchecked) var elements: [ArchiveSlot] = []
     /// Object form: where the encoder keeps the entry count of this type (-1: nowhere), and
     /// the count it held when this builder was made (updated only when it changes).
     @exclusivity(unchecked) var fieldHintSlot = -1
     @exclusivity(unchecked) var fieldHint = 0
 
     /// `capacity`: the entries expected, `$class` included (a hint; one allocation when right).
-    init(kind: Kind, uid: UInt32, classUID: UInt32, depth: Int, capacity: Int = 1) {
+    init(kind: Kind, uid: UInt32, classUID: UInt32, keys: EncodingKeySlots, depth: Int, capacity: Int = 1) {
         self.kind = kind
         self.uid = uid
         self.depth = depth
-        var entries: [PropertyListDictionary.Entry] = []
-        entries.reserveCapacity(max(capacity, 1))
-        entries.append((ArchiveEncodingKeys.classKey, .uid(classUID)))
-        self.entries = entries
+        start(classUID: classUID, keys: keys, capacity: capacity)
     }
 
-    /// The object dictionary for this container.
-    func finishedValue() -> PropertyListValue {
+    /// Makes a finished builder, no longer referenced by any container, a new one (its arrays
+    /// keep their capacity).
+    func reuse(kind: Kind, uid: UInt32, classUID: UInt32, keys: EncodingKeySlots, depth: Int, capacity: Int = 1) {
+        self.kind = kind
+        self.uid = uid
+        self.depth = depth
+        fieldHintSlot = -1
+        fieldHint = 0
+        start(classUID: classUID, keys: keys, capacity: capacity)
+    }
+
+    private func start(classUID: UInt32, keys: EncodingKeySlots, capacity: Int) {
+        fields.removeAll(keepingCapacity: true)
+        fields.reserveCapacity(max(capacity, 1))
+        fields.append(ArchiveField(key: keys.classKey, value: .uid(classUID)))
+        elements.removeAll(keepingCapacity: true)
+    }
+
+    /// Writes the container's object to the table.
+    func finish(into table: ArchiveObjectTable, keys: EncodingKeySlots) {
         switch kind {
         case .object:
-            return .dictionary(PropertyListDictionary(entries))
-        case .dictionary:
-            var keys: [PropertyListValue] = []
-            var values: [PropertyListValue] = []
-            keys.reserveCapacity(entries.count - 1)
-            values.reserveCapacity(entries.count - 1)
-            for entry in entries.dropFirst() {
-                keys.append(entry.key)
-                values.append(entry.value)
-            }
-            return .dictionary(PropertyListDictionary([
-                entries[0], (ArchiveEncodingKeys.keysKey, .array(keys)), (ArchiveEncodingKeys.objectsKey, .array(values)),
-            ]))
+            table.setObject(fields: fields, at: uid)
         case .array, .set:
-            return .dictionary(PropertyListDictionary([entries[0], (ArchiveEncodingKeys.objectsKey, .array(elements))]))
+            table.setObject(fields: fields, array: (keys.objectsKey, elements), at: uid)
+        case .dictionary:
+            // NSDictionary form: `NS.keys` and `NS.objects` arrays (rarer: nested containers).
+            var keyValues: [PropertyListValue] = []
+            var values: [PropertyListValue] = []
+            keyValues.reserveCapacity(fields.count - 1)
+            values.reserveCapacity(fields.count - 1)
+            for field in fields.dropFirst() {
+                keyValues.append(table.value(of: field.key))
+                values.append(table.value(of: field.value))
+            }
+            let entries: [PropertyListDictionary.Entry] = [
+                (table.value(of: keys.classKey), table.value(of: fields[0].value)),
+                (table.value(of: keys.keysKey), .array(keyValues)), (table.value(of: keys.objectsKey), .array(values)),
+            ]
+            table.setObject(.dictionary(PropertyListDictionary(entries)), at: uid)
         }
-    }
-
-    func finish(into table: ArchiveObjectTable) {
-        table.setObject(finishedValue(), at: uid)
-        entries = []
-        elements = []
     }
 }
 
-/// Keys as property-list values, made once.
-enum ArchiveEncodingKeys {
-    static let classKey = PropertyListValue(ArchiveKeys.classReference)
-    static let keysKey = PropertyListValue(FoundationClassNames.keysKey)
-    static let objectsKey = PropertyListValue(FoundationClassNames.objectsKey)
+/// The stored keys every encoding run uses, interned in its table once.
+struct EncodingKeySlots {
+    let classKey: ArchiveSlot
+    let keysKey: ArchiveSlot
+    let objectsKey: ArchiveSlot
+
+    init(table: ArchiveObjectTable) {
+        classKey = table.internStoredKey(PropertyListValue(ArchiveKeys.classReference))
+        keysKey = table.internStoredKey(PropertyListValue(FoundationClassNames.keysKey))
+        objectsKey = table.internStoredKey(PropertyListValue(FoundationClassNames.objectsKey))
+    }
 }
 
 /// Dictionaries are archived as NSDictionary (`NS.keys`, `NS.objects`) whatever their key type.

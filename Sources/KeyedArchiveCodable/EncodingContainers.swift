@@ -7,17 +7,17 @@ struct KeyedArchiveEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProt
     var codingPath: [any CodingKey] { Array(state.keys.prefix(builder.depth)) }
 
     @inline(__always)
-    private func set(_ value: PropertyListValue, forKey key: Key) {
+    private func set(_ value: ArchiveSlot, forKey key: Key) {
         if builder.kind == .object {
-            builder.entries.append((state.storedKeys.value(for: key.stringValue), value))
+            builder.fields.append(ArchiveField(key: state.storedKeys.slot(for: key.stringValue, in: state.table), value: value))
         } else {
-            builder.entries.append((.uid(state.table.leafUID(string: key.stringValue)), value))
+            builder.fields.append(ArchiveField(key: .uid(state.table.leafUID(string: key.stringValue)), value: value))
         }
     }
 
     @inline(__always)
     private func setPrimitive(_ value: PropertyListValue, forKey key: Key) {
-        set(state.store(value, inline: builder.kind == .object), forKey: key)
+        set(state.storeSlot(value, inline: builder.kind == .object), forKey: key)
     }
 
     mutating func encodeNil(forKey key: Key) throws { set(.uid(0), forKey: key) }
@@ -41,7 +41,7 @@ struct KeyedArchiveEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProt
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         state.keys.append(key)
         defer { state.keys.removeLast() }
-        set(try state.box(value, inline: builder.kind == .object), forKey: key)
+        set(state.table.slot(for: try state.box(value, inline: builder.kind == .object)), forKey: key)
     }
 
     mutating func encodeConditional<T: AnyObject & Encodable>(_ object: T, forKey key: Key) throws {
@@ -50,12 +50,13 @@ struct KeyedArchiveEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProt
         if builder.kind == .object {
             let stored = ArchiveKeys.escape(key.stringValue)
             if let value = try state.conditionalReference(to: object, from: builder, storedKey: stored, keyUID: nil) {
-                builder.entries.append((.string(PropertyListString(stored)), value))
+                builder.fields.append(
+                    ArchiveField(key: state.table.internStoredKey(.string(PropertyListString(stored))), value: state.table.slot(for: value)))
             }
         } else {
             let keyUID = state.table.leafUID(string: key.stringValue)
             if let value = try state.conditionalReference(to: object, from: builder, storedKey: "", keyUID: keyUID) {
-                builder.entries.append((.uid(keyUID), value))
+                builder.fields.append(ArchiveField(key: .uid(keyUID), value: state.table.slot(for: value)))
             }
         }
     }
@@ -86,9 +87,10 @@ struct KeyedArchiveEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProt
         let state = self.state
         return ReferencingArchiveEncoder(state: state, codingPath: path) { value in
             if builder.kind == .object {
-                builder.entries.append((.string(PropertyListString(storedKey)), value))
+                builder.fields.append(
+                    ArchiveField(key: state.table.internStoredKey(.string(PropertyListString(storedKey))), value: state.table.slot(for: value)))
             } else {
-                builder.entries.append((.uid(state.table.leafUID(string: key.stringValue)), value))
+                builder.fields.append(ArchiveField(key: .uid(state.table.leafUID(string: key.stringValue)), value: state.table.slot(for: value)))
             }
         }
     }
@@ -124,7 +126,7 @@ struct UnkeyedArchiveEncodingContainer: UnkeyedEncodingContainer {
     mutating func encode<T: Encodable>(_ value: T) throws {
         state.keys.append(IndexKey(builder.elements.count))
         defer { state.keys.removeLast() }
-        builder.elements.append(try state.box(value, inline: false))
+        builder.elements.append(state.table.slot(for: try state.box(value, inline: false)))
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
@@ -145,8 +147,9 @@ struct UnkeyedArchiveEncodingContainer: UnkeyedEncodingContainer {
 
     mutating func superEncoder() -> any Encoder {
         let builder = self.builder
+        let table = state.table
         return ReferencingArchiveEncoder(state: state, codingPath: codingPath + [IndexKey(builder.elements.count)]) { value in
-            builder.elements.append(value)
+            builder.elements.append(table.slot(for: value))
         }
     }
 }

@@ -189,7 +189,7 @@ extension Array: ArchiveArrayEncodable where Element: Encodable {
         for element in array {
             state.keys.append(IndexKey(builder.elements.count))
             defer { state.keys.removeLast() }
-            builder.elements.append(try state.box(element, inline: false))
+            builder.elements.append(state.table.slot(for: try state.box(element, inline: false)))
         }
         return true
     }

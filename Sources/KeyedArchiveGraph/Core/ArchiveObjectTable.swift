@@ -127,6 +127,48 @@ package final class ArchiveObjectTable {
         }
     }
 
+    /// Stores an object dictionary given as slots at a reserved entry: `fields` in order, then,
+    /// with `array`, one more entry whose value is an array of `array.elements` (the `NS.objects`
+    /// of an NSArray or NSSet). What ``setObject(_:at:)`` does with the same dictionary as a
+    /// value, byte for byte, without building it.
+    package func setObject(fields: [ArchiveField], array: (key: ArchiveSlot, elements: [ArchiveSlot])? = nil, at uid: UInt32) {
+        let index = Int(uid)
+        guard index > 0, index < layout.entryIndices.count, !isFinished else { return }
+        if !pinned.isEmpty && pinned.contains(uid) {
+            pending[uid] = objectValue(fields: fields, array: array)
+        } else {
+            layout.layOut(fields: fields, array: array, at: uid)
+        }
+    }
+
+    /// The dictionary ``setObject(fields:array:at:)`` lays out, as a value.
+    package func objectValue(fields: [ArchiveField], array: (key: ArchiveSlot, elements: [ArchiveSlot])? = nil) -> PropertyListValue {
+        var entries: [PropertyListDictionary.Entry] = []
+        entries.reserveCapacity(fields.count + 1)
+        for field in fields { entries.append((value(of: field.key), value(of: field.value))) }
+        if let array { entries.append((value(of: array.key), .array(array.elements.map { value(of: $0) }))) }
+        return .dictionary(PropertyListDictionary(entries))
+    }
+
+    /// A stored key (an object's field name, escaped) as a slot: interned, so that each key is
+    /// flattened once and every later use is an array lookup. Interning the same key twice
+    /// gives two ids that lay out to the same reference.
+    package func internStoredKey(_ key: PropertyListValue) -> ArchiveSlot {
+        layout.intern(key)
+    }
+
+    /// `value` as a slot: inline when it needs no table, else kept aside until the table is
+    /// written.
+    package func slot(for value: PropertyListValue) -> ArchiveSlot {
+        if let plain = ArchiveSlot(plain: value) { return plain }
+        return layout.keepAside(value)
+    }
+
+    /// The value a slot stands for.
+    package func value(of slot: ArchiveSlot) -> PropertyListValue {
+        layout.value(of: slot)
+    }
+
     /// Stores a copy of the entry at `source` (set already) at `uid`.
     package func setObject(copyOf source: UInt32, at uid: UInt32) {
         let from = Int(source), to = Int(uid)
@@ -331,6 +373,13 @@ private struct ArchiveLayout {
     /// Key references reused from the previous object of each class, and a scratch list.
     private var keys = KeyReferenceCache()
     private var scratch: [Int] = []
+    private var members: [Int] = []
+    /// Stored keys interned by ``intern(_:)``, and each one's reference once it is flattened
+    /// (-1 before).
+    private var internedKeys: [PropertyListValue] = []
+    private var internedKeyReferences: [Int] = []
+    /// Values without a slot of their own, by ``keepAside(_:)`` index.
+    private var keptAside: [PropertyListValue] = []
     /// The first error met laying out an entry (a date out of range, a key a binary property
     /// list cannot hold), thrown by ``finish(top:archiverName:)``.
     private var error: (any Error)?
@@ -378,6 +427,91 @@ private struct ArchiveLayout {
         }
     }
 
+    /// Lays out the entry at `uid` as an object dictionary given as slots (see
+    /// ``ArchiveObjectTable/setObject(fields:array:at:)``): the references of its keys, then
+    /// of its values, as ``layOut(_:at:)`` adds them for the same dictionary.
+    mutating func layOut(fields: [ArchiveField], array: (key: ArchiveSlot, elements: [ArchiveSlot])?, at uid: UInt32) {
+        guard let index = claim(uid) else { return }
+        do {
+            var references = scratch
+            scratch = []
+            defer { scratch = references }
+            references.removeAll(keepingCapacity: true)
+            for field in fields { references.append(try keyReference(field.key)) }
+            if let array { references.append(try keyReference(array.key)) }
+            let uidCount = UInt64(entryIndices.count)
+            for field in fields {
+                let value = field.value
+                if value.kind == .uid, value.bits < uidCount {
+                    references.append(BinaryPropertyListObjects.implicitUIDReference(Int(truncatingIfNeeded: value.bits)))
+                } else {
+                    references.append(try list.add(self.value(of: value)))
+                }
+            }
+            if let array {
+                if array.elements.allSatisfy({ $0.kind == .uid && $0.bits < uidCount }) {
+                    members.removeAll(keepingCapacity: true)
+                    for element in array.elements {
+                        members.append(BinaryPropertyListObjects.implicitUIDReference(Int(truncatingIfNeeded: element.bits)))
+                    }
+                    references.append(list.addContainer(kind: 0xA0, references: members))
+                } else {
+                    // A member that is not one of the entries: flattened as the value would be.
+                    references.append(try list.add(.array(array.elements.map { self.value(of: $0) })))
+                }
+            }
+            list.setContainer(kind: 0xD0, references: references, at: index)
+        } catch {
+            if self.error == nil { self.error = error }
+        }
+    }
+
+    /// The reference of a key slot: an interned stored key is flattened once.
+    private mutating func keyReference(_ slot: ArchiveSlot) throws -> Int {
+        guard slot.kind == .storedKey, slot.bits < UInt64(internedKeys.count) else {
+            let key = value(of: slot)
+            try BinaryPropertyListObjects.checkKey(key)
+            return try list.add(key)
+        }
+        let id = Int(truncatingIfNeeded: slot.bits)
+        let known = internedKeyReferences[id]
+        if known >= 0 { return known }
+        let key = internedKeys[id]
+        try BinaryPropertyListObjects.checkKey(key)
+        let reference = try list.add(key)
+        internedKeyReferences[id] = reference
+        return reference
+    }
+
+    /// Interns a stored key (see ``ArchiveObjectTable/internStoredKey(_:)``).
+    mutating func intern(_ key: PropertyListValue) -> ArchiveSlot {
+        if internedKeys.capacity == 0 {
+            // Room for a few types' keys at once: growing from one cost a small archive (W1)
+            // six allocations.
+            internedKeys.reserveCapacity(16)
+            internedKeyReferences.reserveCapacity(16)
+        }
+        internedKeys.append(key)
+        internedKeyReferences.append(-1)
+        return ArchiveSlot(.storedKey, UInt64(internedKeys.count - 1))
+    }
+
+    /// Keeps a value that has no slot of its own (see ``ArchiveObjectTable/slot(for:)``).
+    mutating func keepAside(_ value: PropertyListValue) -> ArchiveSlot {
+        keptAside.append(value)
+        return ArchiveSlot(.boxed, UInt64(keptAside.count - 1))
+    }
+
+    /// The value a slot stands for (`$null` for an id that was never given out).
+    func value(of slot: ArchiveSlot) -> PropertyListValue {
+        if let plain = slot.plainValue { return plain }
+        let position = Int(truncatingIfNeeded: slot.bits)
+        switch slot.kind {
+        case .storedKey: return position >= 0 && position < internedKeys.count ? internedKeys[position] : .null
+        default: return position >= 0 && position < keptAside.count ? keptAside[position] : .null
+        }
+    }
+
     /// Lays out the entry at `uid` as a string leaf.
     mutating func layOutString(_ string: String, at uid: UInt32) {
         guard let index = claim(uid) else { return }
@@ -412,6 +546,9 @@ private struct ArchiveLayout {
         list.setContainer(kind: 0xD0, references: scratch, at: 7)
         try list.setLeaf(PropertyListValue(ArchiveKeys.formatVersion), at: 8)
         keys = KeyReferenceCache()
+        internedKeys = []
+        internedKeyReferences = []
+        keptAside = []
         entryIndices = []
         isLaidOut = []
         return try list.serializedData()

@@ -20,6 +20,8 @@ package final class StoredKeyCache {
         var keyBits: Bits
         var key: String
         var value: PropertyListValue
+        /// The id ``slot(for:in:)`` interned `value` under, or `UInt64.max` before it asked.
+        var internedID: UInt64 = .max
     }
 
     private typealias Bits = (first: UInt64, last: UInt64)
@@ -49,6 +51,14 @@ package final class StoredKeyCache {
     /// The property-list string of `key` escaped, for the key of an object's field.
     package func value(for key: String) -> PropertyListValue {
         entry(for: key).pointee.value
+    }
+
+    /// The stored key of `key` as a slot of `table` (interned on first use). A cache serves
+    /// one table: the ids are that table's.
+    package func slot(for key: String, in table: ArchiveObjectTable) -> ArchiveSlot {
+        let entry = entry(for: key)
+        if entry.pointee.internedID == .max { entry.pointee.internedID = table.internStoredKey(entry.pointee.value).bits }
+        return ArchiveSlot(.storedKey, entry.pointee.internedID)
     }
 
     @inline(__always)

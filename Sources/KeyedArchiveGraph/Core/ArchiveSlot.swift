@@ -1,0 +1,110 @@
+import KeyedArchivePropertyList
+
+/// A key or a value of an object being written, in a form with nothing to retain or release:
+/// a reference into `$objects`, an inline number or boolean, a stored key interned by the
+/// table, or (for anything else) a value the table keeps aside.
+///
+/// The Codable encoder fills its containers with these. As ``PropertyListValue`` pairs, every
+/// field of every object was a key retained, an enum copied and destroyed through generic
+/// array code, and a dictionary built only to be taken apart by the layout (about a fifth of
+/// W5 encode's instructions, callgrind, session 21).
+package struct ArchiveSlot: Sendable, Equatable {
+    package enum Kind: UInt8, Sendable {
+        /// `bits` is a UID.
+        case uid
+        /// `bits` is the id of a stored key interned by ``ArchiveObjectTable/internStoredKey(_:)``.
+        case storedKey
+        /// `bits` is 0 or 1.
+        case bool
+        /// `bits` is the two's-complement pattern of a signed 64-bit integer.
+        case integer
+        /// `bits` is an unsigned integer above `Int64.max`.
+        case largeUnsigned
+        /// `bits` is the bit pattern of a `Double`.
+        case real
+        /// `bits` is the bit pattern of a `Float` widened to `Double` (stored as 4 bytes).
+        case float
+        /// `bits` is the index of a value the table keeps aside (``ArchiveObjectTable/slot(for:)``).
+        case boxed
+    }
+
+    package var kind: Kind
+    package var bits: UInt64
+
+    @inline(__always)
+    package init(_ kind: Kind, _ bits: UInt64) {
+        self.kind = kind
+        self.bits = bits
+    }
+
+    /// A reference to the entry at `uid`.
+    @inline(__always)
+    package static func uid(_ uid: UInt32) -> ArchiveSlot { ArchiveSlot(.uid, UInt64(uid)) }
+
+    /// An inline signed integer.
+    @inline(__always)
+    package static func integer(_ value: Int64) -> ArchiveSlot { ArchiveSlot(.integer, UInt64(bitPattern: value)) }
+
+    /// An inline unsigned integer.
+    @inline(__always)
+    package static func unsigned(_ value: UInt64) -> ArchiveSlot {
+        value > UInt64(Int64.max) ? ArchiveSlot(.largeUnsigned, value) : ArchiveSlot(.integer, value)
+    }
+
+    /// An inline 8-byte real.
+    @inline(__always)
+    package static func real(_ value: Double) -> ArchiveSlot { ArchiveSlot(.real, value.bitPattern) }
+
+    /// An inline 4-byte real.
+    @inline(__always)
+    package static func float(_ value: Float) -> ArchiveSlot { ArchiveSlot(.float, Double(value).bitPattern) }
+
+    /// An inline boolean.
+    @inline(__always)
+    package static func bool(_ value: Bool) -> ArchiveSlot { ArchiveSlot(.bool, value ? 1 : 0) }
+
+    /// The UID when this is a reference.
+    package var uidValue: UInt32? {
+        kind == .uid ? UInt32(truncatingIfNeeded: bits) : nil
+    }
+
+    /// The value of a slot that needs no table (numbers, booleans, references); nil for stored
+    /// keys and boxed values.
+    package var plainValue: PropertyListValue? {
+        switch kind {
+        case .uid: return .uid(UInt32(truncatingIfNeeded: bits))
+        case .bool: return .bool(bits != 0)
+        case .integer: return .integer(PropertyListInteger(Int64(bitPattern: bits)))
+        case .largeUnsigned: return .integer(PropertyListInteger(bits))
+        case .real: return .real(PropertyListReal(Double(bitPattern: bits)))
+        case .float: return .real(PropertyListReal(Double(bitPattern: bits), isSinglePrecision: true))
+        case .storedKey, .boxed: return nil
+        }
+    }
+
+    /// The slot of a value that needs no table, if it is one (a number or boolean with no
+    /// stored width, or a reference).
+    package init?(plain value: PropertyListValue) {
+        switch value {
+        case .uid(let uid): self = .uid(uid)
+        case .bool(let bool): self = .bool(bool)
+        case .integer(let integer) where integer.storedWidth == nil:
+            self = ArchiveSlot(integer.isAboveInt64Max ? .largeUnsigned : .integer, integer.bitPattern)
+        case .real(let real): self = ArchiveSlot(real.isSinglePrecision ? .float : .real, real.value.bitPattern)
+        default: return nil
+        }
+    }
+}
+
+/// One field of an object being written: its key (a stored key, or for NSDictionary-form
+/// containers the UID of the key string) and its value.
+package struct ArchiveField: Sendable, Equatable {
+    package var key: ArchiveSlot
+    package var value: ArchiveSlot
+
+    @inline(__always)
+    package init(key: ArchiveSlot, value: ArchiveSlot) {
+        self.key = key
+        self.value = value
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import KeyedArchive
+import KeyedArchiveGraph
+import KeyedArchiveTestSupport
+import XCTest
+
+/// Objects given to the table as slots (``ArchiveSlot``, what the Codable encoder fills its
+/// containers with) must be written exactly as the same objects given as dictionary values.
+final class ArchiveSlotTests: XCTestCase {
+    /// Every value a slot can hold inline comes back as the same value, bit for bit and width
+    /// for width; values that need the table have no plain slot.
+    func testPlainSlotsRoundTripTheirValues() throws {
+        let plain: [PropertyListValue] = [
+            .uid(0), .uid(7), .uid(.max), .bool(true), .bool(false),
+            .integer(PropertyListInteger(Int64.min)), .integer(PropertyListInteger(-1)), .integer(PropertyListInteger(0)),
+            .integer(PropertyListInteger(Int64.max)), .integer(PropertyListInteger(UInt64(Int64.max) + 1)),
+            .integer(PropertyListInteger(UInt64.max)), .real(PropertyListReal(-0.0)), .real(PropertyListReal(Double.nan)),
+            .real(PropertyListReal(1e300)), .real(PropertyListReal(Float(1.1))), .real(PropertyListReal(-Float.infinity)),
+        ]
+        for value in plain {
+            let slot = try XCTUnwrap(ArchiveSlot(plain: value), "\(value)")
+            let back = try XCTUnwrap(slot.plainValue)
+            XCTAssertTrue(Self.sameBits(back, value), "\(value) came back as \(back)")
+        }
+        XCTAssertNil(ArchiveSlot(plain: .integer(PropertyListInteger(5, storedWidth: 8))), "a stored width needs the table")
+        XCTAssertNil(ArchiveSlot(plain: .string(PropertyListString("a"))))
+        XCTAssertNil(ArchiveSlot(plain: .array([])))
+        XCTAssertEqual(ArchiveSlot.unsigned(UInt64(Int64.max)).kind, .integer)
+        XCTAssertEqual(ArchiveSlot.unsigned(UInt64(Int64.max) + 1).kind, .largeUnsigned)
+    }
+
+    /// The same archive built twice, once with `setObject(_:at:)` and once with
+    /// `setObject(fields:array:at:)`: objects of two classes with inline numbers of every kind,
+    /// references, interned keys (one key interned twice), a key kept aside as a value, an
+    /// NSArray-form object, an array member that is not an entry, and a pinned object whose
+    /// conditional reference is patched at the end. The bytes must be the same.
+    func testObjectsGivenAsSlotsAreWrittenAsTheirValuesAre() throws {
+        let byValue = try build(useSlots: false)
+        let bySlots = try build(useSlots: true)
+        XCTAssertEqual(bySlots, byValue)
+        // And the archive is one Foundation reads, with the patched conditional in place.
+        let archive = try XCTUnwrap(PropertyListSerialization.propertyList(from: bySlots, format: nil) as? [String: Any])
+        let objects = try XCTUnwrap(archive["$objects"] as? [Any])
+        XCTAssertGreaterThan(objects.count, 10)
+    }
+
+    private func build(useSlots: Bool) throws -> Data {
+        let table = ArchiveObjectTable()
+        let person = table.classUID(chain: ["Person", "NSObject"])
+        let list = table.classUID(chain: ["NSArray", "NSObject"])
+        let target = NSObject()
+        let name = table.internStoredKey(PropertyListValue("name"))
+        let nameAgain = table.internStoredKey(PropertyListValue("name"))
+        let classKey = table.internStoredKey(PropertyListValue("$class"))
+        let objectsKey = table.internStoredKey(PropertyListValue("NS.objects"))
+        var roots: [PropertyListValue] = []
+        func set(_ fields: [(ArchiveSlot, ArchiveSlot)], array: [ArchiveSlot]? = nil, at uid: UInt32) {
+            if useSlots {
+                table.setObject(
+                    fields: fields.map { ArchiveField(key: $0.0, value: $0.1) }, array: array.map { (objectsKey, $0) }, at: uid)
+            } else {
+                var entries: [PropertyListDictionary.Entry] = fields.map { (table.value(of: $0.0), table.value(of: $0.1)) }
+                if let array { entries.append((PropertyListValue("NS.objects"), .array(array.map { table.value(of: $0) }))) }
+                table.setObject(.dictionary(PropertyListDictionary(entries)), at: uid)
+            }
+        }
+        for number in 0..<12 {
+            let uid = table.reserveUID()
+            let text = table.leafUID(string: "person \(number % 5)")
+            let key = number % 2 == 0 ? name : nameAgain
+            set([
+                (classKey, .uid(person)), (key, .uid(text)), (table.internStoredKey(PropertyListValue("age")), .integer(Int64(number % 4))),
+                (table.internStoredKey(PropertyListValue("big")), .unsigned(UInt64.max - UInt64(number % 2))),
+                (table.internStoredKey(PropertyListValue("score")), .real(Double(number) / 4)),
+                (table.internStoredKey(PropertyListValue("weight")), .float(Float(number % 3) + 0.5)),
+                (table.internStoredKey(PropertyListValue("ok")), .bool(number % 3 == 0)),
+                // A key that is a kept-aside string value, not an interned one.
+                (table.slot(for: PropertyListValue("extra\(number % 2)")), table.slot(for: .integer(PropertyListInteger(9, storedWidth: 8)))),
+            ], at: uid)
+            roots.append(.uid(uid))
+        }
+        let members = table.reserveUID()
+        set([(classKey, .uid(list))], array: roots.compactMap { $0.uidValue.map(ArchiveSlot.uid) }, at: members)
+        // A member that is not an entry (a UID past the table): flattened as a value.
+        let odd = table.reserveUID()
+        set([(classKey, .uid(list))], array: [.uid(1), .uid(1 << 30)], at: odd)
+        // A pinned object: its conditional reference is patched once the target has a UID.
+        let pinned = table.reserveUID()
+        let conditional = table.conditionalReference(to: target, slot: .object(uid: pinned, storedKey: "friend"))
+        set([(classKey, .uid(person)), (table.internStoredKey(PropertyListValue("friend")), table.slot(for: conditional))], at: pinned)
+        let targetUID = table.reserveUID(for: target)
+        set([(classKey, .uid(person))], at: targetUID)
+        return try table.encodedData(
+            top: PropertyListDictionary([("root", .uid(members)), ("odd", .uid(odd)), ("pinned", .uid(pinned))]), format: .binary)
+    }
+
+    private static func sameBits(_ a: PropertyListValue, _ b: PropertyListValue) -> Bool {
+        switch (a, b) {
+        case (.real(let x), .real(let y)): return x.value.bitPattern == y.value.bitPattern && x.isSinglePrecision == y.isSinglePrecision
+        case (.integer(let x), .integer(let y)):
+            return x.bitPattern == y.bitPattern && x.isAboveInt64Max == y.isAboveInt64Max && x.storedWidth == y.storedWidth
+        default: return a == b
+        }
+    }
+}
