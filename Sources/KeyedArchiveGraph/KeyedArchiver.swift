@@ -26,7 +26,12 @@ public final class KeyedArchiver {
     /// The object table being built (for layers built on this one).
     package let table = ArchiveObjectTable()
     @exclusivity(unchecked) private var topFields = ArchiveObjectFields()
-    @exclusivity(unchecked) private var current: ArchiveObjectFields?
+    /// The object being encoded, as slots (nil: keyed calls write into `$top`).
+    @exclusivity(unchecked) private var current: ArchiveObjectSlots?
+    /// The last object's field array, emptied and reused by the next.
+    @exclusivity(unchecked) private var spareFields: [ArchiveField] = []
+    /// `$class`, interned in `table`.
+    private let classKey: ArchiveSlot
     @exclusivity(unchecked) private var currentUID: UInt32 = 0
     @exclusivity(unchecked) private var queue: [Job] = []
     @exclusivity(unchecked) private var queueIndex = 0
@@ -53,6 +58,7 @@ public final class KeyedArchiver {
     /// An archiver writing `outputFormat` (binary by default).
     public init(outputFormat: PropertyListFormat = .binary) {
         self.outputFormat = outputFormat
+        classKey = table.internStoredKey(PropertyListValue(ArchiveKeys.classReference))
     }
 
     /// Archives a root object (any value ``encode(_:forKey:)`` accepts) under `root`.
@@ -128,7 +134,12 @@ public final class KeyedArchiver {
     public func encode(_ object: Any?) throws {
         try ensureOpen()
         let uid = try reference(for: object)
-        if current != nil { current?.appendUnkeyed(.uid(uid)) } else { topFields.appendUnkeyed(.uid(uid)) }
+        if current != nil {
+            guard let key = current?.nextUnkeyedKey() else { return }
+            current?.setStored(.uid(uid), forKey: table.internStoredKey(PropertyListValue(key)))
+        } else {
+            topFields.appendUnkeyed(.uid(uid))
+        }
     }
 
     /// Encodes a reference only if the object is encoded unconditionally somewhere in the archive
@@ -144,7 +155,12 @@ public final class KeyedArchiver {
         let stored = ArchiveKeys.escape(key)
         let slot: ArchiveObjectTable.ConditionalSlot =
             current != nil ? .object(uid: currentUID, storedKey: stored) : .top(storedKey: stored)
-        setStoredField(table.conditionalReference(to: object, slot: slot), forStoredKey: PropertyListValue(stored))
+        let reference = table.conditionalReference(to: object, slot: slot)
+        if current != nil {
+            current?.setStored(table.slot(for: reference), forKey: table.internStoredKey(PropertyListValue(stored)))
+        } else {
+            topFields.setStored(reference, forStoredKey: PropertyListValue(stored))
+        }
     }
 
     /// Encodes a boolean inline.
@@ -166,17 +182,15 @@ public final class KeyedArchiver {
 
     /// True when a key has been encoded in the current object (or `$top`).
     public func containsValue(forKey key: String) -> Bool {
-        current?.contains(key: key) ?? topFields.contains(key: key)
+        current?.contains(key: storedKeys.slot(for: key, in: table)) ?? topFields.contains(key: key)
     }
 
     private func setField(_ value: PropertyListValue, forKey key: String) {
-        setStoredField(value, forStoredKey: storedKeys.value(for: key))
-    }
-
-    private func setStoredField(_ value: PropertyListValue, forStoredKey storedKey: PropertyListValue) {
-        // One access to `current` (each access to a stored property costs a dynamic
-        // exclusivity check): the optional chain tells whether there is a current object.
-        if current?.setStored(value, forStoredKey: storedKey) == nil { topFields.setStored(value, forStoredKey: storedKey) }
+        if current != nil {
+            current?.setStored(table.slot(for: value), forKey: storedKeys.slot(for: key, in: table))
+        } else {
+            topFields.setStored(value, forStoredKey: storedKeys.value(for: key))
+        }
     }
 
     private func ensureOpen() throws {
@@ -347,16 +361,18 @@ public final class KeyedArchiver {
                 classUID = table.classUID(chain: classChain(for: type(of: object)))
                 capacity = 1
             }
-            current = ArchiveObjectFields(classUID: classUID, capacity: capacity)
+            current = ArchiveObjectSlots(classKey: classKey, classUID: classUID, capacity: capacity, reusing: &spareFields)
             currentUID = uid
             defer {
                 current = nil
                 currentUID = 0
             }
             try object.encode(with: self)
-            if let fields = current {
-                table.setObject(fields.value, at: uid)
-                if fields.count != capacity { classUIDs[typeID] = (classUID, fields.count) }
+            if let object = current {
+                current = nil
+                table.setObject(fields: object.fields, at: uid)
+                if object.count != capacity { classUIDs[typeID] = (classUID, object.count) }
+                spareFields = object.fields
             }
         case .archived(let uid, let object):
             let description = object.classDescription

@@ -31,7 +31,7 @@ final class ArchiveSlotTests: XCTestCase {
 
     /// The same archive built twice, once with `setObject(_:at:)` and once with
     /// `setObject(fields:array:at:)`: objects of two classes with inline numbers of every kind,
-    /// references, interned keys (one key interned twice), a key kept aside as a value, an
+    /// references, interned keys (one interned twice), a key kept aside as a value, an
     /// NSArray-form object, an array member that is not an entry, and a pinned object whose
     /// conditional reference is patched at the end. The bytes must be the same.
     func testObjectsGivenAsSlotsAreWrittenAsTheirValuesAre() throws {
@@ -50,7 +50,8 @@ final class ArchiveSlotTests: XCTestCase {
         let list = table.classUID(chain: ["NSArray", "NSObject"])
         let target = NSObject()
         let name = table.internStoredKey(PropertyListValue("name"))
-        let nameAgain = table.internStoredKey(PropertyListValue("name"))
+        let nameAgain = table.internStoredKey(PropertyListValue(String(decoding: Array("name".utf8), as: UTF8.self)))
+        XCTAssertEqual(name, nameAgain, "one id per key text")
         let classKey = table.internStoredKey(PropertyListValue("$class"))
         let objectsKey = table.internStoredKey(PropertyListValue("NS.objects"))
         var roots: [PropertyListValue] = []
@@ -92,6 +93,52 @@ final class ArchiveSlotTests: XCTestCase {
         set([(classKey, .uid(person))], at: targetUID)
         return try table.encodedData(
             top: PropertyListDictionary([("root", .uid(members)), ("odd", .uid(odd)), ("pinned", .uid(pinned))]), format: .binary)
+    }
+
+    /// The archiver's object fields as slots: setting a key again replaces its value in place,
+    /// whether the key is short or long, a literal or rebuilt at run time (its stored form then
+    /// comes from a new cache entry, and interning gives it the same id), before and after the
+    /// object switches to a hash index; every key is stored once, `$`-keys escaped.
+    func testObjectSlotsReplaceAKeySetAgain() throws {
+        let keys = ["a", "name", "$dollar", "日本", "fourteen-bytes", "fifteen-bytes!!", "a much longer key é"]
+        for extra in [0, 20] {
+            let table = ArchiveObjectTable()
+            let cache = StoredKeyCache()
+            let classKey = table.internStoredKey(PropertyListValue("$class"))
+            var storage: [ArchiveField] = []
+            var fields = ArchiveObjectSlots(classKey: classKey, classUID: 0, capacity: 4, reusing: &storage)
+            var expected: [String: Int] = [:]
+            for (offset, key) in keys.enumerated() {
+                fields.setStored(.integer(Int64(offset)), forKey: cache.slot(for: key, in: table))
+                expected[key] = offset
+            }
+            for number in 0..<extra {
+                fields.setStored(.integer(Int64(number)), forKey: cache.slot(for: "extra\(number)", in: table))
+                expected["extra\(number)"] = number
+            }
+            for (offset, key) in keys.enumerated() {
+                // The same text in a new `String`, not the literal's storage.
+                let again = String(decoding: Array(key.utf8), as: UTF8.self)
+                XCTAssertTrue(fields.contains(key: cache.slot(for: again, in: table)), key)
+                fields.setStored(.integer(Int64(100 + offset)), forKey: cache.slot(for: again, in: table))
+                expected[key] = 100 + offset
+            }
+            XCTAssertFalse(fields.contains(key: cache.slot(for: "nam", in: table)))
+            XCTAssertEqual(fields.count, 1 + keys.count + extra, "extra \(extra)")
+            let uid = table.reserveUID()
+            table.setObject(fields: fields.fields, at: uid)
+            let data = try table.encodedData(top: PropertyListDictionary([("root", .uid(uid))]), format: .binary)
+            let objects = try XCTUnwrap(PropertyList.decode(data)["$objects"]?.arrayValue)
+            guard case .dictionary(let dictionary) = objects[Int(uid)] else { return XCTFail("not a dictionary") }
+            var found: [String: Int] = [:]
+            for (key, value) in dictionary.entries {
+                guard let name = key.stringValue, name != "$class" else { continue }
+                let user = name.hasPrefix("$$") ? String(name.dropFirst()) : name
+                XCTAssertNil(found[user], "\(user) stored twice")
+                found[user] = value.intValue
+            }
+            XCTAssertEqual(found, expected, "extra \(extra)")
+        }
     }
 
     private static func sameBits(_ a: PropertyListValue, _ b: PropertyListValue) -> Bool {

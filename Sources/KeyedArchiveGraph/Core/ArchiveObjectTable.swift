@@ -151,8 +151,8 @@ package final class ArchiveObjectTable {
     }
 
     /// A stored key (an object's field name, escaped) as a slot: interned, so that each key is
-    /// flattened once and every later use is an array lookup. Interning the same key twice
-    /// gives two ids that lay out to the same reference.
+    /// flattened once and every later use is an array lookup. One id per text: interning the
+    /// same key again gives the same slot (callers cache it: ``StoredKeyCache/slot(for:in:)``).
     package func internStoredKey(_ key: PropertyListValue) -> ArchiveSlot {
         layout.intern(key)
     }
@@ -378,6 +378,8 @@ private struct ArchiveLayout {
     /// (-1 before).
     private var internedKeys: [PropertyListValue] = []
     private var internedKeyReferences: [Int] = []
+    /// The id of each interned key, by its text (equal by bytes).
+    private var internedIDs: [PropertyListValue: UInt64] = [:]
     /// Values without a slot of their own, by ``keepAside(_:)`` index.
     private var keptAside: [PropertyListValue] = []
     /// The first error met laying out an entry (a date out of range, a key a binary property
@@ -485,15 +487,18 @@ private struct ArchiveLayout {
 
     /// Interns a stored key (see ``ArchiveObjectTable/internStoredKey(_:)``).
     mutating func intern(_ key: PropertyListValue) -> ArchiveSlot {
+        if let id = internedIDs[key] { return ArchiveSlot(.storedKey, id) }
         if internedKeys.capacity == 0 {
             // Room for a few types' keys at once: growing from one cost a small archive (W1)
             // six allocations.
             internedKeys.reserveCapacity(16)
             internedKeyReferences.reserveCapacity(16)
         }
+        let id = UInt64(internedKeys.count)
         internedKeys.append(key)
         internedKeyReferences.append(-1)
-        return ArchiveSlot(.storedKey, UInt64(internedKeys.count - 1))
+        internedIDs[key] = id
+        return ArchiveSlot(.storedKey, id)
     }
 
     /// Keeps a value that has no slot of its own (see ``ArchiveObjectTable/slot(for:)``).
@@ -548,6 +553,7 @@ private struct ArchiveLayout {
         keys = KeyReferenceCache()
         internedKeys = []
         internedKeyReferences = []
+        internedIDs = [:]
         keptAside = []
         entryIndices = []
         isLaidOut = []

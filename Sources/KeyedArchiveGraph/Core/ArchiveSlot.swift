@@ -108,3 +108,59 @@ package struct ArchiveField: Sendable, Equatable {
         self.value = value
     }
 }
+
+/// The fields of one archived object as slots, for ``ArchiveObjectTable/setObject(fields:array:at:)``:
+/// `$class` first, then fields in the order set. Keys are stored keys interned by the table,
+/// one id per text, so that setting a key twice finds it by its id and keeps the last value
+/// (as ``ArchiveObjectFields`` does with the text).
+package struct ArchiveObjectSlots {
+    /// The entries so far.
+    package private(set) var fields: [ArchiveField]
+    /// Positions by key id once an object has ``indexThreshold`` entries.
+    private var index: [UInt64: Int] = [:]
+    private var unkeyedCount = 0
+    private static let indexThreshold = 16
+
+    /// An object of the class whose description has `classUID` (`classKey`: `$class` interned),
+    /// with room for `capacity` entries, in `storage` (an earlier object's array, taken from the
+    /// caller, emptied and reused: one allocation fewer an object).
+    package init(classKey: ArchiveSlot, classUID: UInt32, capacity: Int, reusing storage: inout [ArchiveField]) {
+        fields = []
+        swap(&fields, &storage)
+        fields.removeAll(keepingCapacity: true)
+        fields.reserveCapacity(max(1, capacity))
+        fields.append(ArchiveField(key: classKey, value: .uid(classUID)))
+    }
+
+    /// The number of entries, `$class` included.
+    package var count: Int { fields.count }
+
+    /// Stores `value` under `key` (an interned stored key), replacing an earlier value.
+    package mutating func setStored(_ value: ArchiveSlot, forKey key: ArchiveSlot) {
+        if let position = position(of: key) {
+            fields[position].value = value
+            return
+        }
+        if !index.isEmpty { index[key.bits] = fields.count }
+        fields.append(ArchiveField(key: key, value: value))
+        if index.isEmpty && fields.count == Self.indexThreshold {
+            // Big objects (many unkeyed values) switch from scanning to a hash index.
+            for position in fields.indices where fields[position].key.kind == .storedKey { index[fields[position].key.bits] = position }
+        }
+    }
+
+    /// True when `key` (an interned stored key) has been stored.
+    package func contains(key: ArchiveSlot) -> Bool { position(of: key) != nil }
+
+    /// The next unkeyed key (`$0`, `$1`, ...), as text.
+    package mutating func nextUnkeyedKey() -> String {
+        defer { unkeyedCount += 1 }
+        return "$" + String(unkeyedCount)
+    }
+
+    private func position(of key: ArchiveSlot) -> Int? {
+        guard key.kind == .storedKey else { return nil }
+        if !index.isEmpty { return index[key.bits] }
+        return fields.firstIndex { $0.key == key }
+    }
+}
