@@ -141,7 +141,7 @@ package struct ArchiveObjectSlots {
             fields[position].value = value
             return
         }
-        if !index.isEmpty { index[key.bits] = fields.count }
+        if !index.isEmpty && key.kind == .storedKey { index[key.bits] = fields.count }
         fields.append(ArchiveField(key: key, value: value))
         if index.isEmpty && fields.count == Self.indexThreshold {
             // Big objects (many unkeyed values) switch from scanning to a hash index.
