@@ -299,13 +299,7 @@ final class ArchiveEncodingState: Encoder {
     /// ``store(_:inline:)`` as a slot of a container.
     @inline(__always)
     func storeSlot(_ value: PropertyListValue, inline: Bool) -> ArchiveSlot {
-        switch value {
-        case .uid(let uid): return .uid(uid)
-        case .bool, .integer, .real:
-            if inline, let slot = ArchiveSlot(plain: value) { return slot }
-            return .uid(table.leafUID(value))
-        default: return .uid(table.leafUID(value))
-        }
+        table.slot(for: store(value, inline: inline))
     }
 
     /// Numbers, booleans and strings as property-list leaves (checked by type identity, so no

@@ -142,7 +142,7 @@ package final class ArchiveObjectTable {
     }
 
     /// The dictionary ``setObject(fields:array:at:)`` lays out, as a value.
-    package func objectValue(fields: [ArchiveField], array: (key: ArchiveSlot, elements: [ArchiveSlot])? = nil) -> PropertyListValue {
+    private func objectValue(fields: [ArchiveField], array: (key: ArchiveSlot, elements: [ArchiveSlot])?) -> PropertyListValue {
         var entries: [PropertyListDictionary.Entry] = []
         entries.reserveCapacity(fields.count + 1)
         for field in fields { entries.append((value(of: field.key), value(of: field.value))) }

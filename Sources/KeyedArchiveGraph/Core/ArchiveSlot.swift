@@ -63,11 +63,6 @@ package struct ArchiveSlot: Sendable, Equatable {
     @inline(__always)
     package static func bool(_ value: Bool) -> ArchiveSlot { ArchiveSlot(.bool, value ? 1 : 0) }
 
-    /// The UID when this is a reference.
-    package var uidValue: UInt32? {
-        kind == .uid ? UInt32(truncatingIfNeeded: bits) : nil
-    }
-
     /// The value of a slot that needs no table (numbers, booleans, references); nil for stored
     /// keys and boxed values.
     package var plainValue: PropertyListValue? {
