@@ -130,13 +130,8 @@ final class ArchiveSlotTests: XCTestCase {
             let data = try table.encodedData(top: PropertyListDictionary([("root", .uid(uid))]), format: .binary)
             let objects = try XCTUnwrap(PropertyList.decode(data)["$objects"]?.arrayValue)
             guard case .dictionary(let dictionary) = objects[Int(uid)] else { return XCTFail("not a dictionary") }
-            var found: [String: Int] = [:]
-            for (key, value) in dictionary.entries {
-                guard let name = key.stringValue, name != "$class" else { continue }
-                let user = name.hasPrefix("$$") ? String(name.dropFirst()) : name
-                XCTAssertNil(found[user], "\(user) stored twice")
-                found[user] = value.intValue
-            }
+            let (found, repeated) = ArchiveFixtures.integerFields(of: dictionary)
+            XCTAssertEqual(repeated, [], "keys stored twice")
             XCTAssertEqual(found, expected, "extra \(extra)")
         }
     }

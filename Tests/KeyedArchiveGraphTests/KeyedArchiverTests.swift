@@ -541,13 +541,8 @@ final class KeyedArchiverTests: XCTestCase {
             XCTAssertFalse(fields.contains(key: "fourteen-bytez"))
             XCTAssertEqual(fields.count, 1 + keys.count + extra, "extra \(extra)")
             guard case .dictionary(let dictionary) = fields.value else { return XCTFail("not a dictionary") }
-            var found: [String: Int] = [:]
-            for (key, value) in dictionary.entries {
-                guard let name = key.stringValue, name != "$class" else { continue }
-                let user = name.hasPrefix("$$") ? String(name.dropFirst()) : name
-                XCTAssertNil(found[user], "\(user) stored twice")
-                found[user] = value.intValue
-            }
+            let (found, repeated) = ArchiveFixtures.integerFields(of: dictionary)
+            XCTAssertEqual(repeated, [], "keys stored twice")
             XCTAssertEqual(found, expected, "extra \(extra)")
         }
     }
