@@ -119,6 +119,44 @@ final class KeyedArchiverTests: XCTestCase {
         XCTAssertTrue(decoded.links[2] === decoded.links[1].links[0])
     }
 
+    /// Values of an `[Any]` take the right path whatever their mix: instances of a class and of
+    /// its subclass in turn (the archiver remembers the last class it found to be
+    /// `KeyedArchiving` and casts to it directly), optionals hidden in `Any` (some, none, nested,
+    /// holding a class instance), strings, and a class it cannot store.
+    func testMixedClassesAndHiddenOptionalsInAnArray() throws {
+        final class NotArchivable {}
+        let rex = Dog(name: "Rex", goodBoy: true)
+        let tom = Animal(name: "Tom")
+        let node = Node(label: 7)
+        let hiddenDog: Dog? = rex
+        let noDog: Dog? = nil
+        let nested: String?? = .some(nil)
+        let items: [Any] = [
+            tom, rex, tom, Dog(name: "Fido", goodBoy: false), node, hiddenDog as Any, noDog as Any, "text",
+            Optional("opt") as Any, nested as Any, Animal(name: "Kitty"),
+        ]
+        let data = try KeyedArchiver.archivedData(withRootObject: items, format: .binary)
+        let objects = try objects(data)
+        let rootUID = try XCTUnwrap(plist(data)["$top"]?["root"]?.uidValue)
+        let members = try XCTUnwrap(objects[Int(rootUID)]["NS.objects"]?.arrayValue).map { $0.uidValue ?? .max }
+        func describe(_ uid: UInt32) -> String {
+            guard uid != 0 else { return "nil" }
+            let object = objects[Int(uid)]
+            if let text = object.stringValue { return "string " + text }
+            guard let classUID = object["$class"]?.uidValue, let name = objects[Int(classUID)]["$classname"]?.stringValue else {
+                return "?"
+            }
+            return name + (object["name"]?.uidValue.flatMap { objects[Int($0)].stringValue }.map { " " + $0 } ?? "")
+        }
+        XCTAssertEqual(members.map(describe), [
+            "Animal Tom", "Dog Rex", "Animal Tom", "Dog Fido", Node.archivedClassName, "Dog Rex", "nil", "string text",
+            "string opt", "nil", "Animal Kitty",
+        ])
+        XCTAssertEqual(members[0], members[2], "one instance, one UID")
+        XCTAssertEqual(members[1], members[5], "the instance inside the optional is the same one")
+        XCTAssertThrowsError(try KeyedArchiver.archivedData(withRootObject: [rex, NotArchivable(), rex] as [Any], format: .binary))
+    }
+
     func testCyclesRoundTripWithIdentity() throws {
         let a = Node(label: 1)
         let b = Node(label: 2)
