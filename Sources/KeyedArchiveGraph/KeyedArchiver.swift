@@ -237,8 +237,8 @@ public final class KeyedArchiver {
     /// `object` (a class instance of type `objectType`) as a ``KeyedArchiving`` value, if it is
     /// one. An array of objects is mostly of one class: once an instance of a class has been
     /// found to conform, instances of that very class are cast to it, a check of the class,
-    /// where the cast to the protocol looks the conformance up (about 800 instructions, a sixth
-    /// of archiving a W2 person).
+    /// where the cast to the protocol looks the conformance up (about 800 instructions an
+    /// element of W2's root array, of the 2,100 this function took).
     private func keyedArchiving(_ object: Any, of objectType: Any.Type) -> (any KeyedArchiving)? {
         if let known = lastArchivingClass, known.type == ObjectIdentifier(objectType), let value = known.cast(object) {
             return value
