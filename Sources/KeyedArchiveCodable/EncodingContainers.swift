@@ -51,7 +51,7 @@ struct KeyedArchiveEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProt
             let stored = ArchiveKeys.escape(key.stringValue)
             if let value = try state.conditionalReference(to: object, from: builder, storedKey: stored, keyUID: nil) {
                 builder.fields.append(
-                    ArchiveField(key: state.table.internStoredKey(.string(PropertyListString(stored))), value: state.table.slot(for: value)))
+                    ArchiveField(key: state.storedKeys.slot(for: key.stringValue, in: state.table), value: state.table.slot(for: value)))
             }
         } else {
             let keyUID = state.table.leafUID(string: key.stringValue)
@@ -82,13 +82,12 @@ struct KeyedArchiveEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProt
 
     private func superEncoder(named key: any CodingKey) -> any Encoder {
         let path = codingPath + [key]
-        let storedKey = ArchiveKeys.escape(key.stringValue)
         let builder = self.builder
         let state = self.state
         return ReferencingArchiveEncoder(state: state, codingPath: path) { value in
             if builder.kind == .object {
                 builder.fields.append(
-                    ArchiveField(key: state.table.internStoredKey(.string(PropertyListString(storedKey))), value: state.table.slot(for: value)))
+                    ArchiveField(key: state.storedKeys.slot(for: key.stringValue, in: state.table), value: state.table.slot(for: value)))
             } else {
                 builder.fields.append(ArchiveField(key: .uid(state.table.leafUID(string: key.stringValue)), value: state.table.slot(for: value)))
             }

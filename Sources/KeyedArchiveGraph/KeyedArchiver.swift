@@ -159,7 +159,7 @@ public final class KeyedArchiver {
             current != nil ? .object(uid: currentUID, storedKey: stored) : .top(storedKey: stored)
         let reference = table.conditionalReference(to: object, slot: slot)
         if current != nil {
-            current?.setStored(table.slot(for: reference), forKey: table.internStoredKey(PropertyListValue(stored)))
+            current?.setStored(table.slot(for: reference), forKey: storedKeys.slot(for: key, in: table))
         } else {
             topFields.setStored(reference, forStoredKey: PropertyListValue(stored))
         }
