@@ -79,8 +79,10 @@ final class ArchiveEncodingState: Encoder {
             // The UID first, then the class description (the order of `$objects` entries).
             let uid = takeUID()
             let slot = classSlot(for: type)
-            // As many entries as the last object of this type had: no regrowth, no slack.
-            builder = makeBuilder(kind: .object, uid: uid, classUID: slot.uid, capacity: slot.fields)
+            // As many entries as the last object of this type had: no regrowth, no slack. The
+            // first object of a type gets room for eight (grown from one, W1's took four
+            // allocations).
+            builder = makeBuilder(kind: .object, uid: uid, classUID: slot.uid, capacity: slot.fields > 0 ? slot.fields : 8)
             builder.fieldHintSlot = slot.index
             builder.fieldHint = slot.fields
         } else {

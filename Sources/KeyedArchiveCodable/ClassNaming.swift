@@ -45,10 +45,36 @@ enum ClassNames {
     /// The name a type is archived under: an override, else the protocol's name, else the
     /// unqualified Swift name.
     static func archiveName(of type: Any.Type, overrides: [ObjectIdentifier: String]) -> String {
-        if let name = overrides[ObjectIdentifier(type)] { return name }
-        if let named = type as? any KeyedArchiveClassNaming.Type { return named.archiveClassName }
-        return unqualifiedName(of: type)
+        let id = ObjectIdentifier(type)
+        if !overrides.isEmpty, let name = overrides[id] { return name }
+        let source: NameSource
+        if let known = nameSources.withLock({ $0[id] }) {
+            source = known
+        } else {
+            if let named = type as? any KeyedArchiveClassNaming.Type {
+                source = .named(named)
+            } else {
+                source = .unqualified(unqualifiedName(of: type))
+            }
+            nameSources.withLock { $0[id] = source }
+        }
+        switch source {
+        case .named(let named): return named.archiveClassName
+        case .unqualified(let name): return name
+        }
     }
+
+    /// Where a type's archive name comes from. The protocol's name is asked for at each use
+    /// (it is the type's own code); whether the type adopts the protocol, and its Swift name,
+    /// never change.
+    private enum NameSource {
+        case named(any KeyedArchiveClassNaming.Type)
+        case unqualified(String)
+    }
+
+    /// The name source of every type named so far in this process: the conformance lookup and
+    /// `String(reflecting:)` cost a small archive (W1) about 2,000 instructions at every run.
+    private static let nameSources = Protected<[ObjectIdentifier: NameSource]>([:])
 
     /// Foundation collection and value classes: never the class of a keyed Swift value.
     static let foundationCollections: Set<String> = [

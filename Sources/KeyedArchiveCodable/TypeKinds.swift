@@ -45,8 +45,9 @@ enum CodableTypeKind {
         }
     }
 
-    /// The kind of `type` for a decoder (`decoding`) or an encoder.
-    static func of(_ type: Any.Type, decoding: Bool) -> CodableTypeKind {
+    /// The kind of a primitive or Foundation value type (comparisons of the type only; for
+    /// any other type, ``structuralKind(of:decoding:)``).
+    static func leafKind(of type: Any.Type) -> CodableTypeKind? {
         if type == String.self { return .string }
         if type == Int.self { return .int }
         if type == Double.self { return .double }
@@ -65,6 +66,12 @@ enum CodableTypeKind {
         if type == Date.self { return .date }
         if type == URL.self { return .url }
         if type == UUID.self { return .uuid }
+        return nil
+    }
+
+    /// The kind of any other type for a decoder (`decoding`) or an encoder (conformance
+    /// lookups).
+    static func structuralKind(of type: Any.Type, decoding: Bool) -> CodableTypeKind {
         if type is any OptionalMarker.Type { return .optional }
         if type is any ArchiveDictionaryEncodable.Type { return .dictionary }
         if type is any ArchiveSetEncodable.Type { return .set }
@@ -75,18 +82,25 @@ enum CodableTypeKind {
     }
 }
 
-/// Marks `Optional` for ``CodableTypeKind/of(_:decoding:)``.
+/// Marks `Optional` for ``CodableTypeKind/structuralKind(of:decoding:)``.
 protocol OptionalMarker {}
 extension Optional: OptionalMarker {}
 
 /// Kinds by type for one coding run: a short list scanned linearly (a run meets few types),
-/// then a dictionary, so a run over many types stays linear.
+/// then a dictionary, so a run over many types stays linear. Behind both, the kinds already
+/// classified in this process: a type's kind never changes, and classifying one (conformance
+/// lookups) cost a small archive such as W1's about 2,000 instructions a type at every run.
 struct TypeKindCache {
     /// Whether the kinds are for a decoder (else an encoder).
     let decoding: Bool
     private var known: [(id: ObjectIdentifier, kind: CodableTypeKind)] = []
     private var overflow: [ObjectIdentifier: CodableTypeKind] = [:]
     private static let linearLimit = 16
+    /// Every kind classified in this process, for encoders and for decoders (they differ for
+    /// arrays). The metatypes in them are immutable, so sharing them across threads is safe.
+    private static let classified = (
+        encoding: Protected<[ObjectIdentifier: CodableTypeKind]>([:]),
+        decoding: Protected<[ObjectIdentifier: CodableTypeKind]>([:]))
 
     init(decoding: Bool) { self.decoding = decoding }
 
@@ -100,7 +114,18 @@ struct TypeKindCache {
 
     private mutating func slowKind(of type: Any.Type, id: ObjectIdentifier) -> CodableTypeKind {
         if let known = overflow[id] { return known }
-        let kind = CodableTypeKind.of(type, decoding: decoding)
+        let kind: CodableTypeKind
+        if let leaf = CodableTypeKind.leafKind(of: type) {
+            kind = leaf
+        } else {
+            let classified = decoding ? Self.classified.decoding : Self.classified.encoding
+            if let shared = classified.withLock({ $0[id] }) {
+                kind = shared
+            } else {
+                kind = CodableTypeKind.structuralKind(of: type, decoding: decoding)
+                classified.withLock { $0[id] = kind }
+            }
+        }
         if known.count < Self.linearLimit {
             known.append((id, kind))
         } else {

@@ -165,6 +165,101 @@ final class TypeKindTests: XCTestCase {
         XCTAssertEqual(back.r[0].value, ["r"])
     }
 
+    /// A type whose archive name is computed at each use: the process-wide cache of names keeps
+    /// whether a type adopts ``KeyedArchiveClassNaming``, never the name it gave, so a name
+    /// that changes between archives is written as it is at each.
+    struct Renamed: Codable, KeyedArchiveClassNaming {
+        static let current = NameBox("FirstName")
+        static var archiveClassName: String { current.name }
+        var value: Int
+    }
+
+    final class NameBox: @unchecked Sendable {
+        private let lock = NSLock()
+        private var stored: String
+        init(_ name: String) { stored = name }
+        var name: String {
+            get { lock.withLock { stored } }
+            set { lock.withLock { stored = newValue } }
+        }
+    }
+
+    struct Unnamed: Codable { var value: Int }
+
+    func testArchiveNamesAreAskedForAtEachArchive() throws {
+        func className(of data: Data) throws -> String? {
+            let objects = try XCTUnwrap(PropertyList.decode(data)["$objects"]?.arrayValue)
+            return objects.compactMap { $0["$classname"]?.stringValue }.first
+        }
+        defer { Renamed.current.name = "FirstName" }
+        Renamed.current.name = "FirstName"
+        XCTAssertEqual(try className(of: KeyedArchiver.archivedData(withRootObject: Renamed(value: 1))), "FirstName")
+        Renamed.current.name = "SecondName"
+        let second = try KeyedArchiver.archivedData(withRootObject: Renamed(value: 2))
+        XCTAssertEqual(try className(of: second), "SecondName")
+        XCTAssertEqual(try KeyedUnarchiver.unarchivedObject(ofType: Renamed.self, from: second).value, 2)
+        // A type without the protocol: its Swift name, and an encoder's override still wins
+        // after the type's name was cached.
+        XCTAssertEqual(try className(of: KeyedArchiver.archivedData(withRootObject: Unnamed(value: 3))), "TypeKindTests.Unnamed")
+        let encoder = KeyedArchiveEncoder()
+        encoder.setClassName("Legacy", for: Unnamed.self)
+        XCTAssertEqual(try className(of: encoder.encode(Unnamed(value: 4))), "Legacy")
+        XCTAssertEqual(try className(of: KeyedArchiver.archivedData(withRootObject: Unnamed(value: 5))), "TypeKindTests.Unnamed")
+    }
+
+    /// Types no other test uses, so that this test meets them first.
+    struct ThreadBox<T: Codable & Equatable & Sendable>: Codable, Equatable, Sendable {
+        var value: T
+        var list: [T]
+    }
+
+    struct ThreadMany: Codable, Equatable, Sendable {
+        var a: ThreadBox<Int8>
+        var b: ThreadBox<String>
+        var c: ThreadBox<[Int]>
+        var d: [ThreadBox<Double>]
+        var e: ThreadBox<Set<Int>>
+        var f: ThreadBox<[String: [UInt16]]>
+        var g: ThreadBox<ThreadBox<Bool>>?
+        var h: [[ThreadBox<Data>]]
+    }
+
+    /// Kinds and names are shared by every encoder and decoder of the process: archives of
+    /// types no other test meets, made and read on several threads at once (so each type is
+    /// first classified and named on whichever thread gets there), read back the same values.
+    func testTypeKindsAndNamesSharedAcrossThreads() throws {
+        let value = ThreadMany(
+            a: ThreadBox(value: -3, list: [1, 2]), b: ThreadBox(value: "b", list: ["x", "é"]), c: ThreadBox(value: [1], list: [[], [2, 3]]),
+            d: [ThreadBox(value: 0.5, list: [1.5])], e: ThreadBox(value: [1, 2], list: [[3]]),
+            f: ThreadBox(value: ["k": [1]], list: [[:], ["m": [2, 3]]]), g: ThreadBox(value: ThreadBox(value: true, list: [false]), list: []),
+            h: [[ThreadBox(value: Data([1]), list: [Data()])], []])
+        let failures = Failures()
+        DispatchQueue.concurrentPerform(iterations: 16) { round in
+            do {
+                let data: Data
+                if round % 2 == 0 {
+                    data = try KeyedArchiver.archivedData(withRootObject: value)
+                } else {
+                    let encoder = KeyedArchiveEncoder()
+                    encoder.outputFormat = .xml
+                    data = try encoder.encode(value)
+                }
+                if try KeyedArchiveDecoder().decode(ThreadMany.self, from: data) != value { failures.add("round \(round) differs") }
+            } catch {
+                failures.add("round \(round): \(error)")
+            }
+        }
+        XCTAssertEqual(failures.all, [])
+    }
+
+    /// Messages added from several threads.
+    final class Failures: @unchecked Sendable {
+        private let lock = NSLock()
+        private var messages: [String] = []
+        func add(_ message: String) { lock.withLock { messages.append(message) } }
+        var all: [String] { lock.withLock { messages } }
+    }
+
     /// Arrays written by the bridge are NSArrays Foundation reads as such.
     func testFoundationReadsArraysAsNestedNSArrays() throws {
         let value: [[Int]] = [[1, 2], [], [3]]

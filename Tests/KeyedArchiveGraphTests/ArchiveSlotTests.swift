@@ -136,6 +136,44 @@ final class ArchiveSlotTests: XCTestCase {
         }
     }
 
+    /// Each class chain (with or without hints) is written once, however often it is asked
+    /// for: more chains than the table's short list holds (16), asked for in turn, then again
+    /// in another order and as rebuilt arrays, get the UID they got first; every description in
+    /// the archive is one of them, and keys interned past the table's short list of keys
+    /// (16) keep one id per text too.
+    func testClassDescriptionsAndKeysAreWrittenOnce() throws {
+        let table = ArchiveObjectTable()
+        func chain(_ number: Int) -> [String] { ["Kind\(number)", number % 3 == 0 ? "Base\(number % 5)" : "NSObject"] }
+        func hints(_ number: Int) -> [String]? { number % 4 == 1 ? ["Hint\(number)"] : nil }
+        var uids: [Int: UInt32] = [:]
+        for number in 0..<40 { uids[number] = table.classUID(chain: chain(number), hints: hints(number)) }
+        XCTAssertEqual(Set(uids.values).count, 40, "distinct chains share a description")
+        for number in (0..<40).reversed() {
+            let rebuilt = chain(number).map { String(decoding: Array($0.utf8), as: UTF8.self) }
+            XCTAssertEqual(table.classUID(chain: rebuilt, hints: hints(number)), uids[number], "chain \(number)")
+        }
+        // The same chain with and without hints are two descriptions.
+        XCTAssertNotEqual(table.classUID(chain: chain(1)), uids[1])
+        var keyIDs: [String: UInt64] = [:]
+        for number in 0..<40 { keyIDs["key\(number)"] = table.internStoredKey(PropertyListValue("key\(number)")).bits }
+        XCTAssertEqual(Set(keyIDs.values).count, 40)
+        for number in (0..<40).reversed() {
+            let text = String(decoding: Array("key\(number)".utf8), as: UTF8.self)
+            XCTAssertEqual(table.internStoredKey(PropertyListValue(text)).bits, keyIDs["key\(number)"], "key \(number)")
+        }
+        let root = table.reserveUID()
+        table.setObject(.array(uids.keys.sorted().compactMap { uids[$0].map { .uid($0) } }), at: root)
+        let data = try table.encodedData(top: PropertyListDictionary([("root", .uid(root))]), format: .binary)
+        let objects = try XCTUnwrap(PropertyList.decode(data)["$objects"]?.arrayValue)
+        let descriptions = objects.indices.filter { objects[$0]["$classname"] != nil }
+        XCTAssertEqual(descriptions.count, 41)
+        for number in 0..<40 {
+            let uid = Int(try XCTUnwrap(uids[number]))
+            XCTAssertEqual(objects[uid]["$classes"], .array(chain(number).map { PropertyListValue($0) }), "chain \(number)")
+            XCTAssertEqual(objects[uid]["$classhints"], hints(number).map { .array($0.map { PropertyListValue($0) }) }, "chain \(number)")
+        }
+    }
+
     private static func sameBits(_ a: PropertyListValue, _ b: PropertyListValue) -> Bool {
         switch (a, b) {
         case (.real(let x), .real(let y)): return x.value.bitPattern == y.value.bitPattern && x.isSinglePrecision == y.isSinglePrecision

@@ -50,7 +50,12 @@ package final class ArchiveObjectTable {
     @exclusivity(unchecked) private var dataLeaves = LiteralDataTable()
     @exclusivity(unchecked) private var otherLeaves: [PropertyListValue: UInt32] = [:]
     @exclusivity(unchecked) private var valueObjects: [PropertyListValue: UInt32] = [:]
-    @exclusivity(unchecked) private var classDescriptions: [[String]: UInt32] = [:]
+    /// Class descriptions written, by chain (and hints): the first few in a list compared in
+    /// turn, the rest by hash. An archive names few classes, and a dictionary's first insert
+    /// (its storage, and hashing an array of strings) cost a small archive (W1) 7,500
+    /// instructions for its one class.
+    @exclusivity(unchecked) private var firstClassDescriptions: [(key: [String], uid: UInt32)] = []
+    @exclusivity(unchecked) private var moreClassDescriptions: [[String]: UInt32] = [:]
     @exclusivity(unchecked) private var conditionalSlots: [ObjectIdentifier: [ConditionalSlot]] = [:]
 
     /// Where a conditional reference sits, to be patched when its object gets a UID.
@@ -260,7 +265,8 @@ package final class ArchiveObjectTable {
     /// name writes `$classes` with that one name.
     package func classUID(chain: [String], hints: [String]? = nil) -> UInt32 {
         let key = hints.map { chain + ["\u{0}hints"] + $0 } ?? chain
-        if let uid = classDescriptions[key] { return uid }
+        for known in firstClassDescriptions where known.key == key { return known.uid }
+        if !moreClassDescriptions.isEmpty, let uid = moreClassDescriptions[key] { return uid }
         var description = PropertyListDictionary()
         description.entries.append((PropertyListValue(ArchiveKeys.className), PropertyListValue(chain.first ?? "NSObject")))
         description.entries.append((PropertyListValue(ArchiveKeys.classes), .array(chain.map { PropertyListValue($0) })))
@@ -269,7 +275,11 @@ package final class ArchiveObjectTable {
         }
         let uid = layout.newEntry()
         layout.layOut(.dictionary(description), at: uid)
-        classDescriptions[key] = uid
+        if firstClassDescriptions.count < 16 {
+            firstClassDescriptions.append((key, uid))
+        } else {
+            moreClassDescriptions[key] = uid
+        }
         return uid
     }
 
@@ -378,8 +388,11 @@ private struct ArchiveLayout {
     /// (-1 before).
     private var internedKeys: [PropertyListValue] = []
     private var internedKeyReferences: [Int] = []
-    /// The id of each interned key, by its text (equal by bytes).
+    /// The id of each interned key, by its text (equal by bytes), once there are more than
+    /// ``linearInternedKeys``; until then `internedKeys` is searched in turn (hashing the
+    /// first keys into a new dictionary cost a small archive, W1, 2,500 instructions a key).
     private var internedIDs: [PropertyListValue: UInt64] = [:]
+    private static let linearInternedKeys = 16
     /// Values without a slot of their own, by ``keepAside(_:)`` index.
     private var keptAside: [PropertyListValue] = []
     /// The first error met laying out an entry (a date out of range, a key a binary property
@@ -388,6 +401,12 @@ private struct ArchiveLayout {
 
     init() {
         _ = list.reserve(Self.envelopeSize)
+        // Room for a small archive's entries and an object's references: grown from one, a
+        // small archive (W1: eight entries, objects of up to eight fields) reallocated them
+        // about a dozen times.
+        entryIndices.reserveCapacity(16)
+        isLaidOut.reserveCapacity(16)
+        scratch.reserveCapacity(32)
     }
 
     /// A new entry (a placeholder in the list) and its UID.
@@ -487,7 +506,11 @@ private struct ArchiveLayout {
 
     /// Interns a stored key (see ``ArchiveObjectTable/internStoredKey(_:)``).
     mutating func intern(_ key: PropertyListValue) -> ArchiveSlot {
-        if let id = internedIDs[key] { return ArchiveSlot(.storedKey, id) }
+        if internedKeys.count <= Self.linearInternedKeys {
+            for (index, known) in internedKeys.enumerated() where known == key { return ArchiveSlot(.storedKey, UInt64(index)) }
+        } else if let id = internedIDs[key] {
+            return ArchiveSlot(.storedKey, id)
+        }
         if internedKeys.capacity == 0 {
             // Room for a few types' keys at once: growing from one cost a small archive (W1)
             // six allocations.
@@ -497,7 +520,14 @@ private struct ArchiveLayout {
         let id = UInt64(internedKeys.count)
         internedKeys.append(key)
         internedKeyReferences.append(-1)
-        internedIDs[key] = id
+        if internedKeys.count > Self.linearInternedKeys {
+            if internedIDs.isEmpty {
+                internedIDs.reserveCapacity(internedKeys.count * 2)
+                for (index, known) in internedKeys.enumerated() { internedIDs[known] = UInt64(index) }
+            } else {
+                internedIDs[key] = id
+            }
+        }
         return ArchiveSlot(.storedKey, id)
     }
 
