@@ -22,8 +22,9 @@
 class KeyedStorage {
     /// The decode this container belongs to.
     let state: ArchiveDecodingState
-    /// The length of the container's coding path.
-    let depth: Int
+    /// The length of the container's coding path (set again when an in-place storage is
+    /// reused).
+    @exclusivity(unchecked) fileprivate(set) var depth: Int
     let entries: [PropertyListDictionary.Entry]
     let map: [String: PropertyListValue]?
     /// Where the next lookup starts: the entry after the last match.
@@ -149,6 +150,14 @@ final class InPlaceKeyedStorage: KeyedStorage {
     init(_ lookup: InPlaceLookup, state: ArchiveDecodingState, depth: Int) {
         self.lookup = lookup
         super.init(entries: [], state: state, depth: depth)
+    }
+
+    /// Makes this storage the fields of another object: only when no container refers to it
+    /// any more (the decoding state checks), so no reader can see the change.
+    @inline(__always)
+    func reuse(_ lookup: InPlaceLookup, depth: Int) {
+        self.lookup = lookup
+        self.depth = depth
     }
 
     override func hasValue(forStoredKey stored: String) -> Bool {

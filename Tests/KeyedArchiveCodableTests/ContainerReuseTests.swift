@@ -67,4 +67,119 @@ final class ContainerReuseTests: XCTestCase {
         let data = try KeyedArchiveEncoder().encode(values)
         XCTAssertEqual(try KeyedArchiveDecoder().decode([Varying].self, from: data), values)
     }
+
+    // MARK: Decoding
+
+    /// What the decoding tests below keep across `init(from:)` calls (handed in through the
+    /// decoder's `userInfo`).
+    final class DecodingStash: @unchecked Sendable {
+        static let key = CodingUserInfoKey(rawValue: "ContainerReuseTests.stash")!
+        var container: KeyedDecodingContainer<Entry.Keys>?
+        var lateReads: [Int] = []
+        weak var decoder: AnyObject?
+
+        static func from(_ decoder: any Decoder) throws -> DecodingStash {
+            guard let stash = decoder.userInfo[key] as? DecodingStash else {
+                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "no stash in userInfo"))
+            }
+            return stash
+        }
+    }
+
+    /// Keeps the first entry's container, and reads it again while each later entry decodes.
+    struct Entry: Codable {
+        enum Keys: String, CodingKey { case number }
+        let number: Int
+
+        init(number: Int) { self.number = number }
+
+        init(from decoder: any Decoder) throws {
+            let stash = try DecodingStash.from(decoder)
+            stash.decoder = decoder as AnyObject
+            let container = try decoder.container(keyedBy: Keys.self)
+            if let kept = stash.container {
+                stash.lateReads.append(try kept.decode(Int.self, forKey: .number))
+            } else {
+                stash.container = container
+            }
+            number = try container.decode(Int.self, forKey: .number)
+            if number < 0 { throw DecodingError.dataCorrupted(.init(codingPath: container.codingPath, debugDescription: "negative")) }
+        }
+    }
+
+    private func decoder(with stash: DecodingStash) -> KeyedArchiveDecoder {
+        var decoder = KeyedArchiveDecoder()
+        decoder.userInfo[DecodingStash.key] = stash
+        return decoder
+    }
+
+    /// The decoder reuses the storage of a container no one refers to any more; one kept past
+    /// its value's `init(from:)` still reads its own object's fields after later objects.
+    func testAKeptDecodingContainerKeepsReadingItsOwnObject() throws {
+        let data = try KeyedArchiveEncoder().encode((1...6).map { Entry(number: $0 * 10) })
+        let stash = DecodingStash()
+        let decoded = try decoder(with: stash).decode([Entry].self, from: data)
+        XCTAssertEqual(decoded.map(\.number), [10, 20, 30, 40, 50, 60])
+        XCTAssertEqual(stash.lateReads, [10, 10, 10, 10, 10], "a kept container read another object's fields")
+    }
+
+    /// The storages kept for reuse refer to the decode's state; they must not keep it alive
+    /// once the decode has returned or thrown.
+    func testTheDecodingStateIsFreedAfterTheDecode() throws {
+        for numbers in [[1, 2, 3], [1, 2, -3, 4]] {
+            let data = try KeyedArchiveEncoder().encode(numbers.map { Entry(number: $0) })
+            let stash = DecodingStash()
+            _ = try? decoder(with: stash).decode([Entry].self, from: data)
+            stash.container = nil
+            XCTAssertNil(stash.decoder, "the decoding state outlived the decode of \(numbers)")
+        }
+    }
+
+    /// A tree whose objects sit at different coding-path depths for the same nesting level (a
+    /// field, then an array element): every container reports its own path, as
+    /// `JSONDecoder`'s do, also when its storage was used before at another depth.
+    func testReusedDecodingStoragesReportTheirOwnCodingPath() throws {
+        final class Node: Codable {
+            let name: String
+            let next: Node?
+            let list: [Node]
+            var path: [String] = []
+            enum CodingKeys: String, CodingKey { case name, next, list }
+
+            init(_ name: String, next: Node? = nil, list: [Node] = []) {
+                self.name = name
+                self.next = next
+                self.list = list
+            }
+
+            required init(from decoder: any Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                name = try container.decode(String.self, forKey: .name)
+                next = try container.decodeIfPresent(Node.self, forKey: .next)
+                list = try container.decode([Node].self, forKey: .list)
+                // Read after the nested objects were decoded (their storages made and freed).
+                path = container.codingPath.map { $0.intValue.map { "#\($0)" } ?? $0.stringValue }
+            }
+
+            /// Name and path of every node, depth first.
+            func all() -> [String] {
+                ["\(name): \(path.joined(separator: "/"))"] + (next?.all() ?? []) + list.flatMap { $0.all() }
+            }
+        }
+        let tree = Node(
+            "root", next: Node("a"),
+            list: [Node("b", next: Node("c", list: [Node("d")])), Node("e", list: [Node("f", next: Node("g"))])])
+        let ours = try KeyedArchiveDecoder().decode(Node.self, from: KeyedArchiveEncoder().encode(tree))
+        let json = try JSONDecoder().decode(Node.self, from: JSONEncoder().encode(tree))
+        // Ours starts every path with the archive's top-level key.
+        XCTAssertEqual(ours.path.count, 1)
+        var ourPaths = ours.all()
+        ourPaths = ourPaths.map { line in
+            guard let colon = line.firstIndex(of: ":") else { return line }
+            let parts = line[line.index(colon, offsetBy: 2)...].split(separator: "/", omittingEmptySubsequences: false)
+            return line[..<colon] + ": " + parts.dropFirst().joined(separator: "/")
+        }
+        XCTAssertEqual(ourPaths, json.all())
+        XCTAssertEqual(json.all().count, 8)
+    }
 }
