@@ -22,6 +22,10 @@ package final class ArchiveDocument {
     /// place; made only for archives read by index).
     private let byIndex: ByIndex?
     private typealias ByIndex = (reader: BinaryPropertyListObjectReader, objects: BinaryPropertyListObjectReader.ContainerSpan, keyCache: InPlaceKeyCache)
+    /// A lookup in the file read by index (over `$objects` until it is restarted), copied for
+    /// each object read in place: the copy's two retains are the ones the result needs, where
+    /// binding the reader and the key cache out of `byIndex` retained each twice.
+    private let lookupTemplate: InPlaceLookup?
     /// The number of entries in `$objects`.
     package let objectCount: Int
     /// The limits in force.
@@ -177,6 +181,7 @@ package final class ArchiveDocument {
         self.top = top
         self.tree = tree
         self.byIndex = byIndex
+        self.lookupTemplate = byIndex.map { InPlaceLookup(reader: $0.reader, span: $0.objects, keyCache: $0.keyCache) }
         self.objectCount = objectCount
         self.limits = limits
     }
@@ -315,14 +320,12 @@ package final class ArchiveDocument {
     /// reads the entry as a value). The lookup's cursor is just past `$class`.
     @inline(__always)
     package func objectInPlace(_ uid: UInt32, path: @autoclosure () -> String) throws(KeyedArchiveError) -> (lookup: InPlaceLookup, classUID: UInt32)? {
-        guard let reader = byIndex?.reader, let objects = byIndex?.objects, let keyCache = byIndex?.keyCache, Int(uid) < objectCount else {
-            return nil
-        }
+        guard Int(uid) < objectCount, var lookup = lookupTemplate else { return nil }
         let span = try Self.reading(path: path()) { () throws in
-            try reader.dictionarySpan(ofObject: try reader.element(Int(uid), of: objects))
+            try lookup.reader.dictionarySpan(ofObject: try lookup.reader.element(Int(uid), of: lookup.span))
         }
         guard let span else { return nil }
-        var lookup = InPlaceLookup(reader: reader, span: span, keyCache: keyCache)
+        lookup.restart(at: span)
         let classValue = try Self.reading(path: "$objects[\(uid)]") { () throws in try lookup.value(forStoredKey: ArchiveKeys.classReference) }
         return (lookup, try classReference(classValue, uid: uid))
     }

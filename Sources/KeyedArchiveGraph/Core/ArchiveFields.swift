@@ -94,7 +94,7 @@ package struct InPlaceLookup {
     /// The file.
     package let reader: BinaryPropertyListObjectReader
     /// The object's dictionary in it.
-    package let span: BinaryPropertyListObjectReader.ContainerSpan
+    package private(set) var span: BinaryPropertyListObjectReader.ContainerSpan
     /// Key objects of this file already matched.
     package let keyCache: InPlaceKeyCache
     /// Where the next lookup starts: the entry after the last match.
@@ -108,6 +108,15 @@ package struct InPlaceLookup {
         self.reader = reader
         self.span = span
         self.keyCache = keyCache
+    }
+
+    /// Makes this a lookup over the dictionary at `span` in the same file, from its first
+    /// entry.
+    @inline(__always)
+    package mutating func restart(at span: BinaryPropertyListObjectReader.ContainerSpan) {
+        self.span = span
+        cursor = 0
+        seen = 0
     }
 
     /// One bit of 64 for a key's length and first byte: readers that remember which keys they
