@@ -23,7 +23,16 @@ final class ArchiveDecodingState: Decoder {
     @exclusivity(unchecked) private var active: [Bool]
     /// Decoded class instances by UID and type. Held as `Any`: `as AnyObject` on a generic value
     /// goes through the Objective-C bridging entry point (thousands of instructions on Linux).
-    @exclusivity(unchecked) private var instances: [InstanceKey: Any] = [:]
+    /// The first instance made from an entry is in `instances`, its type in `instanceTypes`, at
+    /// the position `instanceSlots` holds for its UID (plus one; 0 for none): array reads where a
+    /// dictionary keyed by UID and type hashed at every reference (a sixth of the instructions
+    /// of a W2 Codable unarchive, and more of its time once the table outgrew the cache). The
+    /// same entry decoded as another type too (rare) is in `moreInstances`. The slots are made
+    /// at the first instance, so decodes without classes never pay for them.
+    @exclusivity(unchecked) private var instanceSlots: [UInt32] = []
+    @exclusivity(unchecked) private var instanceTypes: [ObjectIdentifier] = []
+    @exclusivity(unchecked) private var instances: [Any] = []
+    @exclusivity(unchecked) private var moreInstances: [InstanceKey: Any] = [:]
     /// Class descriptions met so far, by UID: a short list scanned linearly (archives have few
     /// classes), then a dictionary, so archives with many classes stay linear.
     @exclusivity(unchecked) private var knownClasses: [(uid: UInt32, info: ClassInfo)] = []
@@ -437,7 +446,7 @@ final class ArchiveDecodingState: Decoder {
             guard index < objectCount else {
                 throw corrupted("UID \(uid) is out of range ($objects has \(objectCount) entries)")
             }
-            if isObject, let instance = instances[InstanceKey(uid: uid, type: ObjectIdentifier(T.self))] {
+            if isObject, let instance = instance(at: index, type: ObjectIdentifier(T.self)) {
                 // Made by `T(from:)` under this very key, so it is a `T`.
                 return try cast(instance, to: type)
             }
@@ -464,9 +473,34 @@ final class ArchiveDecodingState: Decoder {
         }
         let result = try T(from: self)
         if marked != 0, isObject {
-            instances[InstanceKey(uid: marked, type: ObjectIdentifier(T.self))] = result
+            remember(result, at: Int(marked), type: ObjectIdentifier(T.self))
         }
         return result
+    }
+
+    /// The instance of `type` already decoded from entry `index` (below the object count), if any.
+    @inline(__always)
+    private func instance(at index: Int, type: ObjectIdentifier) -> Any? {
+        guard !instanceSlots.isEmpty else { return nil }
+        let slot = Int(instanceSlots[index])
+        // Two lists, not one of pairs: a pair was copied whole through the runtime's generic
+        // tuple witnesses.
+        if slot != 0, instanceTypes[slot - 1] == type { return instances[slot - 1] }
+        return moreInstances.isEmpty ? nil : moreInstances[InstanceKey(uid: UInt32(truncatingIfNeeded: index), type: type)]
+    }
+
+    /// Keeps the instance of `type` decoded from entry `index` (below the object count; each
+    /// pair of entry and type is decoded once, so a slot is filled at most once).
+    private func remember(_ instance: Any, at index: Int, type: ObjectIdentifier) {
+        if instanceSlots.isEmpty { instanceSlots = [UInt32](repeating: 0, count: objectCount) }
+        // At most one list element per entry, and the entries are at most UInt32.max.
+        if instanceSlots[index] == 0, let slot = UInt32(exactly: instances.count + 1) {
+            instanceTypes.append(type)
+            instances.append(instance)
+            instanceSlots[index] = slot
+        } else {
+            moreInstances[InstanceKey(uid: UInt32(truncatingIfNeeded: index), type: type)] = instance
+        }
     }
 
     /// Strings, numbers, booleans, Data, Date, URL and UUID (kept out of ``decodeValue`` so its

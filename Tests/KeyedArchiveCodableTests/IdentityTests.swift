@@ -192,6 +192,43 @@ final class IdentityTests: XCTestCase {
         XCTAssertEqual(persons, 3)
     }
 
+    /// One archived object read as two class types: each type gets its own instance, shared by
+    /// every reference read as that type (the first type's instance is kept by UID, the other's
+    /// beside it).
+    func testOneEntryDecodedAsTwoTypesGivesOneInstancePerType() throws {
+        final class Node: Encodable {
+            let name: String
+            init(_ name: String) { self.name = name }
+        }
+        final class ViewA: Decodable { let name: String }
+        final class ViewB: Decodable { let name: String }
+        struct Views: Decodable {
+            let a1: ViewA, b1: ViewB, a2: ViewA, b2: ViewB, b3: ViewB
+            init(from decoder: any Decoder) throws {
+                var container = try decoder.unkeyedContainer()
+                a1 = try container.decode(ViewA.self)
+                b1 = try container.decode(ViewB.self)
+                a2 = try container.decode(ViewA.self)
+                b2 = try container.decode(ViewB.self)
+                b3 = try container.decode(ViewB.self)
+            }
+        }
+        let node = Node("x")
+        let data = try KeyedArchiveEncoder().encode([node, node, node, node, node])
+        // One object in the archive for the five references.
+        let objects = try XCTUnwrap(PropertyList.decode(data)["$objects"]?.arrayValue)
+        XCTAssertEqual(objects.filter { $0["name"] != nil }.count, 1)
+        let views = try KeyedArchiveDecoder().decode(Views.self, from: data)
+        XCTAssertTrue(views.a1 === views.a2)
+        XCTAssertTrue(views.b1 === views.b2)
+        XCTAssertTrue(views.b1 === views.b3)
+        XCTAssertEqual([views.a1.name, views.b1.name], ["x", "x"])
+        // A tree read decodes the same way.
+        let xml = try PropertyList.convert(data, to: .xml)
+        let fromXML = try KeyedArchiveDecoder().decode(Views.self, from: xml)
+        XCTAssertTrue(fromXML.a1 === fromXML.a2 && fromXML.b1 === fromXML.b3)
+    }
+
     func testCycleMakesEncodingThrowWithThePath() throws {
         let a = Person("a")
         let b = Person("b", friends: [a])
