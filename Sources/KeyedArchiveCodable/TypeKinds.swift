@@ -153,7 +153,6 @@ protocol ArchiveArrayEncodable {
 
 extension Array: ArchiveArrayDecodable where Element: Decodable {
     static func decodeArchiveArray(from value: PropertyListValue, state: ArchiveDecodingState) throws -> [Element] {
-        let elements = try state.unkeyedElements(for: value)
         // Arrays of the common leaves are decoded straight into an array of the concrete type:
         // a leaf needs none of decodeValue's depth, cycle or coding-path work (it returns at
         // its first test for one), and an `[Element]` built in this unspecialized code looks up
@@ -161,17 +160,18 @@ extension Array: ArchiveArrayDecodable where Element: Decodable {
         // so an error's coding path ends with it as on the general path. (W5's tags took 19%
         // of a decode on the general path.)
         if Element.self == String.self {
-            return try leaves(elements) { try state.decodeString($0, key: IndexKey($1)) }
+            return try leaves(value, state) { try state.decodeString($0, key: IndexKey($1)) }
         }
         if Element.self == Int.self {
-            return try leaves(elements) { try state.decodeInteger(Int.self, $0, key: IndexKey($1)) }
+            return try leaves(value, state) { try state.decodeInteger(Int.self, $0, key: IndexKey($1)) }
         }
         if Element.self == Double.self {
-            return try leaves(elements) { try state.decodeDouble($0, key: IndexKey($1)) }
+            return try leaves(value, state) { try state.decodeDouble($0, key: IndexKey($1)) }
         }
         if Element.self == Bool.self {
-            return try leaves(elements) { try state.decodeBool($0, key: IndexKey($1)) }
+            return try leaves(value, state) { try state.decodeBool($0, key: IndexKey($1)) }
         }
+        let elements = try state.unkeyedElements(for: value)
         var result: [Element] = []
         result.reserveCapacity(elements.count)
         for index in elements.indices {
@@ -182,12 +182,15 @@ extension Array: ArchiveArrayDecodable where Element: Decodable {
         return result
     }
 
-    /// The elements decoded by `decode` (given each element and its index) as an array of
-    /// `Leaf`, which is `Element` (the caller checked).
+    /// The elements of the array at `value` decoded by `decode` (given each element and its
+    /// index) as an array of `Leaf`, which is `Element` (the caller checked): read in place
+    /// when the archive is read by index, from the list of elements otherwise.
     @inline(__always)
     private static func leaves<Leaf>(
-        _ elements: [PropertyListValue], _ decode: (PropertyListValue, Int) throws -> Leaf
+        _ value: PropertyListValue, _ state: ArchiveDecodingState, _ decode: (PropertyListValue, Int) throws -> Leaf
     ) throws -> [Element] {
+        if let result = try state.leavesInPlace(of: value, decode) { return unsafeBitCast(result, to: [Element].self) }
+        let elements = try state.unkeyedElements(for: value)
         var result: [Leaf] = []
         result.reserveCapacity(elements.count)
         for index in elements.indices { result.append(try decode(elements[index], index)) }

@@ -175,4 +175,53 @@ final class ReadingByIndexTests: XCTestCase {
         XCTAssertEqual(try KeyedArchiveDecoder().decode(Fields.self, from: data), expected)
         XCTAssertEqual(try decodeWhole(Fields.self, data), expected)
     }
+
+    /// Arrays of strings read in place count each string's bytes once toward the limit (the
+    /// tightest limit that lets three 40-byte strings through is 120), and one whose last
+    /// member is no UID, given up on after two members were decoded, fails on that member as
+    /// the general path reports it, at that limit and at the default one.
+    func testArraysOfStringsReadInPlaceAreCountedOnce() throws {
+        // Long enough that the decoder's count of string bytes sets the tightest limit (the
+        // envelope's strings count on their own), short enough to be read in place (64).
+        let first = String(repeating: "1", count: 40), second = String(repeating: "2", count: 40)
+        func archive(lastMember: PropertyListValue) throws -> Data {
+            var objects: [PropertyListValue] = ["$null", PropertyListValue(first), PropertyListValue(second)]
+            let classUID = UInt32(objects.count)
+            objects.append(.dictionary(PropertyListDictionary(stringKeys: [
+                ("$classname", "NSArray"), ("$classes", .array(["NSArray", "NSObject"])),
+            ])))
+            let rootUID = UInt32(objects.count)
+            objects.append(.dictionary(PropertyListDictionary(stringKeys: [
+                ("NS.objects", .array([.uid(1), .uid(2), lastMember])), ("$class", .uid(classUID)),
+            ])))
+            return try PropertyList.encode(.dictionary(PropertyListDictionary(stringKeys: [
+                ("$version", PropertyListValue(100000)), ("$archiver", "NSKeyedArchiver"),
+                ("$top", .dictionary(PropertyListDictionary(stringKeys: [("root", .uid(rootUID))]))),
+                ("$objects", .array(objects)),
+            ])), format: .binary)
+        }
+        let good = try archive(lastMember: .uid(1))
+        let bad = try archive(lastMember: PropertyListValue(5))
+        var decoder = KeyedArchiveDecoder()
+        var tightest: Int?
+        for limit in 1...512 {
+            decoder.limits = DecodingLimits(maximumExpandedByteCount: limit)
+            if let strings = try? decoder.decode([String].self, from: good) {
+                XCTAssertEqual(strings, [first, second, first])
+                tightest = limit
+                break
+            }
+        }
+        // The three strings' bytes: the decoder's own count decided.
+        XCTAssertEqual(tightest, 120)
+        decoder.limits = DecodingLimits(maximumExpandedByteCount: try XCTUnwrap(tightest))
+        XCTAssertThrowsError(try decoder.decode([String].self, from: bad)) { error in
+            XCTAssertTrue("\(error)".contains("NS.objects[2]: expected UID, found integer"), "\(error)")
+        }
+        // With room to spare, the same error.
+        decoder.limits = .default
+        XCTAssertThrowsError(try decoder.decode([String].self, from: bad)) { error in
+            XCTAssertTrue("\(error)".contains("NS.objects[2]: expected UID, found integer"), "\(error)")
+        }
+    }
 }
