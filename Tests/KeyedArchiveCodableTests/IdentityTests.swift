@@ -238,6 +238,18 @@ final class IdentityTests: XCTestCase {
             XCTAssertTrue(context.debugDescription.contains("cycle"), context.debugDescription)
             XCTAssertEqual(context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }, ["root", "friends", "0", "friends", "0"])
         }
+        // The message names where the instance started, which need not be the innermost one.
+        let start = Person("start"), middle = Person("middle"), inner = Person("inner")
+        start.friends = [middle]
+        middle.friends = [inner]
+        inner.friends = [middle]
+        XCTAssertThrowsError(try KeyedArchiver.archivedData(withRootObject: ["root": start])) { error in
+            guard case EncodingError.invalidValue(_, let context) = error else { return XCTFail("\(error)") }
+            XCTAssertTrue(
+                context.debugDescription.contains(
+                    "being encoded at root.friends.[0] and is referenced again inside itself at root.friends.[0].friends.[0].friends.[0]"),
+                context.debugDescription)
+        }
         let selfish = Person("self")
         selfish.friends = [selfish]
         XCTAssertThrowsError(try KeyedArchiver.archivedData(withRootObject: selfish)) { error in
