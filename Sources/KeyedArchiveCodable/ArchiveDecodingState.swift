@@ -196,7 +196,7 @@ final class ArchiveDecodingState: Decoder {
     /// place; `nil` for anything else or anything irregular, which the general path reads (and
     /// reports).
     private func elementsInPlace(_ uid: UInt32) throws -> [PropertyListValue]? {
-        try membersInPlace(uid) { element, _ in element }
+        try membersInPlace(uid, counted: { _ in }) { element, _ in element }
     }
 
     /// The members of the NSArray or NSSet at `value` decoded by `decode` (given each member, a
@@ -210,16 +210,8 @@ final class ArchiveDecodingState: Decoder {
     func leavesInPlace<Leaf>(of value: PropertyListValue, _ decode: (PropertyListValue, Int) throws -> Leaf) throws -> [Leaf]? {
         guard case .uid(let uid) = value, uid != 0 else { return nil }
         let counted = (expanded, expandedBytes)
-        var isCounted = false
-        let leaves = try membersInPlace(uid) { element, index -> Leaf in
-            if !isCounted {
-                // Members are counted before the first is decoded, as the general path does.
-                try countExpansion(index.count)
-                isCounted = true
-            }
-            return try decode(element, index.member)
-        }
-        guard let leaves else {
+        // Members are counted before the first is decoded, as the general path does.
+        guard let leaves = try membersInPlace(uid, counted: { try countExpansion($0) }, decode) else {
             (expanded, expandedBytes) = counted
             return nil
         }
@@ -227,11 +219,12 @@ final class ArchiveDecodingState: Decoder {
     }
 
     /// The members of the NSArray or NSSet at `uid` read in place, each passed to `transform`
-    /// with its index and the member count; `nil` for anything else or at the first irregular
-    /// member (members before it were transformed already).
+    /// with its index (`counted` is given their number once the first is checked); `nil` for
+    /// anything else or at the first irregular member (members before it were transformed
+    /// already).
     @inline(__always)
     private func membersInPlace<Member>(
-        _ uid: UInt32, _ transform: (PropertyListValue, (member: Int, count: Int)) throws -> Member
+        _ uid: UInt32, counted: (Int) throws -> Void, _ transform: (PropertyListValue, Int) throws -> Member
     ) throws -> [Member]? {
         // The lookup is bound once and its reader used in place (each copy of either was a
         // retain and a release).
@@ -245,7 +238,8 @@ final class ArchiveDecodingState: Decoder {
             guard let element = try? fields.reader.value(ofObject: fields.reader.element(member, of: list)),
                 case .uid(let reference) = element, Int(reference) < objectCount
             else { return nil }
-            members.append(try transform(element, (member, list.count)))
+            if member == 0 { try counted(list.count) }
+            members.append(try transform(element, member))
         }
         return members
     }
