@@ -216,9 +216,29 @@ public final class KeyedUnarchiver {
     public func decodeObject<T>(of type: T.Type, forKey key: String) throws -> T? {
         let allowed = try allowed(for: type, key: key)
         guard let stored = try storedValue(forKey: key) else { return nil }
+        if let value = valueAtHand(stored, allowed: allowed, of: type) { return value }
         let value = try decodeStored(stored, allowed: allowed, key: key)
         guard let value else { return nil }
         return try convertingDecoded { try cast(value, to: type, key: key) }
+    }
+
+    /// What ``decodeStored(_:allowed:key:)`` would return for a reference inside an object
+    /// being decoded, when it needs neither its bookkeeping nor a cast: an instance already
+    /// made and checked against `allowed` whose class is exactly `T` (a W2 person's friends,
+    /// back references), or a short ASCII string read as `String` (names, titles). Anything
+    /// else, and any top-level reference (its decode has more to do), is `nil`: the full path
+    /// decodes it.
+    @inline(__always)
+    private func valueAtHand<T>(_ stored: PropertyListValue, allowed: Allowed, of type: T.Type) -> T? {
+        guard !savedContexts.isEmpty, case .uid(let uid) = stored, uid != 0 else { return nil }
+        if Int(uid) < slots.count, case .ready(let object, _, let checked) = slots[Int(uid)] {
+            guard checked == allowed.id, ObjectIdentifier(Swift.type(of: object)) == ObjectIdentifier(type) else { return nil }
+            // `T` is the instance's own class: a reference to it is a `T` as it is.
+            return unsafeBitCast(object, to: T.self)
+        }
+        // A string entry is a leaf: allowed for `String`, and never kept in `slots`.
+        if type == String.self, let text = document.shortASCIIString(uid) { return unsafeBitCast(text, to: T.self) }
+        return nil
     }
 
     /// Converts what a decode returned to the caller's type. When that fails at the top level,
@@ -984,6 +1004,18 @@ public final class KeyedUnarchiver {
     }
 
     private func cast<T>(_ value: Any, to type: T.Type, key: String) throws -> T {
+        // A value of exactly T (the usual case) is cast unconditionally, which cannot fail once
+        // the types are equal; the conditional cast is in a function of its own because an
+        // Optional<T> in this frame made the runtime look up its metadata at every call, which
+        // cost as much as the cast itself (W2: five casts an object).
+        if Swift.type(of: value) == type { return value as! T }
+        return try converted(value, to: type, key: key)
+    }
+
+    /// ``cast(_:to:key:)`` for a value not exactly of type `T`: a subclass or a conforming type,
+    /// an exact number conversion, or a type mismatch.
+    @inline(never)
+    private func converted<T>(_ value: Any, to type: T.Type, key: String) throws -> T {
         if let result = value as? T { return result }
         if let converted = Self.convertNumber(value, to: type) { return converted }
         throw error(.typeMismatch, "expected \(type), found \(Swift.type(of: value))", key: key)
