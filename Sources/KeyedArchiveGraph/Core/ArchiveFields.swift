@@ -81,7 +81,7 @@ package final class InPlaceFields {
 /// they were written (scanning from the first entry every time cost more than the match). An
 /// entry found past the cursor is the first with its key unless an entry before the cursor has
 /// the key too; that can only be one a lookup has looked at before, so a fingerprint of each key
-/// looked at (length and first byte, one bit of 64) says when to look back: for repeated keys
+/// looked at (length, first and last bytes, one bit of 64) says when to look back: for repeated keys
 /// (damaged or hand-made archives) and fingerprint collisions.
 ///
 /// A value (the cursor moves with it), so that a reader that keeps one per object stores it
@@ -119,11 +119,16 @@ package struct InPlaceLookup {
         seen = 0
     }
 
-    /// One bit of 64 for a key's length and first byte: readers that remember which keys they
-    /// have looked at (the Codable decoder's cursor) use it to know when to look back.
+    /// One bit of 64 for a key's length and first and last bytes: readers that remember which
+    /// keys they have looked at (the Codable decoder's cursor) use it to know when to look
+    /// back. The last byte tells apart numbered keys (`friend0`, `friend1`; `NS.object.0`),
+    /// which with the length and first byte alone had one bit: every lookup after the first
+    /// looked back over the entries before it. Over the dictionaries of the shared corpus,
+    /// 27% of the pairs of different keys in one dictionary had the same bit without the last
+    /// byte, 3.1% with it (1.6% would be a random bit).
     @inline(__always)
-    package static func fingerprint(length: Int, first: UInt8?) -> UInt64 {
-        1 &<< UInt64(truncatingIfNeeded: (length &* 7 &+ Int(first ?? 0)) & 63)
+    package static func fingerprint(length: Int, first: UInt8?, last: UInt8?) -> UInt64 {
+        1 &<< UInt64(truncatingIfNeeded: (length &+ Int(first ?? 0) &* 5 &+ Int(last ?? 0) &* 3) & 63)
     }
 
     /// The object index in the file of entry `index`'s key.
@@ -141,7 +146,7 @@ package struct InPlaceLookup {
         let matches: Bool
         let fingerprint: UInt64
         if let text = reader.asciiBytes(ofObject: key) {
-            fingerprint = Self.fingerprint(length: text.count, first: text.first)
+            fingerprint = Self.fingerprint(length: text.count, first: text.first, last: text.last)
             if text.count != bytes.count {
                 matches = false
             } else if let a = text.baseAddress, let b = bytes.baseAddress {
@@ -153,7 +158,7 @@ package struct InPlaceLookup {
         } else if reader.isUTF16String(object: key, unitsCompatibleWithUTF8Length: bytes.count) {
             // A key stored as UTF-16 whose length could match: read it whole (rare).
             guard case .string(let name) = try reader.value(ofObject: key) else { return (false, 0) }
-            fingerprint = name.withUTF8 { Self.fingerprint(length: $0.count, first: $0.first) }
+            fingerprint = name.withUTF8 { Self.fingerprint(length: $0.count, first: $0.first, last: $0.last) }
             matches = name.hasText(stored)
         } else if reader.isUTF16String(object: key, unitsCompatibleWithUTF8Length: nil) {
             // A UTF-16 key of another length: not this one, and not read (a long key shared by
@@ -188,7 +193,7 @@ package struct InPlaceLookup {
     private mutating func scan(for bytes: UnsafeBufferPointer<UInt8>, _ stored: String) throws -> Int? {
         let count = span.count
         let start = cursor < count ? cursor : 0
-        let wanted = Self.fingerprint(length: bytes.count, first: bytes.first)
+        let wanted = Self.fingerprint(length: bytes.count, first: bytes.first, last: bytes.last)
         var index = start
         var looked: UInt64 = 0
         for _ in 0..<count {
