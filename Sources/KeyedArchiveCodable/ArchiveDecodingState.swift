@@ -21,18 +21,20 @@ final class ArchiveDecodingState: Decoder {
     @exclusivity(unchecked) private var expandedBytes = 0
     /// Objects whose decoding is running (a reference back to one is a cycle).
     @exclusivity(unchecked) private var active: [Bool]
-    /// Decoded class instances by UID and type. Held as `Any`: `as AnyObject` on a generic value
-    /// goes through the Objective-C bridging entry point (thousands of instructions on Linux).
-    /// The first instance made from an entry is in `instances`, its type in `instanceTypes`, at
-    /// the position `instanceSlots` holds for its UID (plus one; 0 for none): array reads where a
+    /// Decoded class instances by UID and type. A class value is one reference, kept as
+    /// `AnyObject` by reinterpreting it (`as AnyObject` on a generic value goes through the
+    /// Objective-C bridging entry point, thousands of instructions on Linux, and keeping it as
+    /// `Any` meant a conditional cast back at every reference, hundreds). The first instance
+    /// made from an entry is in `instances`, its type in `instanceTypes`, at the position
+    /// `instanceSlots` holds for its UID (plus one; 0 for none): array reads where a
     /// dictionary keyed by UID and type hashed at every reference (a sixth of the instructions
     /// of a W2 Codable unarchive, and more of its time once the table outgrew the cache). The
     /// same entry decoded as another type too (rare) is in `moreInstances`. The slots are made
     /// at the first instance, so decodes without classes never pay for them.
     @exclusivity(unchecked) private var instanceSlots: [UInt32] = []
     @exclusivity(unchecked) private var instanceTypes: [ObjectIdentifier] = []
-    @exclusivity(unchecked) private var instances: [Any] = []
-    @exclusivity(unchecked) private var moreInstances: [InstanceKey: Any] = [:]
+    @exclusivity(unchecked) private var instances: [AnyObject] = []
+    @exclusivity(unchecked) private var moreInstances: [InstanceKey: AnyObject] = [:]
     /// Class descriptions met so far, by UID: a short list scanned linearly (archives have few
     /// classes), then a dictionary, so archives with many classes stay linear.
     @exclusivity(unchecked) private var knownClasses: [(uid: UInt32, info: ClassInfo)] = []
@@ -478,8 +480,8 @@ final class ArchiveDecodingState: Decoder {
                 throw corrupted("UID \(uid) is out of range ($objects has \(objectCount) entries)")
             }
             if isObject, let instance = instance(at: index, type: ObjectIdentifier(T.self)) {
-                // Made by `T(from:)` under this very key, so it is a `T`.
-                return try cast(instance, to: type)
+                // Made by `T(from:)` and kept under `T`'s identifier (see `remember`): a `T`.
+                return unsafeBitCast(instance, to: T.self)
             }
             if checkCycle {
                 if active[index] {
@@ -503,15 +505,17 @@ final class ArchiveDecodingState: Decoder {
             currentType = savedType
         }
         let result = try T(from: self)
-        if marked != 0, isObject {
-            remember(result, at: Int(marked), type: ObjectIdentifier(T.self))
+        // An object kind is a class, whose value is one reference (the size check is for the
+        // reinterpretation, and never fails).
+        if marked != 0, isObject, MemoryLayout<T>.size == MemoryLayout<AnyObject>.size {
+            remember(unsafeBitCast(result, to: AnyObject.self), at: Int(marked), type: ObjectIdentifier(T.self))
         }
         return result
     }
 
     /// The instance of `type` already decoded from entry `index` (below the object count), if any.
     @inline(__always)
-    private func instance(at index: Int, type: ObjectIdentifier) -> Any? {
+    private func instance(at index: Int, type: ObjectIdentifier) -> AnyObject? {
         guard !instanceSlots.isEmpty else { return nil }
         let slot = Int(instanceSlots[index])
         // Two lists, not one of pairs: a pair was copied whole through the runtime's generic
@@ -522,7 +526,7 @@ final class ArchiveDecodingState: Decoder {
 
     /// Keeps the instance of `type` decoded from entry `index` (below the object count; each
     /// pair of entry and type is decoded once, so a slot is filled at most once).
-    private func remember(_ instance: Any, at index: Int, type: ObjectIdentifier) {
+    private func remember(_ instance: AnyObject, at index: Int, type: ObjectIdentifier) {
         if instanceSlots.isEmpty { instanceSlots = [UInt32](repeating: 0, count: objectCount) }
         // At most one list element per entry, and the entries are at most UInt32.max.
         if instanceSlots[index] == 0, let slot = UInt32(exactly: instances.count + 1) {

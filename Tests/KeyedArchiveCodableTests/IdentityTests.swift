@@ -223,6 +223,10 @@ final class IdentityTests: XCTestCase {
         XCTAssertTrue(views.b1 === views.b2)
         XCTAssertTrue(views.b1 === views.b3)
         XCTAssertEqual([views.a1.name, views.b1.name], ["x", "x"])
+        // Each is an instance of its own class, not the other's instance reinterpreted (the
+        // two classes have one layout, so only the class tells them apart).
+        XCTAssertTrue(type(of: views.a2) == ViewA.self && type(of: views.b1) == ViewB.self && type(of: views.b3) == ViewB.self)
+        XCTAssertFalse((views.a1 as AnyObject) === (views.b1 as AnyObject))
         // A tree read decodes the same way.
         let xml = try PropertyList.convert(data, to: .xml)
         let fromXML = try KeyedArchiveDecoder().decode(Views.self, from: xml)
