@@ -64,7 +64,10 @@ final class ReadingByIndexTests: XCTestCase {
         nodes[1].links = [nodes[0]]
         nodes[2].links = [nodes[3], nodes[3]]
         nodes[3].weak = nodes[0]
-        return try KeyedArchiver.archivedData(withRootObject: [primitives, nodes[0]] as [Any], format: .binary)
+        // A short ASCII name too: read from the file without a value (`shortASCIIString`).
+        let short = Primitives()
+        short.name = "short name"
+        return try KeyedArchiver.archivedData(withRootObject: [primitives, nodes[0], short] as [Any], format: .binary)
     }
 
     func testGoodArchiveDecodesTheSameBothWays() throws {
