@@ -1004,10 +1004,11 @@ public final class KeyedUnarchiver {
     }
 
     private func cast<T>(_ value: Any, to type: T.Type, key: String) throws -> T {
-        // A value of exactly T (the usual case) is cast unconditionally, which cannot fail once
-        // the types are equal; the conditional cast is in a function of its own because an
-        // Optional<T> in this frame made the runtime look up its metadata at every call, which
-        // cost as much as the cast itself (W2: five casts an object).
+        // A value of exactly T (the usual case) is cast unconditionally: its dynamic type was
+        // just compared equal to T, so the cast cannot fail whatever the archive holds. The
+        // conditional cast is in a function of its own because an Optional<T> in this frame
+        // made the runtime look up its metadata at every call, which cost as much as the cast
+        // itself (W2: five casts an object).
         if Swift.type(of: value) == type { return value as! T }
         return try converted(value, to: type, key: key)
     }
