@@ -212,12 +212,9 @@ final class ArchiveEncodingState: Encoder {
             let object = Self.instance(value)
             if let uid = table.uid(for: object) {
                 if isInProgress(uid) {
-                    throw EncodingError.invalidValue(
-                        value, EncodingError.Context(
-                            codingPath: keys,
-                            debugDescription: "cycle: this \(T.self) instance is being encoded at "
-                                + "\(Self.describe(startPath(of: uid))) and is referenced again inside itself at \(Self.describe(keys)); "
-                                + "a Decodable graph cannot be rebuilt from a cycle"))
+                    throw cycleError(value, uid: uid) { startedAt in
+                        "this \(T.self) instance is being encoded at \(startedAt) and is referenced again inside itself at \(Self.describe(keys))"
+                    }
                 }
                 return .uid(uid)
             }
@@ -449,17 +446,24 @@ final class ArchiveEncodingState: Encoder {
         return uid
     }
 
+    /// The error for a reference back to instance `uid` while it is being encoded: `detail`
+    /// says what refers back, given where the instance's encoding started.
+    private func cycleError(_ value: Any, uid: UInt32, _ detail: (_ startedAt: String) -> String) -> EncodingError {
+        EncodingError.invalidValue(
+            value, EncodingError.Context(
+                codingPath: keys,
+                debugDescription: "cycle: \(detail(Self.describe(startPath(of: uid)))); a Decodable graph cannot be rebuilt from a cycle"))
+    }
+
     // MARK: Conditional references
 
     /// The stored value for a conditional reference from `builder` under `key`.
     func conditionalReference(to object: AnyObject, from builder: ContainerBuilder, storedKey: String, keyUID: UInt32?) throws -> PropertyListValue? {
         if let uid = table.uid(for: object) {
             if isInProgress(uid) {
-                throw EncodingError.invalidValue(
-                    object, EncodingError.Context(
-                        codingPath: keys,
-                        debugDescription: "cycle: conditional reference back to the \(type(of: object)) instance being encoded at "
-                            + "\(Self.describe(startPath(of: uid))); a Decodable graph cannot be rebuilt from a cycle"))
+                throw cycleError(object, uid: uid) { startedAt in
+                    "conditional reference back to the \(type(of: object)) instance being encoded at \(startedAt)"
+                }
             }
             return .uid(uid)
         }
