@@ -64,37 +64,44 @@ final class XMLSplitConversionTests: XCTestCase {
     }
 
     private func hasSplitPoint(_ data: Data, minimumMembers: Int = 2) -> Bool {
+        splitPoint(data, minimumMembers: minimumMembers) != nil
+    }
+
+    private func splitPoint(_ data: Data, minimumMembers: Int = 2, pieces: Int = 2) -> SplitPoint? {
         data.withUnsafeBytes { bytes in
-            (try? BinaryPropertyListDecoder(bytes: bytes, limits: .default))?.splitPoint(minimumMembers: minimumMembers) != nil
+            (try? BinaryPropertyListDecoder(bytes: bytes, limits: .default))?.splitPoint(minimumMembers: minimumMembers, pieces: pieces)
         }
     }
 
     /// Same bytes, or the same error in every detail; returns what the one-thread walk did
     /// (nil when the file takes the tree path). When the conversion succeeds with a split, the
-    /// second thread's text must have been used (not rewritten by the first thread).
+    /// second thread's text must have been used (not rewritten by the first thread), for each of
+    /// its pieces. Cut in two, in five and into one piece per member, into memory or a sink.
     @discardableResult
     private func assertSplitMatches(
         _ data: Data, _ context: @autoclosure () -> String, limits: DecodingLimits = .default, maximumOutputLength: Int = .max,
         minimumMembers: Int = 2, file: StaticString = #filePath, line: UInt = #line
     ) -> Result<Data, Error>? {
         guard let expected = convert(data, .never, limits: limits, maximumOutputLength: maximumOutputLength) else { return nil }
-        for chunked in [false, true] {
+        for (chunked, pieceCount) in [(false, Int.max), (true, 2), (true, 5)] {
             let handoffs = Protected<[Bool]>([])
             let policy = SplitPolicy(
-                minimumInputLength: 0, minimumMembers: minimumMembers, requiresSeveralCores: false, chunkLength: 64,
+                minimumInputLength: 0, minimumMembers: minimumMembers, requiresSeveralCores: false, chunkLength: 64, pieceCount: pieceCount,
                 onHandoff: { taken in handoffs.withLock { $0.append(taken) } })
+            let label = "\(context()) (\(pieceCount == .max ? "a piece per member" : "\(pieceCount) pieces")\(chunked ? ", sink" : ""))"
             let actual = convert(data, policy, limits: limits, maximumOutputLength: maximumOutputLength, chunked: chunked)
             switch (expected, actual) {
             case (.success(let a), .success(let b)?):
-                XCTAssertTrue(a == b, "\(context()): split output differs (\(b.count) bytes, one thread \(a.count))", file: file, line: line)
-                XCTAssertFalse(handoffs.withLock { $0.contains(false) }, "\(context()): the second thread's text was not used", file: file, line: line)
-                if hasSplitPoint(data, minimumMembers: minimumMembers) {
-                    XCTAssertEqual(handoffs.withLock { $0 }, [true], "\(context()): one handoff expected", file: file, line: line)
+                XCTAssertTrue(a == b, "\(label): split output differs (\(b.count) bytes, one thread \(a.count))", file: file, line: line)
+                XCTAssertFalse(handoffs.withLock { $0.contains(false) }, "\(label): the second thread's text was not used", file: file, line: line)
+                if let split = splitPoint(data, minimumMembers: minimumMembers, pieces: pieceCount) {
+                    // Its pieces are the odd-numbered ones.
+                    XCTAssertEqual(handoffs.withLock { $0 }, Array(repeating: true, count: split.pieces / 2), "\(label): handoffs", file: file, line: line)
                 }
             case (.failure(let a as PropertyListError), .failure(let b as PropertyListError)?):
-                XCTAssertSameError(b, a, context(), file: file, line: line)
+                XCTAssertSameError(b, a, label, file: file, line: line)
             default:
-                XCTFail("\(context()): split \(String(describing: actual)), one thread \(expected)", file: file, line: line)
+                XCTFail("\(label): split \(String(describing: actual)), one thread \(expected)", file: file, line: line)
             }
         }
         return expected
@@ -169,6 +176,109 @@ final class XMLSplitConversionTests: XCTestCase {
         }
         XCTAssertEqual(checked, 100)
         XCTAssertGreaterThan(handedOverInChunks, 90, "second parts handed over in more than one chunk")
+    }
+
+    func testPiecesCoverTheMembersInOrderAndEvenly() {
+        for memberCount in [2, 3, 7, 16, 84_000] {
+            for pieces in [2, 3, 5, 16, memberCount] where pieces <= memberCount {
+                let split = SplitPoint(path: [], container: 0, memberCount: memberCount, pieces: pieces)
+                let starts = (0...pieces).map(split.start(ofPiece:))
+                XCTAssertEqual(starts.first, 0)
+                XCTAssertEqual(starts.last, memberCount, "\(memberCount) in \(pieces)")
+                let sizes = zip(starts, starts.dropFirst()).map { $1 - $0 }
+                XCTAssertGreaterThan(sizes.min() ?? 0, 0, "\(memberCount) in \(pieces): an empty piece")
+                XCTAssertLessThanOrEqual((sizes.max() ?? 0) - (sizes.min() ?? 0), 1, "\(memberCount) in \(pieces)")
+                XCTAssertEqual(split.member, starts[1])
+            }
+        }
+        // Two halves of an odd count: the extra member is the second thread's, as before pieces.
+        XCTAssertEqual(SplitPoint(path: [], container: 0, memberCount: 7, pieces: 2).member, 3)
+    }
+
+    func testTheSecondThreadWritesItsPiecesInOrderAtTheirDepth() throws {
+        // Eight records in four pieces: the second thread writes records 2-3 and 6-7, each piece
+        // ending with its own `.finished`. The tree writer's document is the independent check:
+        // each piece's text is the text of its records there.
+        let value: PropertyListValue = [
+            "records": .array((0..<8).map { index in ["index": PropertyListValue(index), "name": PropertyListValue("record \(index) <&>")] })
+        ]
+        let binary = try PropertyList.encode(value, format: .binary)
+        let whole = try PropertyList.encode(value, format: .xml)
+        // The records' text, cut where each record's opening tag (at depth 2) starts.
+        let opening = Data("\n\t\t<dict>\n".utf8), end = Data("\t</array>\n".utf8)
+        var starts: [Int] = []
+        var searchFrom = whole.startIndex
+        while let range = whole[searchFrom...].firstRange(of: opening) {
+            starts.append(range.lowerBound + 1)
+            searchFrom = range.upperBound
+        }
+        let endOfRecords = try XCTUnwrap(whole.firstRange(of: end)).lowerBound
+        XCTAssertEqual(starts.count, 8)
+        let recordText = { (index: Int) in whole[starts[index]..<(index + 1 < starts.count ? starts[index + 1] : endOfRecords)] }
+        try binary.withUnsafeBytes { bytes in
+            let decoder = try BinaryPropertyListDecoder(bytes: bytes, limits: .default)
+            let split = try XCTUnwrap(decoder.splitPoint(minimumMembers: 2, pieces: 4))
+            XCTAssertEqual((0...4).map(split.start(ofPiece:)), [0, 2, 4, 6, 8])
+            for chunkLength in [64, 1 << 20] {
+                var copy = decoder
+                let queue = HandoffQueue<XMLPartPiece>()
+                copy.writeSecondPart(
+                    split, maximumDepth: DecodingLimits.default.maximumDepth, budget: OutputBudget(.max), chunkLength: chunkLength, into: queue)
+                var pieces: [Data] = [], current = Data(), values: [Int] = []
+                collecting: while true {
+                    switch queue.take() {
+                    case .text(let chunk, _, _): chunk.withBytes { current.append(contentsOf: $0) }
+                    case .finished(let count, _):
+                        pieces.append(current)
+                        values.append(count)
+                        current = Data()
+                        if pieces.count == 2 { break collecting }
+                    case .failed: return XCTFail("chunks of \(chunkLength): failed")
+                    }
+                }
+                XCTAssertEqual(pieces, [recordText(2) + recordText(3), recordText(6) + recordText(7)], "chunks of \(chunkLength)")
+                // Each piece counts its own values: two records of a dictionary, two keys and two
+                // values each.
+                XCTAssertEqual(values, [10, 10], "chunks of \(chunkLength)")
+            }
+        }
+    }
+
+    func testTheSecondThreadFillsBuffersHandedBack() throws {
+        // A buffer put back is filled again: the chunks after the first are written in the
+        // spare buffers, not in new memory.
+        let spares = SpareBuffers(largestCapacity: 1 << 20, mostKept: 2)
+        let first = GrowableBytes(capacity: 8_192), second = GrowableBytes(capacity: 8_192)
+        first.append(1)
+        second.append(2)
+        let addresses = Set([first, second].compactMap { $0.withBytes { $0.baseAddress } })
+        XCTAssertEqual(addresses.count, 2)
+        spares.put(first)
+        spares.put(second)
+        // Too many, or too large (a buffer grown for a long value): let go.
+        spares.put(GrowableBytes(capacity: 64))
+        spares.put(GrowableBytes(capacity: 2 << 20))
+        let data = try records(200)
+        try data.withUnsafeBytes { bytes in
+            var decoder = try BinaryPropertyListDecoder(bytes: bytes, limits: .default)
+            let split = try XCTUnwrap(decoder.splitPoint(minimumMembers: 2))
+            let queue = HandoffQueue<XMLPartPiece>()
+            decoder.writeSecondPart(
+                split, maximumDepth: DecodingLimits.default.maximumDepth, budget: OutputBudget(.max), chunkLength: 64, into: queue, spares: spares)
+            var chunkAddresses: [UnsafeRawPointer?] = []
+            collecting: while true {
+                switch queue.take() {
+                case .text(let chunk, _, _): chunkAddresses.append(chunk.withBytes { $0.baseAddress })
+                case .finished: break collecting
+                case .failed: return XCTFail("failed")
+                }
+            }
+            XCTAssertGreaterThan(chunkAddresses.count, 10)
+            // The first chunk is in the buffer the text started with; the next two in the spares.
+            XCTAssertEqual(Set(chunkAddresses[1...2].compactMap { $0 }), addresses)
+            XCTAssertFalse(chunkAddresses[0].map(addresses.contains) ?? true)
+            XCTAssertNil(spares.take(), "both spares used, the others let go")
+        }
     }
 
     func testTheSplitPathGoesThroughDictionariesInSortedOrder() throws {

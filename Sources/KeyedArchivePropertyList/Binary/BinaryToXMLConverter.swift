@@ -110,7 +110,9 @@ extension BinaryPropertyListDecoder {
     /// and the result is empty.
     ///
     /// Large files are written by two threads when the machine has two cores (see
-    /// ``SplitPolicy``); the output and the errors are the same either way.
+    /// ``SplitPolicy``): the split container's pieces alternate between them, and the first
+    /// thread writes its own and passes on the second's, in order; the output and the errors are
+    /// the same either way.
     mutating func writeXML(
         maximumDepth: Int, budget: OutputBudget, sink: ((UnsafeRawBufferPointer) throws -> Void)? = nil,
         split policy: SplitPolicy = .automatic
@@ -121,16 +123,22 @@ extension BinaryPropertyListDecoder {
         let text = XMLText(budget: budget, sink: sink, expectedLength: overflow ? Int.max : expected, chunkLength: policy.chunkLength)
         var walk = XMLWalk()
         var handoff: XMLHandoff?
-        if policy.allowsSplitting(inputLength: bytes.count), let split = splitPoint(minimumMembers: policy.minimumMembers, objectsPerMember: policy.objectsPerMember) {
+        if policy.allowsSplitting(inputLength: bytes.count),
+            let split = splitPoint(minimumMembers: policy.minimumMembers, objectsPerMember: policy.objectsPerMember, pieces: policy.pieceCount)
+        {
             let copy = self
             let pieces = HandoffQueue<XMLPartPiece>()
+            // A chunk buffer is a large page and a little more; one grown for a long value is
+            // let go. Eight kept is 17 MB at most, while the second thread runs ahead.
+            let spares = SpareBuffers(largestCapacity: 2 * HugePages.pageLength, mostKept: 8)
             let chunkLength = policy.chunkLength
             let thread = SplitHandoff<Void>(split: split, observer: policy.onHandoff) { stop in
                 var decoder = copy
-                decoder.writeSecondPart(split, maximumDepth: maximumDepth, budget: budget, chunkLength: chunkLength, into: pieces, stop: stop)
+                decoder.writeSecondPart(
+                    split, maximumDepth: maximumDepth, budget: budget, chunkLength: chunkLength, into: pieces, spares: spares, stop: stop)
                 return ()
             }
-            handoff = XMLHandoff(thread: thread, pieces: pieces)
+            handoff = XMLHandoff(thread: thread, pieces: pieces, spares: spares)
         }
         defer { handoff?.thread.stopAndJoin() }
         do {
@@ -146,19 +154,22 @@ extension BinaryPropertyListDecoder {
     /// Writes the members of the open containers until they are all closed, or with `stopDepth`,
     /// until the container at that depth has written its last member (it stays open).
     ///
-    /// With a `handoff`, the members from its split point on come from the other thread: its
-    /// text is passed on in their place as it comes (see ``take(_:into:text:)``); when it fails
-    /// or the whole would go past a limit, they are written here as usual, so that whatever went
-    /// wrong is met, and reported, in document order.
+    /// With a `handoff`, the members of the split container's odd-numbered pieces come from the
+    /// other thread: its text is passed on in their place as it comes (see
+    /// ``take(_:into:text:)``); when it fails or the whole would go past a limit, they and all
+    /// after them are written here as usual, so that whatever went wrong is met, and reported,
+    /// in document order.
     ///
-    /// With `stop` (the second thread), the walk gives up with ``SplitCancelled`` soon after
-    /// `stop` is set.
+    /// The second thread's walk returns at `pauseAt` (where its piece ends), and gives up with
+    /// ``SplitCancelled`` soon after `stop` is set.
     private mutating func write(
-        _ walk: inout XMLWalk, text: XMLText, maximumDepth: Int, handoff: XMLHandoff? = nil, stopDepth: Int = -1,
-        stop: Protected<Bool>? = nil
+        _ walk: inout XMLWalk, text: XMLText, maximumDepth: Int, handoff: XMLHandoff? = nil, pauseAt: SplitPosition = .nowhere,
+        stopDepth: Int = -1, stop: Protected<Bool>? = nil
     ) throws {
         let referenceWidth = trailer.objectRefSize
-        var splitAt = handoff?.thread.position ?? .nowhere
+        var splitAt = handoff?.thread.position ?? pauseAt
+        // The first thread: the other thread's piece that starts at `splitAt`.
+        var piece = 1
         var stopCheck = SplitStopCheck(stop)
         while let last = walk.frames.indices.last {
             try text.checkBudget(values: walk.values, stringBytes: walk.stringBytes)
@@ -176,12 +187,19 @@ extension BinaryPropertyListDecoder {
                 text.close(frame.isDictionary ? "</dict>\n" : "</array>\n", indent: walk.frames.count)
                 continue
             }
-            if splitAt.isAt(member: next, depth: last, object: walk.frames[last].object), let handoff {
+            if splitAt.isAt(member: next, depth: last, object: walk.frames[last].object) {
+                guard let handoff else { return }
                 splitAt = .nowhere
                 if handoff.thread.report(taken: try take(handoff, into: &walk, text: text)) {
-                    walk.frames[last].next = walk.frames[last].count
+                    let split = handoff.thread.split
+                    walk.frames[last].next = split.start(ofPiece: piece &+ 1)
+                    piece &+= 2
+                    if piece < split.pieces {
+                        splitAt = SplitPosition(container: split.container, depth: split.depth, member: split.start(ofPiece: piece))
+                    }
                     continue
                 }
+                // Not taken: this thread writes those members and all after them.
             }
             walk.frames[last].next = next &+ 1
             let slot: Int
@@ -214,6 +232,7 @@ extension BinaryPropertyListDecoder {
             case .text(let chunk, let values, let stringBytes):
                 guard !chunk.failed, text.canAppend(chunk.count), withinLimits(walk, values, stringBytes) else { break pieces }
                 try chunk.withBytes { try text.appendWritten($0) }
+                handoff.spares.put(chunk)
             case .finished(let values, let stringBytes):
                 guard withinLimits(walk, values, stringBytes) else { break pieces }
                 walk.values &+= values
@@ -238,16 +257,17 @@ extension BinaryPropertyListDecoder {
             && bytesTotal <= limits.maximumExpandedByteCount
     }
 
-    /// The second thread's work: the members of the split container from the split point on,
-    /// as text at their depth, put into `pieces` in chunks of about `chunkLength` bytes as they
-    /// fill, then `.finished` with its totals; or, when anything fails, `.failed` after whatever
-    /// chunks it put (the first thread then writes those members itself and meets the problem
-    /// where the one-thread walk would).
+    /// The second thread's work: the members of the split container's odd-numbered pieces, as
+    /// text at their depth, put into `pieces` in chunks of about `chunkLength` bytes as they fill
+    /// (in buffers from `spares` when it has some), then, at the end of each piece, its last
+    /// chunk and `.finished` with the piece's totals; or, when anything fails, `.failed` after
+    /// whatever chunks it put (the first thread then writes those members itself and meets the
+    /// problem where the one-thread walk would).
     mutating func writeSecondPart(
         _ split: SplitPoint, maximumDepth: Int, budget: OutputBudget, chunkLength: Int = XMLText.sinkChunkLength,
-        into pieces: HandoffQueue<XMLPartPiece>, stop: Protected<Bool>? = nil
+        into pieces: HandoffQueue<XMLPartPiece>, spares: SpareBuffers? = nil, stop: Protected<Bool>? = nil
     ) {
-        let text = XMLText(budget: budget, chunkLength: chunkLength) { pieces.put(.text($0, values: $1, stringBytes: $2)) }
+        let text = XMLText(budget: budget, chunkLength: chunkLength, spares: spares) { pieces.put(.text($0, values: $1, stringBytes: $2)) }
         var walk = XMLWalk()
         do {
             // Open the containers down to the split one as the first thread does, so that
@@ -270,17 +290,21 @@ extension BinaryPropertyListDecoder {
             guard walk.frames.count == split.depth + 1, walk.frames[split.depth].object == split.container else {
                 return pieces.put(.failed)
             }
-            walk.frames[split.depth].next = split.member
             text.output.removeAll()
-            walk.values = 0
-            walk.stringBytes = 0
-            try write(&walk, text: text, maximumDepth: maximumDepth, stopDepth: split.depth, stop: stop)
+            var piece = 1
+            while piece < split.pieces {
+                walk.frames[split.depth].next = split.start(ofPiece: piece)
+                walk.values = 0
+                walk.stringBytes = 0
+                let end = SplitPosition(container: split.container, depth: split.depth, member: split.start(ofPiece: piece &+ 1))
+                try write(&walk, text: text, maximumDepth: maximumDepth, pauseAt: end, stopDepth: split.depth, stop: stop)
+                try text.passOnRest(values: walk.values, stringBytes: walk.stringBytes)
+                pieces.put(.finished(values: walk.values, stringBytes: walk.stringBytes))
+                piece &+= 2
+            }
         } catch {
             return pieces.put(.failed)
         }
-        guard !text.output.failed else { return pieces.put(.failed) }
-        pieces.put(.text(text.output.handOver(reserving: 0), values: walk.values, stringBytes: walk.stringBytes))
-        pieces.put(.finished(values: walk.values, stringBytes: walk.stringBytes))
     }
 
     /// Writes a scalar completely, or opens a container: writes its tag and pushes a frame
@@ -397,19 +421,22 @@ extension BinaryPropertyListDecoder {
     }
 }
 
-/// What the second thread of a split conversion hands over, in order: chunks of its text as
-/// they fill, then how it ended.
+/// What the second thread of a split conversion hands over, in order: for each of its pieces,
+/// chunks of its text as they fill, then how it ended.
 enum XMLPartPiece {
-    /// The next chunk of its text, and its totals of values and string bytes at the chunk's end.
+    /// The next chunk of its text, and the piece's totals of values and string bytes at the
+    /// chunk's end.
     case text(GrowableBytes, values: Int, stringBytes: Int)
-    /// It wrote all its members; its totals of values and string bytes.
+    /// It wrote all the piece's members; the piece's totals of values and string bytes.
     case finished(values: Int, stringBytes: Int)
     /// It failed or was stopped; the text it handed over is a correct beginning of its part.
     case failed
 }
 
-/// A split conversion's second thread and the queue its text comes through.
+/// A split conversion's second thread, the queue its text comes through and where its chunk
+/// buffers go back.
 private struct XMLHandoff {
     let thread: SplitHandoff<Void>
     let pieces: HandoffQueue<XMLPartPiece>
+    let spares: SpareBuffers
 }

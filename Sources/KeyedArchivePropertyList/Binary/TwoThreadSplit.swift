@@ -1,13 +1,28 @@
-/// Where a binary property list is cut in two for a second thread: the split container is
-/// reached from the top object through the stored member positions in `path` (value positions
-/// in file order); the second thread takes its members from `member` on (in the caller's order:
-/// file order for the tree reader, writing order for the XML converter).
+/// Where a binary property list is cut for a second thread: the split container is reached from
+/// the top object through the stored member positions in `path` (value positions in file
+/// order); its `memberCount` members (in the caller's order: file order for the tree reader,
+/// writing order for the XML converter) are cut into `pieces` runs of consecutive members, as
+/// even as can be. The first thread does the even-numbered pieces (0, 2, ...), the second the
+/// odd-numbered ones; in two pieces, the second thread takes its members from `member` on.
 struct SplitPoint: Sendable {
     var path: [Int]
     var container: Int
-    var member: Int
+    var memberCount: Int
+    /// 2 or more, at most `memberCount`.
+    var pieces: Int
     /// The split container's depth (the top object is at 0).
     var depth: Int { path.count }
+    /// The first member of the second thread's first piece.
+    var member: Int { start(ofPiece: 1) }
+
+    /// The first member of piece `piece` (`memberCount` for `pieces`): the last `memberCount %
+    /// pieces` pieces have one member more than the others (so that two halves of an odd count
+    /// leave the extra member to the second thread, as the tree reader has always cut).
+    func start(ofPiece piece: Int) -> Int {
+        let quotient = memberCount / pieces, remainder = memberCount % pieces
+        // At most memberCount: no overflow.
+        return piece &* quotient &+ max(0, piece &- (pieces &- remainder))
+    }
 }
 
 /// When the binary reader and the binary-to-XML converter use a second thread: for inputs of
@@ -17,9 +32,9 @@ struct SplitPoint: Sendable {
 /// so that a small collection beside most of the data is not cut in vain.
 ///
 /// Two threads pay off because the work is the walk over the objects, not I/O. The price is
-/// memory: the converter keeps the second half's text until the first half is written (at most
-/// about half the output: it is passed on chunk by chunk from then on), the reader a second copy
-/// of its per-object marks while both run (one byte per object). See `Docs/Performance.md`.
+/// memory: the converter keeps the second thread's text of a piece until the first thread has
+/// written the pieces before it (it is passed on chunk by chunk from then on), the reader a second
+/// copy of its per-object marks while both run (one byte per object). See `Docs/Performance.md`.
 package struct SplitPolicy: Sendable {
     package var minimumInputLength: Int
     package var minimumMembers: Int
@@ -34,29 +49,41 @@ package struct SplitPolicy: Sendable {
     /// The size of the chunks of text the converter passes on: to its sink, and from its second
     /// thread to the first.
     package var chunkLength: Int
+    /// How many pieces the converter cuts the split container into (at most one per member; the
+    /// tree reader cuts it in two). With two, the second thread's half of the text is all held
+    /// until the first half is written; with more, the first thread passes on each of the second
+    /// thread's pieces after its own piece before it, and the chunk buffers go back to the second
+    /// thread to be filled again, so that text is held one piece at a time, in memory the
+    /// process already has. Fresh memory is what costs: the kernel clears every page at its
+    /// first use (session 25: 44 MB of new chunk buffers took the second thread of a W3
+    /// conversion 90 ms longer than the first; see `Docs/Performance.md`).
+    package var pieceCount: Int
 
     package init(
         minimumInputLength: Int, minimumMembers: Int, objectsPerMember: Int = 0, requiresSeveralCores: Bool = true,
-        chunkLength: Int = XMLText.sinkChunkLength, onHandoff: (@Sendable (_ taken: Bool) -> Void)? = nil
+        chunkLength: Int = XMLText.sinkChunkLength, pieceCount: Int = 2, onHandoff: (@Sendable (_ taken: Bool) -> Void)? = nil
     ) {
         self.minimumInputLength = minimumInputLength
         self.minimumMembers = minimumMembers
         self.objectsPerMember = objectsPerMember
         self.requiresSeveralCores = requiresSeveralCores
         self.chunkLength = chunkLength
+        self.pieceCount = pieceCount
         self.onHandoff = onHandoff
     }
 
     /// Split files of 1 MiB and more at a container of 16 members or more, and of one member or
     /// more per 4,096 objects: a small collection beside most of the data is not cut, while
-    /// W3's 84,000 records, a keyed archive's `$objects` or 400 chains nested 500 deep are.
-    package static let automatic = SplitPolicy(minimumInputLength: 1 << 20, minimumMembers: 16, objectsPerMember: 4_096)
+    /// W3's 84,000 records, a keyed archive's `$objects` or 400 chains nested 500 deep are. The
+    /// converter cuts it into 16 pieces (W3: 5.5 MB of text, under three chunks, per piece).
+    package static let automatic = SplitPolicy(minimumInputLength: 1 << 20, minimumMembers: 16, objectsPerMember: 4_096, pieceCount: 16)
     /// Never split.
     package static let never = SplitPolicy(minimumInputLength: .max, minimumMembers: .max)
-    /// Split wherever a container on the way down has two members or more, on any machine, and
-    /// pass text on in chunks of 64 bytes (tests and fuzzing: every small file exercises the
-    /// second thread and the chunked handover).
-    package static let always = SplitPolicy(minimumInputLength: 0, minimumMembers: 2, requiresSeveralCores: false, chunkLength: 64)
+    /// Split wherever a container on the way down has two members or more, on any machine, into
+    /// one piece per member, and pass text on in chunks of 64 bytes (tests and fuzzing: every
+    /// small file exercises the second thread, the hand-over of pieces and of chunks).
+    package static let always = SplitPolicy(
+        minimumInputLength: 0, minimumMembers: 2, requiresSeveralCores: false, chunkLength: 64, pieceCount: .max)
 
     func allowsSplitting(inputLength: Int) -> Bool {
         guard inputLength >= minimumInputLength else { return false }
@@ -147,9 +174,10 @@ extension BinaryPropertyListDecoder {
     /// Where to cut the document for a second thread: the first container, from the top object
     /// down through the member container with the most members, that has `minimumMembers` or
     /// more, and one or more per `objectsPerMember` objects when that is not 0 (with
-    /// `arraysOnly`, the first such array: dictionaries are only passed through); nil when there
-    /// is none (or the path looks wrong: the walk will say what is wrong).
-    func splitPoint(minimumMembers: Int, objectsPerMember: Int = 0, arraysOnly: Bool = false) -> SplitPoint? {
+    /// `arraysOnly`, the first such array: dictionaries are only passed through), cut into
+    /// `pieces` pieces (at most one per member); nil when there is none (or the path looks wrong:
+    /// the walk will say what is wrong).
+    func splitPoint(minimumMembers: Int, objectsPerMember: Int = 0, arraysOnly: Bool = false, pieces: Int = 2) -> SplitPoint? {
         var index = trailer.topObject
         var path: [Int] = []
         let width = trailer.objectRefSize
@@ -162,9 +190,9 @@ extension BinaryPropertyListDecoder {
                 let (count, start, _) = try? containerSpan(marker: marker, at: offset, object: index)
             else { return nil }
             if count >= required, !arraysOnly || marker & 0xF0 == 0xA0 {
-                // Half each: on W3 the two threads then finish within a few milliseconds of each
-                // other (a 47:53 cut left the first thread of a conversion waiting).
-                return SplitPoint(path: path, container: index, member: max(1, count / 2))
+                // Equal pieces: on W3 the two threads then finish within a few milliseconds of
+                // each other (a 47:53 cut in two left the first thread of a conversion waiting).
+                return SplitPoint(path: path, container: index, memberCount: count, pieces: min(max(2, pieces), count))
             }
             let valuesStart = marker & 0xF0 == 0xD0 ? count : 0
             var best: (slot: Int, index: Int, count: Int)?

@@ -21,7 +21,8 @@ extension Array: ByteOutput where Element == UInt8 {}
 /// ``failed`` is set; the writer turns that into an error.
 final class GrowableBytes: ByteOutput {
     private var base: UnsafeMutableRawPointer?
-    private var capacity = 0
+    /// Bytes the buffer has room for.
+    private(set) var capacity = 0
     /// Bytes written.
     private(set) var count = 0
     /// True once an allocation failed (bytes were dropped).
@@ -47,14 +48,23 @@ final class GrowableBytes: ByteOutput {
     deinit { free(base) }
 
     /// Hands the bytes written over to a new object, and starts again empty with room for
-    /// `capacity` bytes. (The text writers keep one output object for good: the hot paths then
-    /// need no retain of it, as they would if it could be replaced.)
-    func handOver(reserving capacity: Int) -> GrowableBytes {
+    /// `capacity` bytes: in `spare`'s buffer when it has that room (`spare` is left empty), else
+    /// in a new one. (The text writers keep one output object for good: the hot paths then need
+    /// no retain of it, as they would if it could be replaced.)
+    func handOver(reserving capacity: Int, reusing spare: GrowableBytes? = nil) -> GrowableBytes {
         let handed = GrowableBytes(takingOver: self)
-        base = nil
-        self.capacity = 0
         count = 0
         failed = false
+        if let spare, spare.capacity >= capacity, !spare.failed {
+            base = spare.base
+            self.capacity = spare.capacity
+            spare.base = nil
+            spare.capacity = 0
+            spare.count = 0
+            return handed
+        }
+        base = nil
+        self.capacity = 0
         reserve(Swift.max(capacity, 64))
         return handed
     }
@@ -157,5 +167,33 @@ final class GrowableBytes: ByteOutput {
         capacity = 0
         count = 0
         return data
+    }
+}
+
+/// Buffers handed back to be filled again: the binary-to-XML converter's second thread fills
+/// its chunks of text in the buffers of chunks the first thread has written out, not in new
+/// memory, whose pages the kernel clears at their first use (see ``SplitPolicy/pieceCount``).
+final class SpareBuffers: @unchecked Sendable {
+    private let spares = Protected<[GrowableBytes]>([])
+    /// Buffers larger than this (grown for a long value) are let go, not kept.
+    private let largestCapacity: Int
+    private let mostKept: Int
+
+    init(largestCapacity: Int, mostKept: Int) {
+        self.largestCapacity = largestCapacity
+        self.mostKept = mostKept
+    }
+
+    /// Keeps `buffer` (emptied) for ``take()``, unless enough are kept or it is too large.
+    /// `buffer` must not be used afterwards.
+    func put(_ buffer: GrowableBytes) {
+        guard !buffer.failed, buffer.capacity <= largestCapacity else { return }
+        buffer.removeAll()
+        spares.withLock { if $0.count < mostKept { $0.append(buffer) } }
+    }
+
+    /// A buffer put back, if there is one.
+    func take() -> GrowableBytes? {
+        spares.withLock { $0.popLast() }
     }
 }

@@ -174,9 +174,10 @@ final class XMLText {
     /// Where full chunks go, for output that is not kept in memory; nil to keep it all.
     private let sink: ((UnsafeRawBufferPointer) throws -> Void)?
     /// Takes each full chunk's buffer, with the walk's totals at its end, for output handed to
-    /// another thread as it is written (the converter's second thread); a new buffer is started
-    /// in its place.
+    /// another thread as it is written (the converter's second thread); the next chunk is
+    /// written in a buffer from ``spares`` when there is one, else in a new one.
     private let handOff: ((GrowableBytes, _ values: Int, _ stringBytes: Int) -> Void)?
+    private let spares: SpareBuffers?
     /// Whether full chunks leave ``output`` (through `sink` or `handOff`).
     private let passesChunksOn: Bool
     /// Bytes of the document before those in ``output``.
@@ -203,6 +204,7 @@ final class XMLText {
         self.budget = budget
         self.sink = sink
         handOff = nil
+        spares = nil
         passesChunksOn = sink != nil
         chunk = max(1, chunkLength)
         // A streamed short document gets a short buffer: a chunk buffer is one large page,
@@ -214,11 +216,16 @@ final class XMLText {
 
     /// Text whose chunks of about `chunkLength` bytes go to `handOff` as they fill, buffer and
     /// all, with the totals ``checkBudget(values:stringBytes:)`` was given (the rest stays in
-    /// ``output``); it starts empty, with no XML header.
-    init(budget: OutputBudget, chunkLength: Int, handOff: @escaping (GrowableBytes, _ values: Int, _ stringBytes: Int) -> Void) {
+    /// ``output`` until ``passOnRest(values:stringBytes:)``), each written in a buffer from
+    /// `spares` when it has one; it starts empty, with no XML header.
+    init(
+        budget: OutputBudget, chunkLength: Int, spares: SpareBuffers? = nil,
+        handOff: @escaping (GrowableBytes, _ values: Int, _ stringBytes: Int) -> Void
+    ) {
         self.budget = budget
         sink = nil
         self.handOff = handOff
+        self.spares = spares
         passesChunksOn = true
         chunk = max(1, chunkLength)
         output = GrowableBytes(capacity: Self.bufferCapacity(chunk: chunk))
@@ -242,7 +249,7 @@ final class XMLText {
         }
         if let handOff {
             flushed += output.count
-            handOff(output.handOver(reserving: Self.bufferCapacity(chunk: chunk)), values, stringBytes)
+            handOff(output.handOver(reserving: Self.bufferCapacity(chunk: chunk), reusing: spares?.take()), values, stringBytes)
             return
         }
         guard let sink else { return }
@@ -254,6 +261,12 @@ final class XMLText {
         }
         flushed += count
         output.removeAll()
+    }
+
+    /// Hands the text not handed off yet to `handOff` as a chunk, however short (the end of a
+    /// piece of the converter's second thread), with the walk's totals at its end.
+    func passOnRest(values: Int, stringBytes: Int) throws {
+        try flush(values: values, stringBytes: stringBytes)
     }
 
     /// True when `length` more bytes keep the output within the budget.
