@@ -244,6 +244,55 @@ final class XMLSplitConversionTests: XCTestCase {
         }
     }
 
+    func testTheSecondThreadRunsAtMostTwoPiecesAhead() throws {
+        // Eight records in eight pieces: the second thread writes pieces 1 and 3 at once, then
+        // each next piece only for a permit (the first thread gives one as it starts to take each
+        // of the second's pieces). Told to stop while it waits, it stops at its next piece.
+        let data = try records(8)
+        try data.withUnsafeBytes { bytes in
+            let decoder = try BinaryPropertyListDecoder(bytes: bytes, limits: .default)
+            let split = try XCTUnwrap(decoder.splitPoint(minimumMembers: 2, pieces: 8))
+            let queue = HandoffQueue<XMLPartPiece>(), permits = HandoffQueue<Void>(), stop = Protected(false)
+            let thread = SecondThread<Void> {
+                var copy = decoder
+                copy.writeSecondPart(
+                    split, maximumDepth: DecodingLimits.default.maximumDepth, budget: OutputBudget(.max), chunkLength: 64, into: queue,
+                    permits: permits, stop: stop)
+            }
+            defer {
+                stop.withLock { $0 = true }
+                permits.put(())
+                _ = thread.join()
+            }
+            /// What comes through the queue up to the next end of a piece.
+            func nextPiece() -> String {
+                while true {
+                    switch queue.take() {
+                    case .text: continue
+                    case .finished: return "finished"
+                    case .failed: return "failed"
+                    }
+                }
+            }
+            XCTAssertEqual([nextPiece(), nextPiece()], ["finished", "finished"], "pieces 1 and 3 need no permit")
+            permits.put(())
+            XCTAssertEqual(nextPiece(), "finished", "piece 5, for one permit")
+            // Piece 7 waits for a second permit: stopped before it gets one, it gives up.
+            stop.withLock { $0 = true }
+            permits.put(())
+            XCTAssertEqual(nextPiece(), "failed", "piece 7 was written without its permit")
+        }
+    }
+
+    func testWorkRunOnTheCallersThreadIsToldSo() {
+        // The converter's second thread waits for permits only when it runs beside the first;
+        // run on the caller's thread (no thread could be started) it would wait for ever.
+        let caller = CallingThread()
+        XCTAssertTrue(caller.isCurrent)
+        let beside = SecondThread { caller.isCurrent }
+        XCTAssertEqual(beside.join(), false)
+    }
+
     func testTheSecondThreadFillsBuffersHandedBack() throws {
         // A buffer put back is filled again: the chunks after the first are written in the
         // spare buffers, not in new memory.

@@ -131,16 +131,20 @@ extension BinaryPropertyListDecoder {
             // A chunk buffer is a large page and a little more; one grown for a long value is
             // let go. Eight kept is 17 MB at most, while the second thread runs ahead.
             let spares = SpareBuffers(largestCapacity: 2 * HugePages.pageLength, mostKept: 8)
-            let chunkLength = policy.chunkLength
+            let permits = HandoffQueue<Void>()
+            let chunkLength = policy.chunkLength, caller = CallingThread()
             let thread = SplitHandoff<Void>(split: split, observer: policy.onHandoff) { stop in
                 var decoder = copy
+                // Run on this thread (no second thread could be started), it must not wait for
+                // permits this thread would give only after it returns.
                 decoder.writeSecondPart(
-                    split, maximumDepth: maximumDepth, budget: budget, chunkLength: chunkLength, into: pieces, spares: spares, stop: stop)
+                    split, maximumDepth: maximumDepth, budget: budget, chunkLength: chunkLength, into: pieces,
+                    permits: caller.isCurrent ? nil : permits, spares: spares, stop: stop)
                 return ()
             }
-            handoff = XMLHandoff(thread: thread, pieces: pieces, spares: spares)
+            handoff = XMLHandoff(thread: thread, pieces: pieces, permits: permits, spares: spares)
         }
-        defer { handoff?.thread.stopAndJoin() }
+        defer { handoff?.stopAndJoin() }
         do {
             try writeObject(trailer.topObject, text: text, walk: &walk, maximumDepth: maximumDepth)
             try write(&walk, text: text, maximumDepth: maximumDepth, handoff: handoff)
@@ -226,6 +230,8 @@ extension BinaryPropertyListDecoder {
     /// other thread's began and the result is false: the caller writes those members itself, and
     /// the sink gets no byte twice.
     private func take(_ handoff: XMLHandoff, into walk: inout XMLWalk, text: XMLText) throws -> Bool {
+        // The second thread may now start its piece after next (this piece's number plus four).
+        handoff.permits.put(())
         let start = text.position
         pieces: while true {
             switch handoff.pieces.take() {
@@ -242,7 +248,7 @@ extension BinaryPropertyListDecoder {
                 break pieces
             }
         }
-        handoff.thread.stopAndJoin()
+        handoff.stopAndJoin()
         // What the other thread put after the piece that stopped the hand-over is not needed.
         handoff.pieces.removeAll()
         text.rewind(to: start)
@@ -263,9 +269,14 @@ extension BinaryPropertyListDecoder {
     /// chunk and `.finished` with the piece's totals; or, when anything fails, `.failed` after
     /// whatever chunks it put (the first thread then writes those members itself and meets the
     /// problem where the one-thread walk would).
+    ///
+    /// With `permits`, its third piece and each after it wait for one more permit: the first
+    /// thread gives one as it starts to take each of this thread's pieces, so this thread runs
+    /// at most two pieces ahead, and what it holds stays a few pieces, not up to half the text.
     mutating func writeSecondPart(
         _ split: SplitPoint, maximumDepth: Int, budget: OutputBudget, chunkLength: Int = XMLText.sinkChunkLength,
-        into pieces: HandoffQueue<XMLPartPiece>, spares: SpareBuffers? = nil, stop: Protected<Bool>? = nil
+        into pieces: HandoffQueue<XMLPartPiece>, permits: HandoffQueue<Void>? = nil, spares: SpareBuffers? = nil,
+        stop: Protected<Bool>? = nil
     ) {
         let text = XMLText(budget: budget, chunkLength: chunkLength, spares: spares) { pieces.put(.text($0, values: $1, stringBytes: $2)) }
         var walk = XMLWalk()
@@ -293,6 +304,8 @@ extension BinaryPropertyListDecoder {
             text.output.removeAll()
             var piece = 1
             while piece < split.pieces {
+                // Pieces 5, 7, ... wait until the first thread takes pieces 1, 3, ...
+                if piece >= 5 { permits?.take() }
                 walk.frames[split.depth].next = split.start(ofPiece: piece)
                 walk.values = 0
                 walk.stringBytes = 0
@@ -433,10 +446,19 @@ enum XMLPartPiece {
     case failed
 }
 
-/// A split conversion's second thread, the queue its text comes through and where its chunk
-/// buffers go back.
+/// A split conversion's second thread, the queue its text comes through, the permits that hold
+/// it back and where its chunk buffers go back.
 private struct XMLHandoff {
     let thread: SplitHandoff<Void>
     let pieces: HandoffQueue<XMLPartPiece>
+    let permits: HandoffQueue<Void>
     let spares: SpareBuffers
+
+    /// Tells the second thread to stop, lets it go on if it waits for a permit (it then stops at
+    /// its first value), and waits for it.
+    func stopAndJoin() {
+        thread.tellToStop()
+        permits.put(())
+        thread.join()
+    }
 }

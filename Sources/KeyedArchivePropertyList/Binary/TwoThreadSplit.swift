@@ -146,7 +146,17 @@ struct SplitHandoff<Part> {
     /// bytes, so every path of the caller runs this before they go away; when the first thread
     /// failed before the split point, the second's part is not needed and it gives up early.
     func stopAndJoin() {
+        tellToStop()
+        join()
+    }
+
+    /// Sets the stop flag (see ``stopAndJoin()``).
+    func tellToStop() {
         stop.withLock { $0 = true }
+    }
+
+    /// Waits for the second thread (see ``stopAndJoin()``).
+    func join() {
         _ = thread.join()
     }
 }

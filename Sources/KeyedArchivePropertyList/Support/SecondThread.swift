@@ -87,3 +87,18 @@ private final class ThreadBody {
     let body: () -> Void
     init(_ body: @escaping () -> Void) { self.body = body }
 }
+
+/// The thread that made this value, to tell whether work given to ``SecondThread`` runs beside
+/// it or on it (no thread could be started): work that waits for the caller must not wait when
+/// it runs on the caller's own thread.
+struct CallingThread: @unchecked Sendable {
+    #if canImport(Glibc) || canImport(Musl) || canImport(Darwin)
+    private let thread = pthread_self()
+
+    /// True on the thread that made this value.
+    var isCurrent: Bool { pthread_equal(thread, pthread_self()) != 0 }
+    #else
+    /// Without threads, work always runs on the caller's thread.
+    var isCurrent: Bool { true }
+    #endif
+}
