@@ -95,8 +95,9 @@ extension PropertyList {
     /// ours share only strings, numbers, dates and data) take the two-step path, whose reader
     /// sizes each shared container once and so rejects expansion bombs at once. On a machine with
     /// more than one core, binary inputs of 1 MiB or more are converted by two threads (the
-    /// second writes the later half of the largest collection into memory); the output and the
-    /// errors are the same as with one.
+    /// largest collection is cut into pieces; the second thread writes every other piece into
+    /// memory, which the first passes on in order); the output and the errors are the same as
+    /// with one.
     public static func convert(
         _ data: Data, to format: PropertyListFormat, limits: DecodingLimits = .default, maximumOutputLength: Int = .max
     ) throws -> Data {

@@ -76,14 +76,15 @@ final class XMLSplitConversionTests: XCTestCase {
     /// Same bytes, or the same error in every detail; returns what the one-thread walk did
     /// (nil when the file takes the tree path). When the conversion succeeds with a split, the
     /// second thread's text must have been used (not rewritten by the first thread), for each of
-    /// its pieces. Cut in two, in five and into one piece per member, into memory or a sink.
+    /// its pieces. Cut in two, in seven and into one piece per member, into memory or a sink.
     @discardableResult
     private func assertSplitMatches(
         _ data: Data, _ context: @autoclosure () -> String, limits: DecodingLimits = .default, maximumOutputLength: Int = .max,
         minimumMembers: Int = 2, file: StaticString = #filePath, line: UInt = #line
     ) -> Result<Data, Error>? {
         guard let expected = convert(data, .never, limits: limits, maximumOutputLength: maximumOutputLength) else { return nil }
-        for (chunked, pieceCount) in [(false, Int.max), (true, 2), (true, 5)] {
+        // Seven pieces: the second thread's third piece waits for a permit.
+        for (chunked, pieceCount) in [(false, 2), (true, 2), (false, Int.max), (true, Int.max), (true, 7)] {
             let handoffs = Protected<[Bool]>([])
             let policy = SplitPolicy(
                 minimumInputLength: 0, minimumMembers: minimumMembers, requiresSeveralCores: false, chunkLength: 64, pieceCount: pieceCount,
@@ -275,6 +276,9 @@ final class XMLSplitConversionTests: XCTestCase {
                 }
             }
             XCTAssertEqual([nextPiece(), nextPiece()], ["finished", "finished"], "pieces 1 and 3 need no permit")
+            // Piece 5 is held back: nothing comes without a permit (given time to run ahead).
+            Thread.sleep(forTimeInterval: 0.05)
+            XCTAssertTrue(queue.isEmpty, "piece 5 was begun without a permit")
             permits.put(())
             XCTAssertEqual(nextPiece(), "finished", "piece 5, for one permit")
             // Piece 7 waits for a second permit: stopped before it gets one, it gives up.
@@ -302,11 +306,12 @@ final class XMLSplitConversionTests: XCTestCase {
         second.append(2)
         let addresses = Set([first, second].compactMap { $0.withBytes { $0.baseAddress } })
         XCTAssertEqual(addresses.count, 2)
+        // Too large (a buffer grown for a long value): let go, with room left to keep it.
+        spares.put(GrowableBytes(capacity: 2 << 20))
         spares.put(first)
         spares.put(second)
-        // Too many, or too large (a buffer grown for a long value): let go.
-        spares.put(GrowableBytes(capacity: 64))
-        spares.put(GrowableBytes(capacity: 2 << 20))
+        // Too many: let go.
+        spares.put(GrowableBytes(capacity: 8_192))
         let data = try records(200)
         try data.withUnsafeBytes { bytes in
             var decoder = try BinaryPropertyListDecoder(bytes: bytes, limits: .default)
@@ -328,6 +333,15 @@ final class XMLSplitConversionTests: XCTestCase {
             XCTAssertFalse(chunkAddresses[0].map(addresses.contains) ?? true)
             XCTAssertNil(spares.take(), "both spares used, the others let go")
         }
+        // A spare with less room than a chunk needs is not used.
+        let output = GrowableBytes(capacity: 64), small = GrowableBytes(capacity: 64)
+        output.append(7)
+        small.append(9)
+        let smallAddress = small.withBytes { $0.baseAddress }
+        let handed = output.handOver(reserving: 8_192, reusing: small)
+        XCTAssertEqual(handed.count, 1)
+        XCTAssertGreaterThanOrEqual(output.capacity, 8_192)
+        XCTAssertEqual(small.withBytes { $0.baseAddress }, smallAddress, "the small spare keeps its buffer")
     }
 
     func testTheSplitPathGoesThroughDictionariesInSortedOrder() throws {
@@ -394,7 +408,9 @@ final class XMLSplitConversionTests: XCTestCase {
     func testFailuresInTheSecondPartAreReportedWhereOneThreadReportsThem() throws {
         // The second thread fails; the first writes those members itself and meets the problem
         // in document order: the same error, key path included.
-        for bad in [0, 49, 50, 51, 99] {
+        // In seven pieces the second thread has records 14-27, 42-55 and 70-84: 20 fails its
+        // first piece, 49 its second after the first was taken, 75 its third.
+        for bad in [0, 20, 49, 50, 51, 75, 99] {
             let data = try records(100, bad: bad)
             guard case .failure(let error as PropertyListError)? = assertSplitMatches(data, "set at \(bad)") else {
                 return XCTFail("set at \(bad) accepted")
@@ -417,9 +433,14 @@ final class XMLSplitConversionTests: XCTestCase {
         // the document without the bad member, and it reaches well into the second part.
         let good = try records(2_000)
         guard case .success(let whole)? = convert(good, .never) else { return XCTFail("does not convert") }
-        for (bad, share) in [(1_500, 0.7), (1_999, 0.95)] {
+        // In halves, the second thread has records 1000-1999; in 16 pieces of 125, record 1700
+        // is in its seventh piece (1625-1749), after six were taken.
+        let halves = SplitPolicy(minimumInputLength: 0, minimumMembers: 2, requiresSeveralCores: false, chunkLength: 64)
+        var sixteen = halves
+        sixteen.pieceCount = 16
+        for (policy, bad, share) in [(halves, 1_500, 0.7), (halves, 1_999, 0.95), (sixteen, 1_700, 0.8), (always, 1_999, 0.95)] {
             let data = try records(2_000, bad: bad)
-            let (passedOn, error) = sinkBytes(data, always)
+            let (passedOn, error) = sinkBytes(data, policy)
             let (oneThread, expectedError) = sinkBytes(data, .never)
             guard let error = error as? PropertyListError, let expectedError = expectedError as? PropertyListError else {
                 return XCTFail("set at \(bad) accepted")

@@ -128,9 +128,9 @@ extension BinaryPropertyListDecoder {
         {
             let copy = self
             let pieces = HandoffQueue<XMLPartPiece>()
-            // A chunk buffer is a large page and a little more; one grown for a long value is
-            // let go. Eight kept is 17 MB at most, while the second thread runs ahead.
-            let spares = SpareBuffers(largestCapacity: 2 * HugePages.pageLength, mostKept: 8)
+            // A chunk buffer is one large page; one grown for a value that passed a chunk's end
+            // is let go. Eight kept is 16 MiB at most.
+            let spares = SpareBuffers(largestCapacity: HugePages.pageLength, mostKept: 8)
             let permits = HandoffQueue<Void>()
             let chunkLength = policy.chunkLength, caller = CallingThread()
             let thread = SplitHandoff<Void>(split: split, observer: policy.onHandoff) { stop in
@@ -442,7 +442,7 @@ enum XMLPartPiece {
     case text(GrowableBytes, values: Int, stringBytes: Int)
     /// It wrote all the piece's members; the piece's totals of values and string bytes.
     case finished(values: Int, stringBytes: Int)
-    /// It failed or was stopped; the text it handed over is a correct beginning of its part.
+    /// It failed or was stopped; the text it handed over is a correct beginning of its piece.
     case failed
 }
 

@@ -42,9 +42,10 @@ package struct SplitPolicy: Sendable {
     package var objectsPerMember: Int
     /// Whether to look at the core count (tests force the split on one-core machines too).
     package var requiresSeveralCores: Bool
-    /// Told, at the split point, whether the second thread's part was used (false: its members
-    /// are being done again by the first thread). Tests and fuzzing check that a conversion or
-    /// read that succeeds used it.
+    /// Told, at the split point (the converter: at each of the second thread's pieces), whether
+    /// the second thread's part was used (false: its members, and for the converter all after
+    /// them, are being done by the first thread). Tests and fuzzing check that a conversion or
+    /// read that succeeds used every part.
     package var onHandoff: (@Sendable (_ taken: Bool) -> Void)?
     /// The size of the chunks of text the converter passes on: to its sink, and from its second
     /// thread to the first.

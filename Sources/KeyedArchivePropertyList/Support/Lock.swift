@@ -88,6 +88,11 @@ package final class HandoffQueue<Element>: @unchecked Sendable {
         }
     }
 
+    /// True when nothing is waiting to be taken (tests: whether a producer has put more).
+    package var isEmpty: Bool {
+        lock.withLock { incoming.isEmpty && outgoing.isEmpty }
+    }
+
     /// Removes and returns the oldest element, waiting for one if there is none yet.
     package func take() -> Element {
         lock.withLock {
