@@ -281,107 +281,49 @@ package struct BinaryPropertyListObjects {
     /// its offset straight into the table's slot, so no list of offsets is kept (8 bytes per
     /// object: 170 MB for a 21-million-object archive). The buffer becomes the `Data` without a
     /// copy (large outputs, such as an archive holding an image, are touched once, not three times).
-    package func serializedData() throws -> Data {
+    ///
+    /// Lists of `secondThreadObjectCount` objects or more (implicit UID objects included) are
+    /// written by two threads on a machine with a spare core: each pass cuts the objects into
+    /// ``serializationBlockCount`` runs, the second thread takes the later ones, and each thread
+    /// writes its objects and their table slots into its own part of the buffer (the second part
+    /// starts where the first one's sizes add up to). The bytes are the same either way; most of
+    /// a large write is the kernel clearing the buffer's new pages as they are first written,
+    /// which two threads then do side by side. (Tests lower the threshold to cut small lists.)
+    package func serializedData(secondThreadObjectCount: Int = Self.secondThreadObjectCount) throws -> Data {
         let storedCount = objects.count
         guard implicitUIDCount >= 0, UInt64(implicitUIDCount) <= UInt64(UInt32.max) + 1 else {
             throw PropertyListError(.unrepresentableValue, "internal error: \(implicitUIDCount) implicit UID objects")
         }
         let (objectCount, overflow0) = storedCount.addingReportingOverflow(implicitUIDCount)
         guard !overflow0 else { throw PropertyListError(.lengthLimitExceeded, "the binary property list would exceed \(Int.max) objects") }
-        let refSize = Self.byteCount(UInt64(objectCount))
-        var position = 8  // "bplist00"
+        let twoThreads = objectCount >= Swift.max(2, secondThreadObjectCount)
+            && (SecondThread<Void>.hasSpareCore || secondThreadObjectCount < Self.secondThreadObjectCount)
         // Both passes read the objects in place (a copy of each retained its string or value).
-        try objects.withUnsafeBufferPointer { objects in
-            for index in objects.indices {
-                let (size, overflow) = position.addingReportingOverflow(Self.size(of: objects[index], refSize: refSize))
-                guard !overflow else { throw PropertyListError(.lengthLimitExceeded, "the binary property list would exceed \(Int.max) bytes") }
-                position = size
-            }
-        }
-        for uid in 0..<implicitUIDCount {
-            let (size, overflow) = position.addingReportingOverflow(Self.uidSize(UInt64(uid)))
-            guard !overflow else { throw PropertyListError(.lengthLimitExceeded, "the binary property list would exceed \(Int.max) bytes") }
-            position = size
-        }
-        let tableOffset = position
-        let offsetSize = Self.byteCount(UInt64(tableOffset))
-        let (tableBytes, overflow1) = objectCount.multipliedReportingOverflow(by: offsetSize)
-        let (total, overflow2) = tableOffset.addingReportingOverflow(tableBytes &+ 32)
-        guard !overflow1, !overflow2, tableBytes <= Int.max - 32 else {
-            throw PropertyListError(.lengthLimitExceeded, "the binary property list would exceed \(Int.max) bytes")
-        }
-        guard let base = HugePages.allocate(total) else {
-            throw PropertyListError(.lengthLimitExceeded, "cannot allocate \(total) bytes for the binary property list")
-        }
-        var out = RawByteWriter(base: base, capacity: total)
-        out.append(contentsOf: [0x62, 0x70, 0x6C, 0x69, 0x73, 0x74, 0x30, 0x30] as [UInt8])  // bplist00
-        try objects.withUnsafeBufferPointer { objects in
+        return try objects.withUnsafeBufferPointer { objects in
             try references.withUnsafeBufferPointer { references in
-                var tableSlot = tableOffset
-                for index in objects.indices {
-                    // Only where the table lies: an object that ran past it shows up below.
-                    if out.count <= tableOffset { out.storeBigEndian(UInt64(out.count), width: offsetSize, at: tableSlot) }
-                    tableSlot &+= offsetSize
-                    switch objects[index] {
-                    case .container(let kind, let count, let refsStart):
-                        let total = kind == 0xD0 ? 2 * count : count
-                        // Unchecked reads below: the span was laid out by this list, checked anyway.
-                        guard refsStart >= 0, total >= 0, refsStart <= references.count &- total else {
-                            free(base)
-                            throw PropertyListError(.unrepresentableValue, "internal error: object \(index) has references outside the list")
-                        }
-                        Self.appendMarker(kind, count: count, to: &out)
-                        for slot in refsStart..<(refsStart + total) {
-                            let reference = references[slot]
-                            guard reference >= 0 else {
-                                // An implicit UID object, written after the stored ones.
-                                let uid = ~reference
-                                guard uid < implicitUIDCount else {
-                                    free(base)
-                                    throw PropertyListError(.unrepresentableValue, "internal error: object \(index) refers to UID object \(uid) of \(implicitUIDCount)")
-                                }
-                                out.appendBigEndian(UInt64(storedCount &+ uid), width: refSize)
-                                continue
-                            }
-                            out.appendBigEndian(UInt64(reference), width: refSize)
-                        }
-                    case .scalar(let value):
-                        Self.appendScalar(value, to: &out)
-                    case .string(let string, let ascii):
-                        string.withUTF8 { Self.appendString(utf8: $0, ascii: ascii, to: &out) }
-                    case .swiftString(let string, let ascii):
-                        Self.withUTF8(of: string) { Self.appendString(utf8: $0, ascii: ascii, to: &out) }
-                    }
-                }
-                for uid in 0..<implicitUIDCount {
-                    if out.count <= tableOffset { out.storeBigEndian(UInt64(out.count), width: offsetSize, at: tableSlot) }
-                    tableSlot &+= offsetSize
-                    Self.appendScalar(.uid(UInt32(truncatingIfNeeded: uid)), to: &out)
-                }
+                let items = SerializedItems(
+                    objects: objects, references: references, storedCount: storedCount, implicitUIDCount: implicitUIDCount,
+                    refSize: Self.byteCount(UInt64(objectCount)))
+                return try items.serialize(blocks: twoThreads ? Self.serializationBlockCount : 1)
             }
         }
-        guard out.count == tableOffset else {
-            // The two passes disagree: a bug here, reported rather than trusted.
-            free(base)
-            throw PropertyListError(.unrepresentableValue, "internal error: wrote \(out.count) bytes of objects, sized \(tableOffset)")
-        }
-        out.skip(tableBytes)  // filled while writing the objects
-        out.appendBigEndian(0, width: 6)
-        out.append(UInt8(offsetSize))
-        out.append(UInt8(refSize))
-        out.appendBigEndian(UInt64(objectCount), width: 8)
-        out.appendBigEndian(0, width: 8)  // top object
-        out.appendBigEndian(UInt64(tableOffset), width: 8)
-        guard out.count == total else {
-            // The two passes disagree: a bug here, reported rather than trusted.
-            free(base)
-            throw PropertyListError(.unrepresentableValue, "internal error: wrote \(out.count) of \(total) bytes")
-        }
-        return Data(bytesNoCopy: base, count: total, deallocator: .free)
+    }
+
+    /// Lists of this many objects or more are written by two threads (``serializedData(secondThreadObjectCount:)``).
+    package static let secondThreadObjectCount = 1 << 16
+
+    /// The runs the objects are cut into when two threads write them: the second thread's
+    /// part is a whole number of runs, chosen so that the two parts' bytes come closest.
+    static let serializationBlockCount = 16
+
+    /// The items (stored objects, then implicit UID objects) of each of `blocks` runs.
+    func serializationRuns(blocks: Int) -> [Range<Int>] {
+        let count = objects.count &+ implicitUIDCount
+        return (0..<blocks).map { SerializedItems.items(ofBlock: $0, of: blocks, count: count) }
     }
 
     /// CoreFoundation's `_byteCount`: the fewest of 1, 2, 4 or 8 bytes whose range holds `value`.
-    private static func byteCount(_ value: UInt64) -> Int {
+    fileprivate static func byteCount(_ value: UInt64) -> Int {
         if value <= 0xFF { return 1 }
         if value <= 0xFFFF { return 2 }
         if value <= 0xFFFF_FFFF { return 4 }
@@ -395,7 +337,7 @@ package struct BinaryPropertyListObjects {
 
     /// The bytes ``appendScalar(_:to:)``, ``appendString(_:ascii:to:)`` or a container write
     /// for `object`: the first pass of ``serializedData()``.
-    private static func size(of object: Object, refSize: Int) -> Int {
+    fileprivate static func size(of object: Object, refSize: Int) -> Int {
         switch object {
         case .container(let kind, let count, _):
             return markerSize(count) + (kind == 0xD0 ? 2 * count : count) * refSize
@@ -428,9 +370,9 @@ package struct BinaryPropertyListObjects {
 
     /// The bytes of a UID object: its marker and 1, 2 or 4 bytes.
     @inline(__always)
-    private static func uidSize(_ uid: UInt64) -> Int { uid <= 0xFF ? 2 : uid <= 0xFFFF ? 3 : 5 }
+    fileprivate static func uidSize(_ uid: UInt64) -> Int { uid <= 0xFF ? 2 : uid <= 0xFFFF ? 3 : 5 }
 
-    private static func appendScalar(_ value: PropertyListValue, to out: inout RawByteWriter) {
+    fileprivate static func appendScalar(_ value: PropertyListValue, to out: inout RawByteWriter) {
         switch value {
         case .null: out.append(0x00)
         case .bool(let bool): out.append(bool ? 0x09 : 0x08)
@@ -474,7 +416,7 @@ package struct BinaryPropertyListObjects {
 
     /// Writes a string of valid UTF-8 `bytes`: one byte a character when `ascii`, else
     /// big-endian UTF-16.
-    private static func appendString(utf8 bytes: UnsafeBufferPointer<UInt8>, ascii: Bool, to out: inout RawByteWriter) {
+    fileprivate static func appendString(utf8 bytes: UnsafeBufferPointer<UInt8>, ascii: Bool, to out: inout RawByteWriter) {
         if ascii {
             appendMarker(0x50, count: bytes.count, to: &out)
             out.append(contentsOf: UnsafeRawBufferPointer(bytes))
@@ -488,7 +430,7 @@ package struct BinaryPropertyListObjects {
 
     /// Calls `body` with the UTF-8 bytes of `string` (a copy only for a string that is not
     /// contiguous UTF-8, such as a bridged one).
-    private static func withUTF8<Result>(of string: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+    fileprivate static func withUTF8<Result>(of string: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
         if let result = string.utf8.withContiguousStorageIfAvailable(body) { return result }
         var native = string
         return native.withUTF8(body)
@@ -503,7 +445,7 @@ package struct BinaryPropertyListObjects {
     }
 
     /// A marker with the count in its low nibble, or 0xF and an integer object for counts >= 15.
-    private static func appendMarker(_ kind: UInt8, count: Int, to out: inout RawByteWriter) {
+    fileprivate static func appendMarker(_ kind: UInt8, count: Int, to out: inout RawByteWriter) {
         if count < 15 {
             out.append(kind | UInt8(count))
         } else {
@@ -518,15 +460,190 @@ package struct BinaryPropertyListObjects {
 /// Writes bytes into a buffer of a size computed in advance. Every write is bounds-checked: a
 /// write that would not fit is dropped and counted, so a size computation that disagreed with
 /// the writing shows up as `count != capacity` instead of as memory corruption.
+/// The objects of a ``BinaryPropertyListObjects`` as ``BinaryPropertyListObjects/serializedData(secondThreadObjectCount:)``
+/// writes them: items `0 ..< storedCount` are the stored objects, the rest the implicit UID
+/// objects, in file order.
+private struct SerializedItems {
+    typealias Object = BinaryPropertyListObjects.Object
+
+    let objects: UnsafeBufferPointer<Object>
+    let references: UnsafeBufferPointer<Int>
+    let storedCount: Int
+    let implicitUIDCount: Int
+    let refSize: Int
+
+    var count: Int { storedCount &+ implicitUIDCount }
+
+    /// The items of run `block` of `blocks` (equal counts, the last ones one larger).
+    func items(ofBlock block: Int, of blocks: Int) -> Range<Int> {
+        Self.items(ofBlock: block, of: blocks, count: count)
+    }
+
+    /// Run `block` of `blocks` over `count` items.
+    static func items(ofBlock block: Int, of blocks: Int, count: Int) -> Range<Int> {
+        let base = count / blocks, longer = count % blocks, shorter = blocks &- longer
+        func start(_ block: Int) -> Int { block &* base &+ Swift.max(0, block &- shorter) }
+        return start(block)..<start(block &+ 1)
+    }
+
+    /// The file: both passes over the items cut into `blocks` runs, the runs from the middle
+    /// (by bytes) on written by a second thread when there are two runs or more.
+    func serialize(blocks: Int) throws -> Data {
+        let blocks = Swift.max(1, Swift.min(blocks, count))
+        // Pass 1: the bytes of each run, the second half of the runs on the second thread.
+        let firstRuns = blocks / 2
+        var runBytes: [Int]
+        if blocks > 1 {
+            let second = SecondThread { () -> Result<[Int], any Error> in
+                Result { try (firstRuns..<blocks).map { try byteCount(of: items(ofBlock: $0, of: blocks)) } }
+            }
+            // The second thread reads the objects: joined on every path.
+            defer { _ = second.join() }
+            let first = try (0..<firstRuns).map { try byteCount(of: items(ofBlock: $0, of: blocks)) }
+            guard let secondResult = second.join() else { throw PropertyListError(.unrepresentableValue, "internal error: size pass lost") }
+            runBytes = try first + secondResult.get()
+        } else {
+            runBytes = [try byteCount(of: 0..<count)]
+        }
+        // Where each run starts in the file, and where the offset table does.
+        var runStarts: [Int] = []
+        runStarts.reserveCapacity(blocks &+ 1)
+        var position = 8  // "bplist00"
+        for bytes in runBytes {
+            runStarts.append(position)
+            let (next, overflow) = position.addingReportingOverflow(bytes)
+            guard !overflow else { throw PropertyListError(.lengthLimitExceeded, "the binary property list would exceed \(Int.max) bytes") }
+            position = next
+        }
+        let tableOffset = position
+        runStarts.append(tableOffset)
+        let offsetSize = BinaryPropertyListObjects.byteCount(UInt64(tableOffset))
+        let (tableBytes, overflow1) = count.multipliedReportingOverflow(by: offsetSize)
+        let (total, overflow2) = tableOffset.addingReportingOverflow(tableBytes &+ 32)
+        guard !overflow1, !overflow2, tableBytes <= Int.max - 32 else {
+            throw PropertyListError(.lengthLimitExceeded, "the binary property list would exceed \(Int.max) bytes")
+        }
+        guard let base = HugePages.allocate(total) else {
+            throw PropertyListError(.lengthLimitExceeded, "cannot allocate \(total) bytes for the binary property list")
+        }
+        var ownsBuffer = true
+        defer { if ownsBuffer { free(base) } }
+        var header = RawByteWriter(base: base, capacity: 8)
+        header.append(contentsOf: [0x62, 0x70, 0x6C, 0x69, 0x73, 0x74, 0x30, 0x30] as [UInt8])  // bplist00
+        // Pass 2: the second thread writes the runs from the one whose start is nearest the
+        // middle of the objects' bytes.
+        var split = blocks
+        if blocks > 1 {
+            let middle = 8 &+ (tableOffset &- 8) / 2
+            split = (1..<blocks).min { abs(runStarts[$0] &- middle) < abs(runStarts[$1] &- middle) } ?? firstRuns
+        }
+        let firstItems = 0..<items(ofBlock: split &- 1, of: blocks).upperBound
+        let layout = (tableOffset: tableOffset, offsetSize: offsetSize, total: total)
+        if split < blocks {
+            let secondItems = firstItems.upperBound..<count
+            let secondStart = runStarts[split]
+            let second = SecondThread { () -> Result<Void, any Error> in
+                Result { try write(secondItems, into: base, from: secondStart, to: tableOffset, layout: layout) }
+            }
+            // The second thread writes into `base`: joined on every path before it is freed.
+            defer { _ = second.join() }
+            try write(firstItems, into: base, from: 8, to: secondStart, layout: layout)
+            guard let secondResult = second.join() else { throw PropertyListError(.unrepresentableValue, "internal error: write pass lost") }
+            try secondResult.get()
+        } else {
+            try write(firstItems, into: base, from: 8, to: tableOffset, layout: layout)
+        }
+        var out = RawByteWriter(base: base, capacity: total, count: tableOffset &+ tableBytes)
+        out.appendBigEndian(0, width: 6)
+        out.append(UInt8(offsetSize))
+        out.append(UInt8(refSize))
+        out.appendBigEndian(UInt64(count), width: 8)
+        out.appendBigEndian(0, width: 8)  // top object
+        out.appendBigEndian(UInt64(tableOffset), width: 8)
+        guard out.count == total else {
+            // The two passes disagree: a bug here, reported rather than trusted.
+            throw PropertyListError(.unrepresentableValue, "internal error: wrote \(out.count) of \(total) bytes")
+        }
+        ownsBuffer = false
+        return Data(bytesNoCopy: base, count: total, deallocator: .free)
+    }
+
+    /// Pass 1: the bytes `items` take.
+    func byteCount(of items: Range<Int>) throws -> Int {
+        var bytes = 0
+        for item in items {
+            let size = item < storedCount
+                ? BinaryPropertyListObjects.size(of: objects[item], refSize: refSize)
+                : BinaryPropertyListObjects.uidSize(UInt64(item &- storedCount))
+            let (sum, overflow) = bytes.addingReportingOverflow(size)
+            guard !overflow else { throw PropertyListError(.lengthLimitExceeded, "the binary property list would exceed \(Int.max) bytes") }
+            bytes = sum
+        }
+        return bytes
+    }
+
+    /// Pass 2: writes `items` into `base` from byte `start` (nothing at or past `end`), and each
+    /// one's offset into its slot of the offset table.
+    func write(_ items: Range<Int>, into base: UnsafeMutableRawPointer, from start: Int, to end: Int, layout: (tableOffset: Int, offsetSize: Int, total: Int)) throws {
+        var out = RawByteWriter(base: base, capacity: end, count: start)
+        var table = RawByteWriter(base: base, capacity: layout.total)
+        let offsetSize = layout.offsetSize
+        var tableSlot = layout.tableOffset &+ items.lowerBound &* offsetSize
+        for item in items {
+            // Only where the table lies: an object that ran past it shows up below.
+            if out.count <= layout.tableOffset { table.storeBigEndian(UInt64(out.count), width: offsetSize, at: tableSlot) }
+            tableSlot &+= offsetSize
+            guard item < storedCount else {
+                BinaryPropertyListObjects.appendScalar(.uid(UInt32(truncatingIfNeeded: item &- storedCount)), to: &out)
+                continue
+            }
+            switch objects[item] {
+            case .container(let kind, let count, let refsStart):
+                let total = kind == 0xD0 ? 2 * count : count
+                // Unchecked reads below: the span was laid out by this list, checked anyway.
+                guard refsStart >= 0, total >= 0, refsStart <= references.count &- total else {
+                    throw PropertyListError(.unrepresentableValue, "internal error: object \(item) has references outside the list")
+                }
+                BinaryPropertyListObjects.appendMarker(kind, count: count, to: &out)
+                for slot in refsStart..<(refsStart + total) {
+                    let reference = references[slot]
+                    guard reference >= 0 else {
+                        // An implicit UID object, written after the stored ones.
+                        let uid = ~reference
+                        guard uid < implicitUIDCount else {
+                            throw PropertyListError(.unrepresentableValue, "internal error: object \(item) refers to UID object \(uid) of \(implicitUIDCount)")
+                        }
+                        out.appendBigEndian(UInt64(storedCount &+ uid), width: refSize)
+                        continue
+                    }
+                    out.appendBigEndian(UInt64(reference), width: refSize)
+                }
+            case .scalar(let value):
+                BinaryPropertyListObjects.appendScalar(value, to: &out)
+            case .string(let string, let ascii):
+                string.withUTF8 { BinaryPropertyListObjects.appendString(utf8: $0, ascii: ascii, to: &out) }
+            case .swiftString(let string, let ascii):
+                BinaryPropertyListObjects.withUTF8(of: string) { BinaryPropertyListObjects.appendString(utf8: $0, ascii: ascii, to: &out) }
+            }
+        }
+        guard out.count == end else {
+            // The two passes disagree: a bug here, reported rather than trusted.
+            throw PropertyListError(.unrepresentableValue, "internal error: wrote objects up to byte \(out.count), sized to \(end)")
+        }
+    }
+}
+
 private struct RawByteWriter {
     private let base: UnsafeMutableRawPointer
     private let capacity: Int
     /// Bytes written, plus bytes dropped for not fitting.
     private(set) var count = 0
 
-    init(base: UnsafeMutableRawPointer, capacity: Int) {
+    /// A writer of bytes `count ..< capacity` of `base` (what would go past `capacity` is dropped).
+    init(base: UnsafeMutableRawPointer, capacity: Int, count: Int = 0) {
         self.base = base
         self.capacity = capacity
+        self.count = count
     }
 
     @inline(__always)

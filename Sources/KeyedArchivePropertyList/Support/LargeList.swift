@@ -115,7 +115,8 @@ package struct LargeList<Element>: RandomAccessCollection, MutableCollection {
         let (wanted, overflow) = storage.count.addingReportingOverflow(elements.underestimatedCount)
         if !overflow { reserveCapacity(wanted) }
         let done: Void? = elements.withContiguousStorageIfAvailable { buffer in
-            guard let source = buffer.baseAddress else { return }
+            // An empty buffer may have an address while this list has no buffer yet.
+            guard let source = buffer.baseAddress, !buffer.isEmpty else { return }
             reserveCapacity(storage.count + buffer.count)
             // Room for a non-empty buffer was just made, so the buffer exists.
             (storage.base.unsafelyUnwrapped + storage.count).initialize(from: source, count: buffer.count)

@@ -1,0 +1,158 @@
+import Foundation
+import KeyedArchiveTestSupport
+import XCTest
+@testable import KeyedArchivePropertyList
+
+/// The binary writer writes large lists on two threads, each into its own part of the buffer.
+/// Whatever the list, the bytes must be exactly those of the one-thread write, and its internal
+/// errors the same.
+final class TwoThreadWriteTests: XCTestCase {
+    /// The bytes (or the error's text) of `objects` written on one thread and on two, the
+    /// second forced whatever the list's size.
+    private func write(_ objects: BinaryPropertyListObjects) -> (one: Result<Data, Error>, two: Result<Data, Error>) {
+        (Result { try objects.serializedData(secondThreadObjectCount: .max) }, Result { try objects.serializedData(secondThreadObjectCount: 2) })
+    }
+
+    @discardableResult
+    private func assertTwoThreadsMatchOne(
+        _ objects: BinaryPropertyListObjects, _ context: @autoclosure () -> String, file: StaticString = #filePath, line: UInt = #line
+    ) -> Data? {
+        let (one, two) = write(objects)
+        switch (one, two) {
+        case (.success(let a), .success(let b)):
+            XCTAssertTrue(a == b, "\(context()): bytes differ (\(a.count) and \(b.count) bytes)", file: file, line: line)
+            return a
+        case (.failure(let a), .failure(let b)):
+            XCTAssertEqual("\(b)", "\(a)", "\(context())", file: file, line: line)
+        default:
+            XCTFail("\(context()): one thread \(one), two \(two)", file: file, line: line)
+        }
+        return nil
+    }
+
+    /// A value tree of about `size` leaves: strings of several lengths (ASCII and not, some
+    /// repeated), integers of every width, reals, dates, data, booleans, nested containers.
+    private func randomValue(_ generator: inout SeededGenerator, size: Int, depth: Int = 0) -> PropertyListValue {
+        if size <= 1 || depth > 6 {
+            switch generator.next() % 9 {
+            case 0: return .string(PropertyListString(String(repeating: "k", count: Int(generator.next() % 40)) + "\(generator.next() % 50)"))
+            case 1: return .string(PropertyListString("ü\(generator.next() % 30)" + String(repeating: "€", count: Int(generator.next() % 20))))
+            case 2: return .integer(PropertyListInteger(Int64(bitPattern: generator.next()) >> (generator.next() % 64)))
+            case 3: return .integer(PropertyListInteger(UInt64.max - generator.next() % 3))
+            case 4: return .real(PropertyListReal(Double(generator.next() % 1000) / 8, isSinglePrecision: generator.chance(0.3)))
+            case 5: return .date(Date(timeIntervalSinceReferenceDate: Double(generator.next() % 1_000_000)))
+            case 6: return .data(Data((0..<Int(generator.next() % 300)).map { UInt8(truncatingIfNeeded: $0 &* 7) }))
+            case 7: return .bool(generator.chance(0.5))
+            default: return .uid(UInt32(truncatingIfNeeded: generator.next() % 70_000))
+            }
+        }
+        let parts = Int(generator.next() % 20) + 1
+        let each = Swift.max(1, size / parts)
+        if generator.chance(0.5) {
+            return .array((0..<parts).map { _ in randomValue(&generator, size: each, depth: depth + 1) })
+        }
+        var dictionary = PropertyListDictionary()
+        for index in 0..<parts {
+            dictionary.entries.append((.string(PropertyListString("key\(index)")), randomValue(&generator, size: each, depth: depth + 1)))
+        }
+        return .dictionary(dictionary)
+    }
+
+    /// Random trees from two objects to about 40,000: parts of a few objects each, and parts
+    /// that end inside long strings and data.
+    func testRandomListsWriteAlikeOnOneAndTwoThreads() throws {
+        var generator = SeededGenerator(seed: 0x7_0007)
+        for size in [1, 2, 3, 5, 17, 31, 100, 1_000, 40_000] {
+            for round in 0..<(size < 1_000 ? 8 : 2) {
+                var objects = BinaryPropertyListObjects()
+                let value = randomValue(&generator, size: size)
+                _ = try objects.add(value)
+                let bytes = try XCTUnwrap(assertTwoThreadsMatchOne(objects, "size \(size) round \(round)"))
+                // And they are the file: read back to the same value.
+                XCTAssertEqual(try PropertyList.decode(bytes), value, "size \(size) round \(round)")
+            }
+        }
+    }
+
+    /// Every readable binary file of the corpus, flattened and written both ways.
+    func testCorpusFilesWriteAlikeOnOneAndTwoThreads() throws {
+        guard Corpus.root != nil else { print("SKIP: corpus not found (../shared/corpus)"); return }
+        var written = 0
+        for entry in BinaryCorpusTests.binaryEntries() {
+            guard let value = try? PropertyList.decode(entry.data) else { continue }
+            var objects = BinaryPropertyListObjects()
+            guard (try? objects.add(value)) != nil else { continue }
+            if assertTwoThreadsMatchOne(objects, entry.path) != nil { written += 1 }
+        }
+        XCTAssertGreaterThan(written, 20)
+    }
+
+    /// Implicit UID objects come after the stored ones and belong to the second thread's part;
+    /// UIDs of one, two and four bytes, referred to from containers of both parts.
+    func testImplicitUIDObjectsWriteAlikeAndReadInPlistlib() throws {
+        var objects = BinaryPropertyListObjects()
+        objects.implicitUIDCount = 70_000
+        let root = objects.appendPlaceholder()
+        var members: [Int] = []
+        for uid in stride(from: 0, to: 70_000, by: 997) {
+            members.append(BinaryPropertyListObjects.implicitUIDReference(uid))
+            members.append(try objects.add(.string(PropertyListString("s\(uid)"))))
+        }
+        objects.setContainer(kind: 0xA0, references: members, at: root)
+        let bytes = try XCTUnwrap(assertTwoThreadsMatchOne(objects, "implicit UIDs"))
+        guard case .array(let items) = try PropertyList.decode(bytes) else { return XCTFail("not an array") }
+        XCTAssertEqual(items.count, members.count)
+        XCTAssertEqual(items.first, .uid(0))
+        XCTAssertEqual(items.last, .string(PropertyListString("s\(997 * 70)")))
+        guard Python.executable != nil else { print("SKIP: python3 not found: no plistlib check"); return }
+        // Written with the default threshold: over 70,000 objects, two threads here.
+        let defaultBytes = try objects.serializedData()
+        XCTAssertEqual(defaultBytes, bytes)
+        let summary = try Python.run(
+            "import sys, plistlib; v = plistlib.loads(sys.stdin.buffer.read()); "
+                + "print(len(v), v[0].data, v[2].data, v[-2].data, v[-1])",
+            input: defaultBytes)
+        XCTAssertEqual(String(decoding: summary, as: UTF8.self), "\(members.count) 0 997 \(997 * 70) s\(997 * 70)\n")
+    }
+
+    /// A container referring to an implicit UID object that does not exist: both ways throw
+    /// the same error, whether the container falls in the first part or the second.
+    func testAnInternalErrorIsTheSameInEitherPart() throws {
+        for position in [0, 50, 99] {
+            var objects = BinaryPropertyListObjects()
+            objects.implicitUIDCount = 2
+            let root = objects.appendPlaceholder()
+            var members: [Int] = []
+            for index in 0..<100 {
+                if index == position {
+                    members.append(objects.addContainer(kind: 0xA0, references: [BinaryPropertyListObjects.implicitUIDReference(5)]))
+                } else {
+                    members.append(try objects.add(.integer(PropertyListInteger(Int64(index) * 1_000))))
+                }
+            }
+            objects.setContainer(kind: 0xA0, references: members, at: root)
+            let (one, two) = write(objects)
+            XCTAssertThrowsError(try one.get())
+            XCTAssertThrowsError(try two.get()) { error in
+                XCTAssertTrue("\(error)".contains("refers to UID object 5 of 2"), "\(error)")
+            }
+            assertTwoThreadsMatchOne(objects, "bad container at \(position)")
+        }
+    }
+
+    /// The parts are whole runs: the run bounds cover every object once, in order.
+    func testRunsCoverTheObjectsInOrder() {
+        for count in [1, 2, 15, 16, 17, 33, 1_000] {
+            var objects = BinaryPropertyListObjects()
+            for index in 0..<count { _ = objects.addContainer(kind: 0xA0, references: index == 0 ? [] : [index - 1]) }
+            let blocks = BinaryPropertyListObjects.serializationBlockCount
+            let ranges = objects.serializationRuns(blocks: blocks)
+            XCTAssertEqual(ranges.count, blocks, "count \(count)")
+            XCTAssertEqual(ranges.first?.lowerBound, 0)
+            XCTAssertEqual(ranges.last?.upperBound, count)
+            for (a, b) in zip(ranges, ranges.dropFirst()) { XCTAssertEqual(a.upperBound, b.lowerBound, "count \(count)") }
+            let sizes = ranges.map(\.count)
+            XCTAssertLessThanOrEqual((sizes.max() ?? 0) - (sizes.min() ?? 0), 1, "count \(count): \(sizes)")
+        }
+    }
+}
