@@ -31,7 +31,7 @@ public enum BinaryPropertyListReader {
     /// the tree decoded by two threads as `split` says.
     package static func read(
         _ bytes: UnsafeRawBufferPointer, limits: DecodingLimits = .default,
-        secondThreadObjectCount: Int? = nil, split: SplitPolicy = .automatic
+        secondThreadObjectCount: Int? = nil, split: SplitPolicy = .automaticForReading
     ) throws -> PropertyListValue {
         var decoder = try BinaryPropertyListDecoder(
             bytes: bytes, limits: limits,
@@ -287,7 +287,7 @@ struct BinaryPropertyListDecoder {
 
     /// Decodes the whole tree. Large files are read by two threads when the machine has two
     /// cores (see ``SplitPolicy``): the value and the errors are the same either way.
-    mutating func decodeRoot(split policy: SplitPolicy = .automatic) throws -> PropertyListValue {
+    mutating func decodeRoot(split policy: SplitPolicy = .automaticForReading) throws -> PropertyListValue {
         var frames: [Frame] = []
         var handoff: SplitHandoff<TreePart>?
         if policy.allowsSplitting(inputLength: bytes.count), !hasSharedContainers(),
