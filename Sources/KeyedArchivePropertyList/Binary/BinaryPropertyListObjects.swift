@@ -17,7 +17,7 @@ import Darwin
 /// ``reserve(_:)``, fill them with ``setLeaf(_:at:)`` / ``setContainer(kind:references:at:)``,
 /// and use ``add(_:)`` only for the small values inside their entries.
 ///
-/// ``serializedData()`` writes the list: object 0 is the top object, references and offsets use the
+/// ``serializedData(secondThreadObjectCount:)`` writes the list: object 0 is the top object, references and offsets use the
 /// fewest of 1, 2, 4 or 8 bytes, markers as CoreFoundation writes them.
 package struct BinaryPropertyListObjects {
     /// One object of the list.
@@ -336,7 +336,7 @@ package struct BinaryPropertyListObjects {
     }
 
     /// The bytes ``appendScalar(_:to:)``, ``appendString(_:ascii:to:)`` or a container write
-    /// for `object`: the first pass of ``serializedData()``.
+    /// for `object`: the first pass of ``serializedData(secondThreadObjectCount:)``.
     fileprivate static func size(of object: Object, refSize: Int) -> Int {
         switch object {
         case .container(let kind, let count, _):
@@ -457,9 +457,6 @@ package struct BinaryPropertyListObjects {
     }
 }
 
-/// Writes bytes into a buffer of a size computed in advance. Every write is bounds-checked: a
-/// write that would not fit is dropped and counted, so a size computation that disagreed with
-/// the writing shows up as `count != capacity` instead of as memory corruption.
 /// The objects of a ``BinaryPropertyListObjects`` as ``BinaryPropertyListObjects/serializedData(secondThreadObjectCount:)``
 /// writes them: items `0 ..< storedCount` are the stored objects, the rest the implicit UID
 /// objects, in file order.
@@ -633,6 +630,9 @@ private struct SerializedItems {
     }
 }
 
+/// Writes bytes into a buffer of a size computed in advance. Every write is bounds-checked: a
+/// write that would not fit is dropped and counted, so a size computation that disagreed with
+/// the writing shows up as `count != capacity` instead of as memory corruption.
 private struct RawByteWriter {
     private let base: UnsafeMutableRawPointer
     private let capacity: Int

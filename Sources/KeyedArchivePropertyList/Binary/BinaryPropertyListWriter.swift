@@ -20,7 +20,7 @@
 ///
 /// The writer is two parts: this flattening front end (``BinaryPropertyListObjects/add(_:)``:
 /// value tree to flat object list, with CoreFoundation's uniquing and order) and the one
-/// `bplist00` serializer of a flat object list (``BinaryPropertyListObjects/serializedData()``).
+/// `bplist00` serializer of a flat object list (``BinaryPropertyListObjects/serializedData(secondThreadObjectCount:)``).
 /// Layers that already hold a flat, uniqued object table (the keyed archiver) fill the list
 /// directly and share the serializer.
 public enum BinaryPropertyListWriter {
