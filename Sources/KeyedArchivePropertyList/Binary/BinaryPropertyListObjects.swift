@@ -296,8 +296,7 @@ package struct BinaryPropertyListObjects {
         }
         let (objectCount, overflow0) = storedCount.addingReportingOverflow(implicitUIDCount)
         guard !overflow0 else { throw PropertyListError(.lengthLimitExceeded, "the binary property list would exceed \(Int.max) objects") }
-        let twoThreads = objectCount >= Swift.max(2, secondThreadObjectCount)
-            && (SecondThread<Void>.hasSpareCore || secondThreadObjectCount < Self.secondThreadObjectCount)
+        let twoThreads = SecondThread<Void>.splits(objectCount, from: secondThreadObjectCount, usually: Self.secondThreadObjectCount)
         // Both passes read the objects in place (a copy of each retained its string or value).
         return try objects.withUnsafeBufferPointer { objects in
             try references.withUnsafeBufferPointer { references in
@@ -478,9 +477,7 @@ private struct SerializedItems {
 
     /// Run `block` of `blocks` over `count` items.
     static func items(ofBlock block: Int, of blocks: Int, count: Int) -> Range<Int> {
-        let base = count / blocks, longer = count % blocks, shorter = blocks &- longer
-        func start(_ block: Int) -> Int { block &* base &+ Swift.max(0, block &- shorter) }
-        return start(block)..<start(block &+ 1)
+        startOfEvenRun(block, of: blocks, count: count)..<startOfEvenRun(block &+ 1, of: blocks, count: count)
     }
 
     /// The file: both passes over the items cut into `blocks` runs, the runs from the middle

@@ -134,7 +134,7 @@ struct BinaryPropertyListDecoder {
         // A negative budget counts nothing.
         let referenceCapacity = countsReferences ? (objectsEnd - 8) / referenceWidth : -1
         var counted: Int?
-        if count >= max(2, secondThreadObjectCount), SecondThread<Void>.hasSpareCore || secondThreadObjectCount < Self.secondThreadObjectCount {
+        if SecondThread<Void>.splits(count, from: secondThreadObjectCount, usually: Self.secondThreadObjectCount) {
             // Large tables are scanned in two halves at once, the second into its own marks;
             // the first half's error, if any, is the one the one-thread pass would throw first.
             let half = count / 2

@@ -19,10 +19,16 @@ struct SplitPoint: Sendable {
     /// pieces` pieces have one member more than the others (so that two halves of an odd count
     /// leave the extra member to the second thread, as the tree reader has always cut).
     func start(ofPiece piece: Int) -> Int {
-        let quotient = memberCount / pieces, remainder = memberCount % pieces
-        // At most memberCount: no overflow.
-        return piece &* quotient &+ max(0, piece &- (pieces &- remainder))
+        startOfEvenRun(piece, of: pieces, count: memberCount)
     }
+}
+
+/// Where run `run` of `runs` starts when `count` items are cut into runs of equal length, the
+/// last `count % runs` runs one longer: the converter's pieces, the binary writer's runs.
+func startOfEvenRun(_ run: Int, of runs: Int, count: Int) -> Int {
+    let quotient = count / runs, remainder = count % runs
+    // At most count for run <= runs: no overflow.
+    return run &* quotient &+ max(0, run &- (runs &- remainder))
 }
 
 /// When the binary reader and the binary-to-XML converter use a second thread: for inputs of

@@ -79,6 +79,13 @@ final class SecondThread<Result>: @unchecked Sendable {
 
     /// True when a second thread can run beside the caller (more than one core).
     static var hasSpareCore: Bool { ProcessInfo.processInfo.activeProcessorCount > 1 }
+
+    /// Whether work on `count` items goes to two threads: from `threshold` items (at least two)
+    /// on, on a machine with a spare core; or on any machine when a test lowered the threshold
+    /// below the `usual` one (to reach the two-thread path on small inputs).
+    static func splits(_ count: Int, from threshold: Int, usually usual: Int) -> Bool {
+        count >= Swift.max(2, threshold) && (hasSpareCore || threshold < usual)
+    }
 }
 
 /// What a started thread runs: a non-generic box, because a C function pointer cannot capture
