@@ -44,14 +44,20 @@ public final class KeyedUnarchiver {
     @exclusivity(unchecked) private var depth = 0
     @exclusivity(unchecked) private var allowedSets: [Set<KeyedArchiveClass>: Allowed] = [:]
     @exclusivity(unchecked) private var allowedLists: [[KeyedArchiveClass]: Allowed] = [:]
-    @exclusivity(unchecked) private var allowedByType: [ObjectIdentifier: Allowed] = [:]
-    /// The last two Swift types asked for by ``decodeObject(of:forKey:)`` (most recent first):
-    /// decoders alternate between a few types, and this saves the hashing of a dictionary lookup.
-    @exclusivity(unchecked) private var recentTypes: (ObjectIdentifier?, Allowed?, ObjectIdentifier?, Allowed?) = (nil, nil, nil, nil)
+    /// Every allowed set made, by id (``Allowed/id`` counts them from 0).
+    @exclusivity(unchecked) private var allowedByID: [Allowed] = []
+    /// The id of the allowed set of a Swift type.
+    @exclusivity(unchecked) private var allowedByType: [ObjectIdentifier: Int] = [:]
+    /// The last two Swift types asked for by ``decodeObject(of:forKey:)`` and the ids of their
+    /// allowed sets (most recent first): decoders alternate between a few types, and this
+    /// saves the hashing of a dictionary lookup. Ids, not sets: reading one costs no retain.
+    @exclusivity(unchecked) private var recentTypes: (ObjectIdentifier?, Int, ObjectIdentifier?, Int) = (nil, 0, nil, 0)
     /// Class descriptions met so far, by the UID of the description, with how they resolved
     /// under each allowed set.
     @exclusivity(unchecked) private var classInfos: [UInt32: ClassInfo] = [:]
     @exclusivity(unchecked) private var lastClassInfo: ClassInfo?
+    /// The user class and allowed-set id that last passed ``passesCheck(_:allowed:uid:)``.
+    @exclusivity(unchecked) private var lastPassedCheck: (ObjectIdentifier, Int)?
     @exclusivity(unchecked) private var path: [PathSegment] = []
 
     private struct Context {
@@ -59,6 +65,16 @@ public final class KeyedUnarchiver {
         var className: String?
         var fields: ArchiveFields
         var unkeyedIndex = 0
+        /// The fields read in place, unretained (``fields`` holds them): a key lookup through
+        /// this costs no retain and release of them, as one through ``fields`` does.
+        let inPlace: Unmanaged<InPlaceFields>?
+
+        init(uid: UInt32, className: String?, fields: ArchiveFields) {
+            self.uid = uid
+            self.className = className
+            self.fields = fields
+            if case .inPlace(let inPlace) = fields { self.inPlace = Unmanaged.passUnretained(inPlace) } else { inPlace = nil }
+        }
     }
 
     /// A class description of the archive and its resolutions (few: one per allowed set).
@@ -89,6 +105,9 @@ public final class KeyedUnarchiver {
     private enum PendingPhase2 {
         case user(UInt32, any KeyedArchiving, ArchiveFields, String)
         case generic(UInt32, ArchivedObject, ArchiveFields, Allowed)
+        /// A job already taken out of the list (``drainPhase2()`` moves each out, so that its
+        /// references are neither copied nor released twice).
+        case taken
     }
 
     private struct CacheKey: Hashable {
@@ -214,9 +233,10 @@ public final class KeyedUnarchiver {
     /// Decodes the object under a key as `T` (a ``KeyedArchiving`` class or a value type with a
     /// built-in class), allowing only that class. Missing key or UID 0: `nil`.
     public func decodeObject<T>(of type: T.Type, forKey key: String) throws -> T? {
-        let allowed = try allowed(for: type, key: key)
+        let allowedID = try allowedID(for: type, key: key)
         guard let stored = try storedValue(forKey: key) else { return nil }
-        if let value = valueAtHand(stored, allowed: allowed, of: type) { return value }
+        if let value = valueAtHand(stored, allowedID: allowedID, of: type) { return value }
+        let allowed = allowedByID[allowedID]
         let value = try decodeStored(stored, allowed: allowed, key: key)
         guard let value else { return nil }
         return try convertingDecoded { try cast(value, to: type, key: key) }
@@ -229,12 +249,27 @@ public final class KeyedUnarchiver {
     /// else, and any top-level reference (its decode has more to do), is `nil`: the full path
     /// decodes it.
     @inline(__always)
-    private func valueAtHand<T>(_ stored: PropertyListValue, allowed: Allowed, of type: T.Type) -> T? {
+    private func valueAtHand<T>(_ stored: PropertyListValue, allowedID: Int, of type: T.Type) -> T? {
         guard !savedContexts.isEmpty, case .uid(let uid) = stored, uid != 0 else { return nil }
-        if Int(uid) < slots.count, case .ready(let object, _, let checked) = slots[Int(uid)] {
-            guard checked == allowed.id, ObjectIdentifier(Swift.type(of: object)) == ObjectIdentifier(type) else { return nil }
-            // `T` is the instance's own class: a reference to it is a `T` as it is.
-            return unsafeBitCast(object, to: T.self)
+        guard Int(uid) < slots.count else { return nil }
+        // Read in place, unretained: `slots` keeps the instance alive, and the one retain is
+        // that of the returned reference.
+        let ready: (object: Unmanaged<AnyObject>, resolved: Resolved, checked: Int)? = slots.withUnsafeBufferPointer { slots in
+            guard case .ready(let object, let resolved, let checked) = slots[Int(uid)] else { return nil }
+            return (Unmanaged.passUnretained(object), resolved, checked)
+        }
+        if let ready {
+            guard ObjectIdentifier(Swift.type(of: ready.object.takeUnretainedValue())) == ObjectIdentifier(type) else { return nil }
+            if ready.checked != allowedID {
+                // Made under another allowed set (a W2 person as an element of the root array,
+                // then as a friend): checked once for this set, as `decodeUID` would. A failed
+                // check goes the full way, which reports it.
+                guard passesCheck(ready.resolved, allowed: allowedByID[allowedID], uid: uid) else { return nil }
+                slots[Int(uid)] = .ready(ready.object.takeUnretainedValue(), ready.resolved, checked: allowedID)
+            }
+            // `T` is the instance's own class: a reference to it is a `T` as it is. Cast from
+            // the unretained reference, the copy made as `T` is the one retain.
+            return unsafeBitCast(ready.object, to: T.self)
         }
         // A string entry is a leaf: allowed for `String`, and never kept in `slots`.
         if type == String.self, let text = document.shortASCIIString(uid) { return unsafeBitCast(text, to: T.self) }
@@ -405,6 +440,9 @@ public final class KeyedUnarchiver {
     /// The stored value of a user key in the current object (``ArchiveKeys/lookup(_:in:)``).
     private func storedValue(forKey key: String) throws(KeyedArchiveError) -> PropertyListValue? {
         do {
+            if let inPlace = current.inPlace {
+                return try inPlace._withUnsafeGuaranteedRef { fields in try ArchiveFields.lookup(key) { try fields.value(forStoredKey: $0) } }
+            }
             return try current.fields.lookup(key)
         } catch {
             throw unreadable(error, key: key)
@@ -443,9 +481,10 @@ public final class KeyedUnarchiver {
     }
 
     /// Makes `context` the current object until the matching ``popContext()``.
-    private func pushContext(_ context: Context) {
-        savedContexts.append(current)
-        current = context
+    private func pushContext(_ context: consuming Context) {
+        // Swapped, not copied: the contexts' fields move without a retain and a release.
+        swap(&context, &current)
+        savedContexts.append(context)
     }
 
     private func popContext() {
@@ -504,20 +543,22 @@ public final class KeyedUnarchiver {
         }
     }
 
-    /// The allowed set of one Swift type, cached by type: decoding calls this for every
-    /// field, and the conformance test and set building behind it are not free.
-    private func allowed<T>(for type: T.Type, key: String) throws -> Allowed {
+    /// The id of the allowed set of one Swift type (the set is `allowedByID[id]`), cached by
+    /// type: decoding calls this for every field, and the conformance test and set building
+    /// behind it are not free.
+    private func allowedID<T>(for type: T.Type, key: String) throws -> Int {
         let id = ObjectIdentifier(type)
-        if recentTypes.0 == id, let existing = recentTypes.1 { return existing }
-        if recentTypes.2 == id, let existing = recentTypes.3 {
+        if recentTypes.0 == id { return recentTypes.1 }
+        if recentTypes.2 == id {
+            let existing = recentTypes.3
             recentTypes = (id, existing, recentTypes.0, recentTypes.1)
             return existing
         }
-        let result: Allowed
+        let result: Int
         if let existing = allowedByType[id] {
             result = existing
         } else {
-            result = allowed([try Self.archiveClass(for: type, key: key)])
+            result = allowed([try Self.archiveClass(for: type, key: key)]).id
             allowedByType[id] = result
         }
         recentTypes = (id, result, recentTypes.0, recentTypes.1)
@@ -542,9 +583,10 @@ public final class KeyedUnarchiver {
             }
         }
         let result = Allowed(
-            id: allowedSets.count, kinds: Set(set.map(\.kind)), userTypes: userTypes, names: names,
+            id: allowedByID.count, kinds: Set(set.map(\.kind)), userTypes: userTypes, names: names,
             description: classes.map(\.name).joined(separator: ", "))
         allowedSets[set] = result
+        allowedByID.append(result)
         return result
     }
 
@@ -756,6 +798,18 @@ public final class KeyedUnarchiver {
         return .generic
     }
 
+    /// Whether ``check(_:allowed:uid:className:)`` passes, without its error; the last user
+    /// class and set that passed are remembered (the check is a pure function of the two, and
+    /// a W2 unarchive asks it once per object for the same pair).
+    private func passesCheck(_ resolved: Resolved, allowed: Allowed, uid: UInt32) -> Bool {
+        guard case .user(let type) = resolved else { return (try? check(resolved, allowed: allowed, uid: uid)) != nil }
+        let pair = (ObjectIdentifier(type), allowed.id)
+        if let last = lastPassedCheck, last == pair { return true }
+        guard (try? check(resolved, allowed: allowed, uid: uid)) != nil else { return false }
+        lastPassedCheck = pair
+        return true
+    }
+
     private func check(_ resolved: Resolved, allowed: Allowed, uid: UInt32, className: String? = nil) throws {
         let permitted: Bool
         let name: String
@@ -784,14 +838,15 @@ public final class KeyedUnarchiver {
             path = savedPath
         }
         while pendingIndex < pending.count {
-            let job = pending[pendingIndex]
+            var job = PendingPhase2.taken
+            swap(&job, &pending[pendingIndex])
             pendingIndex += 1
-            switch job {
+            switch consume job {
             case .user(let uid, let object, let fields, let name):
                 // Reuses the path's storage: an array literal here would allocate per object.
                 path.removeAll(keepingCapacity: true)
                 path.append(.object(uid, name))
-                pushContext(Context(uid: uid, className: name, fields: fields))
+                pushContext(Context(uid: uid, className: name, fields: consume fields))
                 defer { popContext() }
                 try object.decodeReferences(with: self)
             case .generic(let uid, let object, let fields, let allowed):
@@ -810,6 +865,8 @@ public final class KeyedUnarchiver {
                     decoded.append((key, try field(entry.value, allowed: allowed, level: 0)))
                 }
                 object.fields = decoded
+            case .taken:
+                break
             }
         }
     }

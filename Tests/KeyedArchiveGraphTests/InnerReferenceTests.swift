@@ -95,6 +95,46 @@ final class InnerReferenceTests: XCTestCase {
         }
     }
 
+    /// Instances answered at hand come back with one reference of their own: the graph outlives
+    /// its unarchiver intact, and is freed with its last reference (a stray retain would keep
+    /// nodes alive; a missing one would free them while the graph still points at them). Each
+    /// node's `weak` link is decoded in phase 2 as `Node`, under another allowed set than the
+    /// root array's: some nodes are linked once (the first request checks them), some many
+    /// times (later requests find them checked).
+    func testInstancesAtHandOutliveTheUnarchiverAndAreFreedWithTheGraph() throws {
+        final class WeakNode {
+            weak var node: Node?
+            init(_ node: Node) { self.node = node }
+        }
+        let count = 300
+        let target = { (index: Int) in index * index % count }
+        for format in [PropertyListFormat.binary, .xml] {
+            let data: Data
+            do {
+                let nodes = (0..<count).map { Node(label: $0) }
+                for (index, node) in nodes.enumerated() { node.weak = nodes[target(index)] }
+                data = try KeyedArchiver.archivedData(withRootObject: nodes, format: format)
+            }
+            var decoded: [Node]? = try {
+                let unarchiver = try KeyedUnarchiver(data: data)
+                return try unarchiver.decodeTopLevelObject(of: [.array, .type(Node.self)]) as? [Node]
+            }()
+            let nodes = try XCTUnwrap(decoded, "\(format)")
+            XCTAssertEqual(nodes.map(\.label), Array(0..<count), "\(format)")
+            for (index, node) in nodes.enumerated() {
+                XCTAssertTrue(node.weak === nodes[target(index)], "\(format): node \(index)")
+                XCTAssertEqual(node.weak?.label, target(index), "\(format): node \(index)")
+            }
+            let watchers = nodes.map(WeakNode.init)
+            // Node links hold strongly: i -> i * i forms cycles (0 -> 0, ...), broken here.
+            for node in nodes { node.weak = nil }
+            decoded = nil
+            withExtendedLifetime(nodes) {}
+            _ = consume nodes
+            XCTAssertEqual(watchers.filter { $0.node != nil }.count, 0, "\(format): nodes still alive after the graph was dropped")
+        }
+    }
+
     /// A number stored as an object, asked for as a number of another type, and a subclass
     /// instance asked for as its superclass at the top level (its class mapped, so that it is
     /// made as the subclass): the conversions behind the cast that takes values of exactly the

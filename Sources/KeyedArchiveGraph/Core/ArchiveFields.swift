@@ -31,8 +31,14 @@ package enum ArchiveFields {
     /// The value for a user key, as ``ArchiveKeys/lookup(_:in:)`` finds it: stored escaped, or
     /// for a reserved name also as it is.
     package func lookup(_ key: String) throws -> PropertyListValue? {
-        if let value = try value(forStoredKey: ArchiveKeys.escape(key)) { return value }
-        return ArchiveKeys.isReserved(key) ? try value(forStoredKey: key) : nil
+        try Self.lookup(key) { try value(forStoredKey: $0) }
+    }
+
+    /// ``lookup(_:)`` over any fields, given how to read the value of a key as stored.
+    @inline(__always)
+    package static func lookup(_ key: String, _ value: (String) throws -> PropertyListValue?) rethrows -> PropertyListValue? {
+        if let found = try value(ArchiveKeys.escape(key)) { return found }
+        return ArchiveKeys.isReserved(key) ? try value(key) : nil
     }
 
     /// The whole dictionary (read from the file for fields in place: for the rarer readers
