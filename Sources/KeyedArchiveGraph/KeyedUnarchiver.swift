@@ -63,7 +63,8 @@ public final class KeyedUnarchiver {
     private struct Context {
         var uid: UInt32
         var className: String?
-        var fields: ArchiveFields
+        /// A `let`: ``inPlace`` is worked out from it once, and must not outlive it.
+        let fields: ArchiveFields
         var unkeyedIndex = 0
         /// The fields read in place, unretained (``fields`` holds them): a key lookup through
         /// this costs no retain and release of them, as one through ``fields`` does.
