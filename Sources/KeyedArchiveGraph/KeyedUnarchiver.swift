@@ -63,7 +63,7 @@ public final class KeyedUnarchiver {
     private struct Context {
         var uid: UInt32
         var className: String?
-        /// A `let`: ``inPlace`` is worked out from it once, and must not outlive it.
+        /// A `let`: ``inPlace`` is worked out from it once and points at what it holds.
         let fields: ArchiveFields
         var unkeyedIndex = 0
         /// The fields read in place, unretained (``fields`` holds them): a key lookup through
