@@ -27,6 +27,9 @@ final class BinaryFoundationTests: XCTestCase {
         var values: [PropertyListValue] = (0..<250).map { index in index % 2 == 0 ? random.rootDictionary() : random.value() }
         // Counts of 15+ and 65,536+ members, repeated booleans and numbers, and every integer width.
         values.append(.array((0..<70_000).map { PropertyListValue(Int64($0 % 300)) }))
+        // Integers past the writer's direct table at first (150,000), found again after it grew
+        // past them (see `NumberTable`).
+        values.append(.array([150_000] + (0..<70_000).map { PropertyListValue(Int64($0)) } + [140_000, 150_000, 69_999, 150_000]))
         values.append(.array([true, true, false, true, 1, 1, 1.0, 1.0, PropertyListValue(Float(1)), "a", "a", .string("é"), .string("é")]))
         values.append(.array([.integer(PropertyListInteger(UInt64.max)), .integer(PropertyListInteger(Int64.min)), -1, 255, 256, 65_535, 65_536, 4_294_967_296]))
         // Equal containers are not merged.

@@ -25,6 +25,69 @@ final class WriterBuffersTests: XCTestCase {
         checkWordPairTable(UniquingWordPairTable(tagMask: 0, inlineLimit: 100))
     }
 
+    /// Integers through the direct table (small ones, sparse ones past its coverage that move in
+    /// as it grows, and ones past its largest coverage) and other numbers through the hash table,
+    /// interleaved, against a dictionary.
+    func testNumberTableAgreesWithDictionary() {
+        var random = SeededGenerator(seed: 43)
+        var table = NumberTable()
+        var model: [[UInt64]: Int] = [:]
+        let ranges: [UInt64] = [300, 5_000, 200_000, UInt64(NumberTable.maximumCoverage) * 3]
+        for step in 0..<120_000 {
+            let isInteger = random.next() % 4 != 0
+            // Integers are keyed by value alone ([a]); other numbers by value and kind (1...3).
+            let a = random.next() % ranges[Int(random.next() % UInt64(ranges.count))]
+            let key = isInteger ? [a] : [a, 1 + random.next() % 3]
+            let found = isInteger ? table.findOrInsert(integer: a, tag: 0, step) : table.findOrInsert(a, key[1], step)
+            checkStep(found, &model, key, modelKey: key, step: step)
+        }
+        // Identifiers counting up: the coverage grows with them.
+        for identifier in UInt64(0)..<300_000 {
+            let step = 200_000 + Int(identifier)
+            checkStep(table.findOrInsert(integer: identifier, tag: 0, step), &model, [identifier], modelKey: [identifier], step: step)
+        }
+        for (key, value) in model {
+            let found = key.count == 1 ? table.findOrInsert(integer: key[0], tag: 0, -1) : table.findOrInsert(key[0], key[1], -1)
+            XCTAssertEqual(found, value, "\(key)")
+        }
+    }
+
+    /// An integer seen while the direct table is small goes to the hash table; once the
+    /// coverage grows past it, it is found in the direct table with its first value.
+    func testNumberTableMovesPendingIntegersIntoTheGrownTable() {
+        var table = NumberTable()
+        XCTAssertNil(table.findOrInsert(integer: 100_000, tag: 0, 7))
+        XCTAssertNil(table.findOrInsert(integer: 3, tag: 0, 8))
+        XCTAssertEqual(table.findOrInsert(integer: 100_000, tag: 0, 9), 7)
+        for value in UInt64(0)..<70_000 where value != 3 { XCTAssertNil(table.findOrInsert(integer: value, tag: 0, 10 + Int(value))) }
+        XCTAssertEqual(table.findOrInsert(integer: 100_000, tag: 0, 1), 7)
+        XCTAssertEqual(table.findOrInsert(integer: 3, tag: 0, 1), 8)
+        XCTAssertEqual(table.findOrInsert(integer: 69_999, tag: 0, 1), 10 + 69_999)
+        // The same bits as another kind are another number.
+        XCTAssertNil(table.findOrInsert(100_000, 5, 11))
+        XCTAssertEqual(table.findOrInsert(100_000, 5, 12), 11)
+    }
+
+    /// Values too large for a direct entry (past `UInt32.max - 1` objects) are kept apart, and
+    /// the coverage stops growing; every integer keeps its first value.
+    func testNumberTableKeepsValuesTooLargeForTheDirectTable() {
+        var table = NumberTable()
+        let huge = Int(UInt32.max) + 5
+        XCTAssertNil(table.findOrInsert(integer: 1, tag: 0, 1))
+        XCTAssertNil(table.findOrInsert(integer: 2, tag: 0, huge))
+        XCTAssertNil(table.findOrInsert(integer: 5_000, tag: 0, huge + 1))
+        XCTAssertNil(table.findOrInsert(integer: 4, tag: 0, 3))
+        for _ in 0..<2 {
+            XCTAssertEqual(table.findOrInsert(integer: 1, tag: 0, 0), 1)
+            XCTAssertEqual(table.findOrInsert(integer: 2, tag: 0, 0), huge)
+            XCTAssertEqual(table.findOrInsert(integer: 5_000, tag: 0, 0), huge + 1)
+            XCTAssertEqual(table.findOrInsert(integer: 4, tag: 0, 0), 3)
+        }
+        for value in UInt64(10)..<3_000 { XCTAssertNil(table.findOrInsert(integer: value, tag: 0, Int(value))) }
+        XCTAssertEqual(table.findOrInsert(integer: 2_999, tag: 0, 0), 2_999)
+        XCTAssertEqual(table.findOrInsert(integer: 5_000, tag: 0, 0), huge + 1)
+    }
+
     private func checkWordPairTable<Table: WordPairMap>(
         _ empty: Table, keysA: UInt64 = 2_000, steps: Int = 50_000, file: StaticString = #filePath, line: UInt = #line
     ) {

@@ -45,7 +45,7 @@ package final class ArchiveObjectTable {
     @exclusivity(unchecked) private var retained: [AnyObject] = []
     /// Uniqued leaves: numbers, booleans and dates by bits and kind, strings by exact text,
     /// the rest (data) by value.
-    @exclusivity(unchecked) private var numberLeaves = UniquingWordPairTable()
+    @exclusivity(unchecked) private var numberLeaves = NumberTable()
     @exclusivity(unchecked) private var stringLeaves = LiteralStringTable()
     @exclusivity(unchecked) private var dataLeaves = LiteralDataTable()
     @exclusivity(unchecked) private var otherLeaves: [PropertyListValue: UInt32] = [:]
@@ -221,7 +221,9 @@ package final class ArchiveObjectTable {
         case .string(let string):
             found = stringLeaves.findOrInsert(string, next)
         case .integer(let integer):
-            found = numberLeaves.findOrInsert(integer.bitPattern, integer.isAboveInt64Max ? 0x11 : 0x10, next)
+            found = integer.isNegative || integer.isAboveInt64Max
+                ? numberLeaves.findOrInsert(integer.bitPattern, integer.isAboveInt64Max ? 0x11 : 0x10, next)
+                : numberLeaves.findOrInsert(integer: integer.bitPattern, tag: 0x10, next)
         case .real(let real):
             found = numberLeaves.findOrInsert(real.value.bitPattern, real.isSinglePrecision ? 0x22 : 0x23, next)
         case .bool(let bool):
@@ -353,7 +355,7 @@ package final class ArchiveObjectTable {
         }
         // Done with everything but the layout: free it before the output is allocated.
         identities = WordPairTable()
-        numberLeaves = UniquingWordPairTable()
+        numberLeaves = NumberTable()
         stringLeaves = LiteralStringTable()
         dataLeaves = LiteralDataTable()
         otherLeaves = [:]

@@ -46,7 +46,7 @@ package struct BinaryPropertyListObjects {
     /// ``add(_:)`` also returns for `.uid(n)` when `n` is in the range.
     package var implicitUIDCount = 0
 
-    private var numbers = UniquingWordPairTable()
+    private var numbers = NumberTable()
     /// Strings by exact text, apart by storage (ASCII, UTF-16).
     private var asciiStrings = LiteralStringTable()
     private var utf16Strings = LiteralStringTable()
@@ -239,8 +239,12 @@ package struct BinaryPropertyListObjects {
             objects.append(.scalar(value))
             if let first = firstUID[uid] { reference = first } else { firstUID[uid] = index }
         case .integer(let integer):
-            let tag = integer.widthForWriting | (integer.isAboveInt64Max ? 0x80 : 0)
-            reference = addNumber(NumberKey(bits: integer.bitPattern, tag: tag), value)
+            let width = integer.widthForWriting
+            if !integer.isAboveInt64Max, !integer.isNegative, width == integer.canonicalWidth {
+                reference = addNumber(numbers.findOrInsert(integer: integer.bitPattern, tag: UInt64(width), index), value)
+            } else {
+                reference = addNumber(NumberKey(bits: integer.bitPattern, tag: width | (integer.isAboveInt64Max ? 0x80 : 0)), value)
+            }
         case .real(let real):
             reference = addNumber(NumberKey(bits: real.value.bitPattern, tag: real.isSinglePrecision ? 0x40 : 0x41), value)
         case .date(let date):
@@ -266,10 +270,16 @@ package struct BinaryPropertyListObjects {
     }
 
     private mutating func addNumber(_ key: NumberKey, _ value: PropertyListValue) -> Int {
-        let index = objects.count
-        if let existing = numbers.findOrInsert(key.bits, UInt64(key.tag), index) { return existing }
+        addNumber(numbers.findOrInsert(key.bits, UInt64(key.tag), objects.count), value)
+    }
+
+    /// The number `value`'s index: `existing` (what the table found), or the next one, where it
+    /// is appended (the index the table stored for it).
+    @inline(__always)
+    private mutating func addNumber(_ existing: Int?, _ value: PropertyListValue) -> Int {
+        if let existing { return existing }
         objects.append(.scalar(value))
-        return index
+        return objects.count &- 1
     }
 
     // MARK: - Serialization

@@ -282,6 +282,122 @@ package struct UniquingWordPairTable {
     }
 }
 
+/// The writers' uniquing of numbers: a ``UniquingWordPairTable`` of their bits and kind, with
+/// small non-negative integers in their canonical form kept apart in a direct table, one
+/// 4-byte entry per value, indexed by the value.
+///
+/// Many of a large document's integers are small and distinct (identifiers, counts,
+/// postcodes), and each distinct key costs the hash table a cache miss at a random place in a
+/// large table; the direct table takes a third of the memory per key, and keys near each other
+/// (identifiers counting up) are near each other in it. (W5 encode: four of a record's six
+/// numbers; see `Docs/Performance.md`, "Profile notes, session 28".)
+///
+/// The direct table covers `0 ..< coverage` (a power of two, grown by doubling up to
+/// ``maximumCoverage``), and grows to a key only while it stays at most four entries per
+/// distinct integer seen, so that a few large values in a small document do not allocate a
+/// large table. An integer past the coverage goes to the hash table and is noted as pending;
+/// when the coverage grows past it, it moves to the direct table. So every integer below the
+/// coverage is found there, and only there.
+package struct NumberTable {
+    /// Numbers other than the small canonical integers, and those past the coverage.
+    private var others = UniquingWordPairTable()
+    /// Value + 1 per integer below its count; 0 for none.
+    private var direct: [UInt32] = []
+    /// Integers at or past `direct.count` stored in ``others``, with their values.
+    private var pendingIntegers: [(key: UInt64, value: Int)] = []
+    /// Distinct integers stored through ``findOrInsert(integer:tag:_:)``.
+    private var integerCount = 0
+    /// Integers below the coverage whose value did not fit an entry (at `UInt32.max - 1` and
+    /// more objects: memory runs out long before). The coverage stops growing after the first.
+    private var oversized: [UInt64: Int] = [:]
+    private var coverageIsFixed = false
+
+    /// The most integers the direct table covers (4 Mi: 16 MiB).
+    package static let maximumCoverage = 1 << 22
+    /// The least coverage it is given.
+    private static let minimumCoverage = 256
+
+    /// An empty table.
+    package init() {}
+
+    /// The value stored for the key `(a, b)`, or `nil` after storing `value` for it: any number
+    /// but the integers passed to ``findOrInsert(integer:tag:_:)``.
+    @inline(__always)
+    package mutating func findOrInsert(_ a: UInt64, _ b: UInt64, _ value: Int) -> Int? {
+        others.findOrInsert(a, b, value)
+    }
+
+    /// The value stored for the integer `integer` of kind `tag`, or `nil` after storing `value`
+    /// for it. The direct table is indexed by the integer alone: callers pass an integer's
+    /// canonical form here (its kind a function of its value) and any other form to
+    /// ``findOrInsert(_:_:_:)``.
+    @inline(__always)
+    package mutating func findOrInsert(integer: UInt64, tag: UInt64, _ value: Int) -> Int? {
+        if integer < UInt64(truncatingIfNeeded: direct.count) {
+            let index = Int(truncatingIfNeeded: integer)
+            let stored = direct[index]
+            if stored != 0 { return Int(stored) &- 1 }
+            if value < Int(UInt32.max), !coverageIsFixed {
+                direct[index] = UInt32(truncatingIfNeeded: value &+ 1)
+                integerCount &+= 1
+                return nil
+            }
+        }
+        return findOrInsertSlowly(integer: integer, tag: tag, value)
+    }
+
+    /// ``findOrInsert(integer:tag:_:)`` for an integer past the coverage, or once the coverage
+    /// is fixed.
+    @inline(never)
+    private mutating func findOrInsertSlowly(integer: UInt64, tag: UInt64, _ value: Int) -> Int? {
+        let fits = value < Int(UInt32.max)
+        if integer < UInt64(truncatingIfNeeded: direct.count) {
+            if let found = oversized[integer] { return found }
+            integerCount &+= 1
+            if fits {
+                direct[Int(truncatingIfNeeded: integer)] = UInt32(truncatingIfNeeded: value &+ 1)
+            } else {
+                oversized[integer] = value
+                coverageIsFixed = true
+            }
+            return nil
+        }
+        if !fits { coverageIsFixed = true }
+        if !coverageIsFixed, integer < UInt64(Self.maximumCoverage) {
+            var coverage = Swift.max(Self.minimumCoverage, direct.count)
+            while UInt64(coverage) <= integer { coverage &*= 2 }
+            if coverage <= Swift.max(Self.minimumCoverage, (integerCount &+ 1) &* 4) {
+                grow(to: coverage)
+                return findOrInsert(integer: integer, tag: tag, value)
+            }
+        }
+        let found = others.findOrInsert(integer, tag, value)
+        if found == nil {
+            integerCount &+= 1
+            if !coverageIsFixed { pendingIntegers.append((integer, value)) }
+        }
+        return found
+    }
+
+    /// Covers `0 ..< coverage`, moving the pending integers below it into the direct table.
+    private mutating func grow(to coverage: Int) {
+        direct.append(contentsOf: repeatElement(0, count: coverage &- direct.count))
+        var kept = 0
+        for index in pendingIntegers.indices {
+            let entry = pendingIntegers[index]
+            if entry.key < UInt64(coverage) {
+                // Pending integers are distinct, none is in the direct table yet, and their
+                // values fit (the coverage is fixed once one does not).
+                direct[Int(truncatingIfNeeded: entry.key)] = UInt32(truncatingIfNeeded: entry.value &+ 1)
+            } else {
+                pendingIntegers[kept] = entry
+                kept &+= 1
+            }
+        }
+        pendingIntegers.removeLast(pendingIntegers.count &- kept)
+    }
+}
+
 /// A key of a ``LiteralBytesTable``: its bytes, and a `Hashable` form of it that compares the
 /// bytes exactly (for the rare keys whose hashes collide).
 protocol LiteralBytesKey {
