@@ -68,8 +68,8 @@ final class WriterBuffersTests: XCTestCase {
         XCTAssertEqual(table.findOrInsert(100_000, 5, 12), 11)
     }
 
-    /// Values too large for a direct entry (past `UInt32.max - 1` objects) are kept apart, and
-    /// the coverage stops growing; every integer keeps its first value.
+    /// Values a direct entry cannot hold (past `UInt32.max - 1` objects, or negative) are kept
+    /// apart, and the coverage stops growing; every integer keeps its first value.
     func testNumberTableKeepsValuesTooLargeForTheDirectTable() {
         var table = NumberTable()
         let huge = Int(UInt32.max) + 5
@@ -77,6 +77,9 @@ final class WriterBuffersTests: XCTestCase {
         XCTAssertNil(table.findOrInsert(integer: 2, tag: 0, huge))
         XCTAssertNil(table.findOrInsert(integer: 5_000, tag: 0, huge + 1))
         XCTAssertNil(table.findOrInsert(integer: 4, tag: 0, 3))
+        // A negative value cannot be an entry either (0 marks an empty one).
+        XCTAssertNil(table.findOrInsert(integer: 7, tag: 0, -5))
+        XCTAssertEqual(table.findOrInsert(integer: 7, tag: 0, 0), -5)
         for _ in 0..<2 {
             XCTAssertEqual(table.findOrInsert(integer: 1, tag: 0, 0), 1)
             XCTAssertEqual(table.findOrInsert(integer: 2, tag: 0, 0), huge)

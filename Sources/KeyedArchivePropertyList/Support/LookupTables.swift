@@ -307,8 +307,9 @@ package struct NumberTable {
     private var pendingIntegers: [(key: UInt64, value: Int)] = []
     /// Distinct integers stored through ``findOrInsert(integer:tag:_:)``.
     private var integerCount = 0
-    /// Integers below the coverage whose value did not fit an entry (at `UInt32.max - 1` and
-    /// more objects: memory runs out long before). The coverage stops growing after the first.
+    /// Integers below the coverage whose value did not fit an entry (negative, or at
+    /// `UInt32.max - 1` and more objects: memory runs out long before). The coverage stops
+    /// growing after the first.
     private var oversized: [UInt64: Int] = [:]
     private var coverageIsFixed = false
 
@@ -337,7 +338,7 @@ package struct NumberTable {
             let index = Int(truncatingIfNeeded: integer)
             let stored = direct[index]
             if stored != 0 { return Int(stored) &- 1 }
-            if value < Int(UInt32.max), !coverageIsFixed {
+            if Self.fits(value), !coverageIsFixed {
                 direct[index] = UInt32(truncatingIfNeeded: value &+ 1)
                 integerCount &+= 1
                 return nil
@@ -350,7 +351,7 @@ package struct NumberTable {
     /// is fixed.
     @inline(never)
     private mutating func findOrInsertSlowly(integer: UInt64, tag: UInt64, _ value: Int) -> Int? {
-        let fits = value < Int(UInt32.max)
+        let fits = Self.fits(value)
         if integer < UInt64(truncatingIfNeeded: direct.count) {
             if let found = oversized[integer] { return found }
             integerCount &+= 1
@@ -378,6 +379,10 @@ package struct NumberTable {
         }
         return found
     }
+
+    /// Whether `value` + 1 fits an entry (0 marks an empty one).
+    @inline(__always)
+    private static func fits(_ value: Int) -> Bool { value >= 0 && value < Int(UInt32.max) }
 
     /// Covers `0 ..< coverage`, moving the pending integers below it into the direct table.
     private mutating func grow(to coverage: Int) {
