@@ -288,9 +288,9 @@ package struct UniquingWordPairTable {
 ///
 /// Many of a large document's integers are small and distinct (identifiers, counts,
 /// postcodes), and each distinct key costs the hash table a cache miss at a random place in a
-/// large table; the direct table takes a third of the memory per key, and keys near each other
-/// (identifiers counting up) are near each other in it. (W5 encode: four of a record's six
-/// numbers; see `Docs/Performance.md`, "Profile notes, session 28".)
+/// large table. The direct table takes at most 16 bytes per key (the hash table 40 or more), and
+/// keys near each other (identifiers counting up) are near each other in it. (W5 encode: four
+/// of a record's six numbers; see `Docs/Performance.md`, "Profile notes, session 28".)
 ///
 /// The direct table covers `0 ..< coverage` (a power of two, grown by doubling up to
 /// ``maximumCoverage``), and grows to a key only while it stays at most four entries per
