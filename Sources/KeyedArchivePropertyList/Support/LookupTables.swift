@@ -303,7 +303,8 @@ package struct NumberTable {
     private var others = UniquingWordPairTable()
     /// Value + 1 per integer below its count; 0 for none.
     private var direct: [UInt32] = []
-    /// Integers at or past `direct.count` stored in ``others``, with their values.
+    /// Integers at or past `direct.count`, and below ``maximumCoverage``, stored in ``others``,
+    /// with their values.
     private var pendingIntegers: [(key: UInt64, value: Int)] = []
     /// Distinct integers stored through ``findOrInsert(integer:tag:_:)``.
     private var integerCount = 0
@@ -375,7 +376,8 @@ package struct NumberTable {
         let found = others.findOrInsert(integer, tag, value)
         if found == nil {
             integerCount &+= 1
-            if !coverageIsFixed { pendingIntegers.append((integer, value)) }
+            // Past the largest coverage, an integer can never move in (W3's 4-byte integers).
+            if !coverageIsFixed, integer < UInt64(Self.maximumCoverage) { pendingIntegers.append((integer, value)) }
         }
         return found
     }
