@@ -295,9 +295,9 @@ package struct UniquingWordPairTable {
 /// The direct table covers `0 ..< coverage` (a power of two, grown by doubling up to
 /// ``maximumCoverage``), and grows to a key only while it stays at most four entries per
 /// distinct integer seen, so that a few large values in a small document do not allocate a
-/// large table. An integer past the coverage goes to the hash table and is noted as pending;
-/// when the coverage grows past it, it moves to the direct table. So every integer below the
-/// coverage is found there, and only there.
+/// large table. An integer past the coverage goes to the hash table and, if the coverage can
+/// still grow past it, is noted as pending; when the coverage grows past it, it moves to the
+/// direct table. So every integer below the coverage is found there, and only there.
 package struct NumberTable {
     /// Numbers other than the small canonical integers, and those past the coverage.
     private var others = UniquingWordPairTable()
