@@ -284,6 +284,50 @@ final class WriterBuffersTests: XCTestCase {
         XCTAssertEqual(reserved.reduce(0, &+), 999_999 * 1_000_000 / 2)
     }
 
+    /// `append(_:converting:)` (the binary writer's 4-byte references) agrees with an array,
+    /// grows the list, and leaves a copy made before it alone.
+    func testLargeListAppendsConvertedElements() {
+        var list = LargeList<Int32>()
+        var model: [Int32] = []
+        var copies: [(LargeList<Int32>, [Int32])] = []
+        for run in 0..<3_000 {
+            let source = (0..<(run % 37)).map { run % 2 == 0 ? run &* 1_000 &+ $0 : ~(run &* 1_000 &+ $0) }
+            if run % 500 == 250 { copies.append((list, model)) }
+            source.withUnsafeBufferPointer { list.append($0) { Int32(truncatingIfNeeded: $0) } }
+            model.append(contentsOf: source.map { Int32(truncatingIfNeeded: $0) })
+        }
+        [Int]().withUnsafeBufferPointer { list.append($0) { Int32(truncatingIfNeeded: $0) } }
+        XCTAssertGreaterThan(model.count, 50_000)
+        XCTAssertEqual(Array(list), model)
+        XCTAssertTrue(model.contains { $0 < 0 }, "negative references (implicit UID objects) survive")
+        XCTAssertEqual(copies.count, 6)
+        for (copy, expected) in copies { XCTAssertEqual(Array(copy), expected, "a copy keeps what it had when it was made") }
+    }
+
+    /// The binary writer's object descriptions stay 24 bytes apart (a container's kind byte
+    /// after its two integers; first, it padded the payload to 24 bytes and the stride to 32).
+    func testBinaryWriterObjectsStay24BytesApart() {
+        XCTAssertLessThanOrEqual(MemoryLayout<BinaryPropertyListObjects.Object>.stride, 24)
+    }
+
+    /// Past ``BinaryPropertyListObjects/maximumObjectCount`` objects (its references are 4
+    /// bytes) a list throws when it is written instead of writing references cut short. The
+    /// implicit UID objects take no memory, so the limit is reached without allocating it.
+    func testBinaryWriterThrowsPastItsObjectLimit() throws {
+        var list = BinaryPropertyListObjects()
+        let members = (0..<3).map { BinaryPropertyListObjects.implicitUIDReference($0) }
+        _ = list.addContainer(kind: 0xA0, references: members)
+        list.implicitUIDCount = BinaryPropertyListObjects.maximumObjectCount
+        XCTAssertThrowsError(try list.serializedData()) { error in
+            XCTAssertEqual((error as? PropertyListError)?.code, .lengthLimitExceeded, "\(error)")
+            XCTAssertTrue("\(error)".contains("\(BinaryPropertyListObjects.maximumObjectCount) objects"), "the object limit, not memory: \(error)")
+        }
+        // The same list with a count within the limit is written, and reads back.
+        list.implicitUIDCount = 3
+        let data = try list.serializedData()
+        XCTAssertEqual(try BinaryPropertyListReader.read(data), .array([.uid(0), .uid(1), .uid(2)]))
+    }
+
     /// A large buffer is advised for large pages on Linux (the kernel marks its mapping `hg`
     /// in `/proc/self/smaps`), and only its own whole large pages are.
     func testHugePagesAdviseOnlyInsideLargeBuffers() throws {

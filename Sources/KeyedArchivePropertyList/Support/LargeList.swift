@@ -125,6 +125,19 @@ package struct LargeList<Element>: RandomAccessCollection, MutableCollection {
         if done == nil { for element in elements { append(element) } }
     }
 
+    /// Adds `source`'s elements at the end, each made into an element by `convert`.
+    package mutating func append<Source>(_ source: UnsafeBufferPointer<Source>, converting convert: (Source) -> Element) {
+        let count = storage.count
+        let (wanted, overflow) = count.addingReportingOverflow(source.count)
+        guard !overflow else { Self.outOfMemory(Int.max) }
+        reserveCapacity(wanted)
+        // Room for `wanted` elements was just made, so the buffer exists when `source` is not empty.
+        guard !source.isEmpty else { return }
+        let target = storage.base.unsafelyUnwrapped + count
+        for (offset, element) in source.enumerated() { (target + offset).initialize(to: convert(element)) }
+        storage.count = wanted
+    }
+
     /// Calls `body` with the elements.
     package func withUnsafeBufferPointer<Result>(_ body: (UnsafeBufferPointer<Element>) throws -> Result) rethrows -> Result {
         try body(UnsafeBufferPointer(start: storage.base, count: storage.count))
