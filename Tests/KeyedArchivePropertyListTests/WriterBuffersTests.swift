@@ -28,6 +28,31 @@ final class WriterBuffersTests: XCTestCase {
     /// Integers through the direct table (small ones, sparse ones past its coverage that move in
     /// as it grows, and ones past its largest coverage) and other numbers through the hash table,
     /// interleaved, against a dictionary.
+    /// New keys wait for their slots (pending, placed 64 at a time): a key found again while
+    /// it waits, found by `find` while it waits, keys placed across the table's growth, and
+    /// keys whose filter bits are set by others (tag mask 0: every slot's tag matches too).
+    func testUniquingWordPairTableFindsKeysWaitingForTheirSlots() {
+        for table in [UniquingWordPairTable(tagMask: ~0, inlineLimit: 0), UniquingWordPairTable(tagMask: 0, inlineLimit: 0)] {
+            var table = table
+            var random = SeededGenerator(seed: 43)
+            var values: [UInt64: Int] = [:]
+            for step in 0..<40_000 {
+                let a = UInt64(step) &* 0x9E37_79B9_7F4A_7C15
+                XCTAssertNil(table.find(a, 1), "not added yet at step \(step)")
+                XCTAssertNil(table.findOrInsert(a, 1, step), "new at step \(step)")
+                values[a] = step
+                XCTAssertEqual(table.find(a, 1), step, "found while pending at step \(step)")
+                XCTAssertNil(table.find(a, 2), "same first word, other second at step \(step)")
+                // A recent key (pending, or just placed) and an old one, found again.
+                let recent = UInt64(max(0, step - Int(random.next() % 70))) &* 0x9E37_79B9_7F4A_7C15
+                XCTAssertEqual(table.findOrInsert(recent, 1, -1), values[recent], "recent key at step \(step)")
+                let old = UInt64(Int(random.next() % UInt64(step + 1))) &* 0x9E37_79B9_7F4A_7C15
+                XCTAssertEqual(table.findOrInsert(old, 1, -1), values[old], "old key at step \(step)")
+            }
+            for (a, value) in values { XCTAssertEqual(table.find(a, 1), value) }
+        }
+    }
+
     func testNumberTableAgreesWithDictionary() {
         var random = SeededGenerator(seed: 43)
         var table = NumberTable()
