@@ -30,6 +30,15 @@ final class BinaryFoundationTests: XCTestCase {
         // Integers past the writer's direct table at first (150,000), found again after it grew
         // past them (see `NumberTable`).
         values.append(.array([150_000] + (0..<70_000).map { PropertyListValue(Int64($0)) } + [140_000, 150_000, 69_999, 150_000]))
+        // More distinct strings and reals than the uniquing tables keep inline (16,384), each
+        // found again soon (while it waits for its slot) and late (see `UniquingWordPairTable`).
+        values.append(.array((0..<60_000).flatMap { index -> [PropertyListValue] in
+            let recent = index - index % 7, late = index % 25_000
+            return [
+                .string(PropertyListString("s\(index % 30_000)")), .string(PropertyListString("s\(recent % 30_000)")),
+                .string(PropertyListString("a longer string, number \(late)")), PropertyListValue(Double(late) + 0.5),
+            ]
+        }))
         values.append(.array([true, true, false, true, 1, 1, 1.0, 1.0, PropertyListValue(Float(1)), "a", "a", .string("é"), .string("é")]))
         values.append(.array([.integer(PropertyListInteger(UInt64.max)), .integer(PropertyListInteger(Int64.min)), -1, 255, 256, 65_535, 65_536, 4_294_967_296]))
         // Equal containers are not merged.
