@@ -25,9 +25,6 @@ final class WriterBuffersTests: XCTestCase {
         checkWordPairTable(UniquingWordPairTable(tagMask: 0, inlineLimit: 100))
     }
 
-    /// Integers through the direct table (small ones, sparse ones past its coverage that move in
-    /// as it grows, and ones past its largest coverage) and other numbers through the hash table,
-    /// interleaved, against a dictionary.
     /// New keys wait for their slots (pending, placed 64 at a time): a key found again while
     /// it waits, found by `find` while it waits, keys placed across the table's growth, and
     /// keys whose filter bits are set by others (tag mask 0: every slot's tag matches too).
@@ -53,6 +50,9 @@ final class WriterBuffersTests: XCTestCase {
         }
     }
 
+    /// Integers through the direct table (small ones, sparse ones past its coverage that move in
+    /// as it grows, and ones past its largest coverage) and other numbers through the hash table,
+    /// interleaved, against a dictionary.
     func testNumberTableAgreesWithDictionary() {
         var random = SeededGenerator(seed: 43)
         var table = NumberTable()

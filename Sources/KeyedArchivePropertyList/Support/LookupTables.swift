@@ -145,8 +145,9 @@ package struct WordPairTable {
 /// their misses overlap. A key whose bit is set (a key found again, or another's bit: 6-12%
 /// of new keys at the table's load of 1/4 to 1/2) is looked for among the pending keys and
 /// then probed as before. Measured against placing every key at once, alternating rounds:
-/// W5 encode 1.15x (28 of 30 rounds faster), W2 archive 1.12x (16 of 20), W3 write unchanged;
-/// one bit per slot (more false hits) gained less (Performance.md, "Profile notes, session 29").
+/// W5 encode faster in 30 of 30 rounds (1.10x), W2 archive in 18 of 20 (1.125x), W3 write
+/// unchanged; one bit per slot (more false hits) gained less (Performance.md, "Profile notes,
+/// session 29").
 package struct UniquingWordPairTable {
     private struct Entry {
         var a: UInt64
