@@ -311,12 +311,21 @@ package struct UniquingWordPairTable {
         let mask = self.mask, tagMask = self.tagMask
         slots.withUnsafeMutableBufferPointer { slots in
             for (offset, hash) in pending.enumerated() {
-                var index = Int(truncatingIfNeeded: hash) & mask
-                while slots[index] != 0 { index = (index &+ 1) & mask }
-                slots[index] = (hash & tagMask) | UInt64(truncatingIfNeeded: first &+ offset &+ 1)
+                Self.place(hash, position: first &+ offset, in: slots, mask: mask, tagMask: tagMask)
             }
         }
         pending.removeAll(keepingCapacity: true)
+    }
+
+    /// Puts the entry at `position` in the first empty slot from its hash's home (no lookup:
+    /// the caller knows the key is not in the table).
+    @inline(__always)
+    private static func place(
+        _ hash: UInt64, position: Int, in slots: UnsafeMutableBufferPointer<UInt64>, mask: Int, tagMask: UInt64
+    ) {
+        var index = Int(truncatingIfNeeded: hash) & mask
+        while slots[index] != 0 { index = (index &+ 1) & mask }
+        slots[index] = (hash & tagMask) | UInt64(truncatingIfNeeded: position &+ 1)
     }
 
     /// Adds `entry` after the others (its position is the old ``count``).
@@ -354,10 +363,8 @@ package struct UniquingWordPairTable {
                 for block in blocks {
                     for entry in block {
                         let hash = LookupSeed.hash(entry.a, entry.b)
-                        var index = Int(truncatingIfNeeded: hash) & mask
-                        while grown[index] != 0 { index = (index &+ 1) & mask }
+                        Self.place(hash, position: position, in: grown, mask: mask, tagMask: tagMask)
                         position &+= 1
-                        grown[index] = (hash & tagMask) | UInt64(truncatingIfNeeded: position)
                         let (word, bit) = filterBit(hash)
                         filter[word] |= bit
                     }
