@@ -1,0 +1,255 @@
+import KeyedArchive
+import KeyedArchiveTestSupport
+import XCTest
+
+/// `decodeArrayOfObjects(ofClass:forKey:)` inside an object, where an archive read in place
+/// takes a shorter path for arrays whose elements are already made (or are short strings).
+/// Each case decodes the same archive twice: from binary bytes, read in place, and from the
+/// value tree (`KeyedUnarchiver(propertyList:)`), which always takes the full path. The two
+/// must agree on the objects, on their identity, and on every error.
+final class ArrayOfObjectsTests: XCTestCase {
+    /// A root array of nodes whose links (made in phase 1 as root elements, linked in phase 2)
+    /// are random, repeated and shared: both paths give the same graph, with each link the very
+    /// instance of the root array.
+    func testLinksToMadeObjectsMatchTheFullPath() throws {
+        for seed in UInt64(1)...20 {
+            var random = SeededGenerator(seed: seed)
+            let count = Int.random(in: 1...200, using: &random)
+            let nodes = (0..<count).map { Node(label: $0) }
+            for node in nodes {
+                for _ in 0..<Int.random(in: 0...5, using: &random) {
+                    node.links.append(nodes[Int.random(in: 0..<count, using: &random)])
+                }
+            }
+            let data = try KeyedArchiver.archivedData(withRootObject: nodes, format: .binary)
+            for node in nodes { node.links = [] }  // break cycles
+            let inPlace = try XCTUnwrap(KeyedUnarchiver.unarchivedObject(ofClasses: [.array, .type(Node.self)], from: data) as? [Node])
+            let tree = try XCTUnwrap(
+                KeyedUnarchiver(propertyList: PropertyList.decode(data)).decodeTopLevelObject(of: [.array, .type(Node.self)]) as? [Node])
+            XCTAssertEqual(inPlace.map(\.label), Array(0..<count), "seed \(seed)")
+            for (a, b) in zip(inPlace, tree) {
+                XCTAssertEqual(a.links.map(\.label), b.links.map(\.label), "seed \(seed) node \(a.label)")
+                for link in a.links {
+                    XCTAssertTrue(link === inPlace[link.label], "seed \(seed): a link is not the root array's instance")
+                }
+            }
+            for node in inPlace + tree { node.links = [] }
+        }
+    }
+
+    /// Arrays of strings inside an object: short ASCII ones (at hand), long and non-ASCII ones
+    /// (read the full way) and empty ones, alone and mixed.
+    func testStringArraysMatchTheFullPath() throws {
+        let lists: [[String]] = [
+            [], ["a"], ["alpha", "beta", "alpha", "gamma"], [String(repeating: "x", count: 300)], ["δέλτα", "e"], ["", "f", "ü", "g"],
+        ]
+        let holders = lists.map { Tagged(tags: $0) }
+        let data = try KeyedArchiver.archivedData(withRootObject: holders, format: .binary)
+        let inPlace = try XCTUnwrap(KeyedUnarchiver.unarchivedObject(ofClasses: [.array, .type(Tagged.self)], from: data) as? [Tagged])
+        let tree = try XCTUnwrap(
+            KeyedUnarchiver(propertyList: PropertyList.decode(data)).decodeTopLevelObject(of: [.array, .type(Tagged.self)]) as? [Tagged])
+        XCTAssertEqual(inPlace.map(\.tags), lists)
+        XCTAssertEqual(tree.map(\.tags), lists)
+    }
+
+    /// Hand-made archives: a root array of two nodes, the second's links damaged or unusual.
+    /// Both paths report the same error, or decode the same links.
+    func testIrregularArraysFailOrDecodeAsOnTheFullPath() throws {
+        func archive(_ secondLinks: PropertyListValue) -> PropertyListValue {
+            let arrayClass: PropertyListValue = ["$classname": "NSArray", "$classes": ["NSArray", "NSObject"]]
+            let nodeClass: PropertyListValue = ["$classname": PropertyListValue(Node.archivedClassName), "$classes": [PropertyListValue(Node.archivedClassName), "NSObject"]]
+            let objects: [PropertyListValue] = [
+                "$null",
+                ["$class": .uid(2), "NS.objects": [.uid(3), .uid(5)]],
+                arrayClass,
+                ["$class": .uid(4), "label": 0, "links": .uid(6)],
+                nodeClass,
+                ["$class": .uid(4), "label": 1, "links": .uid(7)],
+                ["$class": .uid(2), "NS.objects": [.uid(5), .uid(3), .uid(3)]],
+                secondLinks,
+                ["$class": .uid(9), "NS.string": "not a node"],
+                ["$classname": "NSString", "$classes": ["NSString", "NSObject"]],
+                ["$class": .uid(2), "NS.objects": [.uid(3), .uid(8)]],
+            ]
+            return ["$archiver": "NSKeyedArchiver", "$version": 100000, "$top": ["root": .uid(1)], "$objects": .array(objects)]
+        }
+        let cases: [(name: String, links: PropertyListValue, expected: [Int]?)] = [
+            ("regular", ["$class": .uid(2), "NS.objects": [.uid(3), .uid(5), .uid(5)]], [0, 1, 1]),
+            ("numbered members", ["$class": .uid(2), "NS.object.0": .uid(5), "NS.object.1": .uid(3)], [1, 0]),
+            ("an integer member", ["$class": .uid(2), "NS.objects": [.uid(3), 42]], nil),
+            ("a member past the objects", ["$class": .uid(2), "NS.objects": [.uid(3), .uid(99)]], nil),
+            ("a nil member", ["$class": .uid(2), "NS.objects": [.uid(3), .uid(0)]], nil),
+            ("a member of a class not allowed", ["$class": .uid(2), "NS.objects": [.uid(3), .uid(8)]], nil),
+            ("an array as a member", ["$class": .uid(2), "NS.objects": [.uid(3), .uid(10)]], nil),
+            ("members not in an array", ["$class": .uid(2), "NS.objects": .uid(3)], nil),
+            ("no members (the numbered form, empty)", ["$class": .uid(2)], []),
+            ("a string, not an array", ["$class": .uid(9), "NS.string": "links"], nil),
+            ("the links are the node itself", ["$class": .uid(4), "label": 2], nil),
+        ]
+        for entry in cases {
+            let value = archive(entry.links)
+            let classes: [KeyedArchiveClass] = [.array, .type(Node.self)]
+            let inPlace = Result { try KeyedUnarchiver.unarchivedObject(ofClasses: classes, from: PropertyList.encode(value, format: .binary)) }
+            let tree = Result { try KeyedUnarchiver(propertyList: value).decodeTopLevelObject(of: classes) }
+            switch (inPlace, tree) {
+            case (.success(let a), .success(let b)):
+                let expected = try XCTUnwrap(entry.expected, "\(entry.name): decoded, expected an error")
+                let (first, second) = (try XCTUnwrap(a as? [Node]), try XCTUnwrap(b as? [Node]))
+                XCTAssertEqual(first[1].links.map(\.label), expected, entry.name)
+                XCTAssertEqual(second[1].links.map(\.label), expected, entry.name)
+                XCTAssertEqual(first[0].links.map(\.label), [1, 0, 0], entry.name)
+                XCTAssertEqual(second[0].links.map(\.label), [1, 0, 0], entry.name)
+                XCTAssertTrue((first[0].links + first[1].links).allSatisfy { $0 === first[$0.label] }, entry.name)
+                for node in first + second { node.links = [] }
+            case (.failure(let a), .failure(let b)):
+                XCTAssertNil(entry.expected, "\(entry.name): failed, expected to decode: \(a)")
+                let (first, second) = (try XCTUnwrap(a as? KeyedArchiveError), try XCTUnwrap(b as? KeyedArchiveError))
+                XCTAssertEqual(first.code, second.code, entry.name)
+                XCTAssertEqual(first.description, second.description, entry.name)
+            default:
+                XCTFail("\(entry.name): in place \(inPlace), tree \(tree)")
+            }
+        }
+    }
+}
+
+extension ArrayOfObjectsTests {
+    /// Trees and DAGs whose children are decoded in `init(coder:)` (phase 1: most elements not
+    /// made yet when their array is read): both paths give the same graph, a shared child
+    /// once.
+    func testChildrenDecodedInInitMatchTheFullPath() throws {
+        for seed in UInt64(1)...20 {
+            var random = SeededGenerator(seed: seed)
+            let count = Int.random(in: 1...120, using: &random)
+            let branches = (0..<count).map { Branch(label: $0) }
+            // Children only point forward: no cycle, which init(coder:) cannot decode.
+            for (index, branch) in branches.enumerated() where index + 1 < count {
+                for _ in 0..<Int.random(in: 0...4, using: &random) {
+                    branch.children.append(branches[Int.random(in: (index + 1)..<count, using: &random)])
+                }
+            }
+            let data = try KeyedArchiver.archivedData(withRootObject: branches[0], format: .binary)
+            let inPlace = try XCTUnwrap(KeyedUnarchiver.unarchivedObject(ofClass: Branch.self, from: data))
+            let tree = try XCTUnwrap(KeyedUnarchiver(propertyList: PropertyList.decode(data)).decodeTopLevelObject(of: Branch.self))
+            XCTAssertEqual(inPlace.shape(), branches[0].shape(), "seed \(seed)")
+            XCTAssertEqual(tree.shape(), branches[0].shape(), "seed \(seed)")
+            // One instance per archived object, wherever it is reached from.
+            var instances: [Int: ObjectIdentifier] = [:]
+            var stack = [inPlace]
+            while let branch = stack.popLast() {
+                if let seen = instances[branch.label] {
+                    XCTAssertEqual(seen, ObjectIdentifier(branch), "seed \(seed): branch \(branch.label) decoded twice")
+                    continue
+                }
+                instances[branch.label] = ObjectIdentifier(branch)
+                stack += branch.children
+            }
+        }
+    }
+
+    /// Hand-made archives whose arrays are read in `init(coder:)`: A's children are [B, C, B],
+    /// B's are damaged or unusual, and B and C are made while A's array is read. Both paths
+    /// report the same error (nested ones included), or decode the same children.
+    func testIrregularArraysInInitFailOrDecodeAsOnTheFullPath() throws {
+        func archive(_ secondChildren: PropertyListValue) -> PropertyListValue {
+            let branchName = PropertyListValue(Branch.archivedClassName)
+            let objects: [PropertyListValue] = [
+                "$null",
+                ["$class": .uid(2), "NS.objects": [.uid(3), .uid(5)]],
+                ["$classname": "NSArray", "$classes": ["NSArray", "NSObject"]],
+                ["$class": .uid(4), "label": 0, "children": .uid(6)],
+                ["$classname": branchName, "$classes": [branchName, "NSObject"]],
+                ["$class": .uid(4), "label": 1, "children": .uid(7)],
+                ["$class": .uid(2), "NS.objects": [.uid(5), .uid(11), .uid(5)]],
+                secondChildren,
+                ["$class": .uid(9), "NS.string": "not a branch"],
+                ["$classname": "NSString", "$classes": ["NSString", "NSObject"]],
+                ["$class": .uid(2), "NS.objects": [.uid(11), .uid(8)]],
+                ["$class": .uid(4), "label": 2, "children": .uid(12)],
+                ["$class": .uid(2), "NS.objects": []],
+            ]
+            return ["$archiver": "NSKeyedArchiver", "$version": 100000, "$top": ["root": .uid(1)], "$objects": .array(objects)]
+        }
+        let cases: [(name: String, children: PropertyListValue, expected: [Int]?)] = [
+            ("regular", ["$class": .uid(2), "NS.objects": [.uid(11), .uid(11)]], [2, 2]),
+            ("numbered members", ["$class": .uid(2), "NS.object.0": .uid(11)], [2]),
+            ("an integer member", ["$class": .uid(2), "NS.objects": [.uid(11), 42]], nil),
+            ("a member past the objects", ["$class": .uid(2), "NS.objects": [.uid(11), .uid(99)]], nil),
+            ("a nil member", ["$class": .uid(2), "NS.objects": [.uid(11), .uid(0)]], nil),
+            ("a member of a class not allowed", ["$class": .uid(2), "NS.objects": [.uid(11), .uid(8)]], nil),
+            ("an array with a string as a member", ["$class": .uid(2), "NS.objects": [.uid(11), .uid(10)]], nil),
+            ("the array itself as a member", ["$class": .uid(2), "NS.objects": [.uid(11), .uid(7)]], nil),
+            ("a member whose init(coder:) is running", ["$class": .uid(2), "NS.objects": [.uid(3)]], nil),
+            ("members not in an array", ["$class": .uid(2), "NS.objects": .uid(11)], nil),
+        ]
+        for entry in cases {
+            let value = archive(entry.children)
+            let classes: [KeyedArchiveClass] = [.array, .type(Branch.self)]
+            let inPlace = Result { try KeyedUnarchiver.unarchivedObject(ofClasses: classes, from: PropertyList.encode(value, format: .binary)) }
+            let tree = Result { try KeyedUnarchiver(propertyList: value).decodeTopLevelObject(of: classes) }
+            switch (inPlace, tree) {
+            case (.success(let a), .success(let b)):
+                let expected = try XCTUnwrap(entry.expected, "\(entry.name): decoded, expected an error")
+                for decoded in [try XCTUnwrap(a as? [Branch]), try XCTUnwrap(b as? [Branch])] {
+                    XCTAssertEqual(decoded[0].children.map(\.label), [1, 2, 1], entry.name)
+                    XCTAssertEqual(decoded[1].children.map(\.label), expected, entry.name)
+                    XCTAssertTrue(decoded[0].children[0] === decoded[1], entry.name)
+                }
+            case (.failure(let a), .failure(let b)):
+                XCTAssertNil(entry.expected, "\(entry.name): failed, expected to decode: \(a)")
+                let (first, second) = (try XCTUnwrap(a as? KeyedArchiveError), try XCTUnwrap(b as? KeyedArchiveError))
+                XCTAssertEqual(first.code, second.code, entry.name)
+                XCTAssertEqual(first.description, second.description, entry.name)
+            default:
+                XCTFail("\(entry.name): in place \(inPlace), tree \(tree)")
+            }
+        }
+    }
+}
+
+/// A node whose children are decoded in `init(coder:)`, as most NSCoding classes decode theirs
+/// (so no cycle through them can be decoded).
+final class Branch: KeyedArchiving {
+    var label: Int
+    var children: [Branch] = []
+
+    init(label: Int) { self.label = label }
+
+    func encode(with coder: KeyedArchiver) throws {
+        coder.encode(label, forKey: "label")
+        try coder.encode(children, forKey: "children")
+    }
+
+    init(coder: KeyedUnarchiver) throws {
+        label = try coder.decodeInt(forKey: "label")
+        children = try coder.decodeArrayOfObjects(ofClass: Branch.self, forKey: "children") ?? []
+    }
+
+    /// The children's labels of every branch reachable from this one, by label (each branch
+    /// once: a DAG's paths can be exponentially many).
+    func shape() -> [Int: [Int]] {
+        var result: [Int: [Int]] = [:]
+        var stack = [self]
+        while let branch = stack.popLast() {
+            guard result[branch.label] == nil else { continue }
+            result[branch.label] = branch.children.map(\.label)
+            stack += branch.children
+        }
+        return result
+    }
+}
+
+/// An object whose string array is decoded in phase 2 as an array of objects.
+final class Tagged: KeyedArchiving {
+    var tags: [String]
+
+    init(tags: [String]) { self.tags = tags }
+
+    func encode(with coder: KeyedArchiver) throws { try coder.encode(tags, forKey: "tags") }
+
+    init(coder: KeyedUnarchiver) throws { tags = [] }
+
+    func decodeReferences(with coder: KeyedUnarchiver) throws {
+        tags = try coder.decodeArrayOfObjects(ofClass: String.self, forKey: "tags") ?? []
+    }
+}
