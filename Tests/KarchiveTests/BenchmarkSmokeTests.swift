@@ -61,6 +61,7 @@ final class BenchmarkSmokeTests: XCTestCase {
         let scale = Scale.smoke
         let expectations: [(String, String, Int)] = [
             ("W2", "acyclic unarchive", scale.w2Objects),
+            ("W2", "acyclic unarchive, friends in arrays", scale.w2Objects),
             ("W5", "decode", scale.w5Records),
             ("W3", "read binary", scale.w3Records),
             ("W4", "wide read binary", scale.w4WideCount),

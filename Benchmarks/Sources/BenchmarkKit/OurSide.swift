@@ -76,6 +76,60 @@ public enum OurSide {
     }
 }
 
+extension OurSide {
+    /// The class name of ``ListedPerson`` in an archive.
+    public static var listedPersonClassName: String { ListedPerson.archivedClassName }
+
+    /// Archives the people of `spec` with their friends in arrays (untimed: the input of the
+    /// "friends in arrays" row).
+    public static func listedGraphArchive(for spec: GraphSpec) throws -> Data {
+        let people = (0..<spec.count).map { ListedPerson(name: spec.names[$0], age: spec.ages[$0], score: spec.scores[$0]) }
+        for (index, person) in people.enumerated() { person.friends = spec.friends[index].map { people[$0] } }
+        defer { for person in people { person.friends = [] } }
+        return try KeyedArchiver.archivedData(withRootObject: people, format: .binary)
+    }
+
+    /// Unarchives an archive of ``listedGraphArchive(for:)``; returns the number of people.
+    public static func listedGraphUnarchive(_ data: Data) throws -> Int {
+        let unarchiver = try KeyedUnarchiver(data: data)
+        unarchiver.setClass(ListedPerson.self, forClassName: ListedPerson.archivedClassName)
+        return try unarchiver.decodeArrayOfObjects(ofClass: ListedPerson.self, forKey: "root")?.count ?? 0
+    }
+}
+
+/// Our side's Person of the "friends in arrays" row: `PeerListedPerson`'s fields and keys,
+/// friends decoded in phase 2 as one array of objects.
+final class ListedPerson: KeyedArchiving {
+    static var archivedClassName: String { "ListedPerson" }
+    var name: String
+    var age: Int
+    var score: Double
+    var friends: [ListedPerson] = []
+
+    init(name: String, age: Int, score: Double) {
+        self.name = name
+        self.age = age
+        self.score = score
+    }
+
+    func encode(with coder: KeyedArchiver) throws {
+        try coder.encode(name, forKey: "name")
+        coder.encode(age, forKey: "age")
+        coder.encode(score, forKey: "score")
+        try coder.encode(friends, forKey: "friends")
+    }
+
+    init(coder: KeyedUnarchiver) throws {
+        name = try coder.decodeObject(of: String.self, forKey: "name") ?? ""
+        age = try coder.decodeInt(forKey: "age")
+        score = try coder.decodeDouble(forKey: "score")
+    }
+
+    func decodeReferences(with coder: KeyedUnarchiver) throws {
+        friends = try coder.decodeArrayOfObjects(ofClass: ListedPerson.self, forKey: "friends") ?? []
+    }
+}
+
 /// Our side's W2 Person: the same fields and keys as `PeerPerson`, through ``KeyedArchiving``.
 /// Friends are decoded in phase 2 so that cyclic graphs come back too.
 final class ArchivedPerson: KeyedArchiving {

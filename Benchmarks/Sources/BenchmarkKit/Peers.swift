@@ -22,6 +22,17 @@ public enum Peer {
         return root
     }
 
+    /// `NSKeyedUnarchiver` of the root object, with archived class names mapped to classes as
+    /// given (for archives another archiver wrote under its own names).
+    public static func keyedUnarchive(_ data: Data, classNames: [String: AnyClass]) throws -> Any? {
+        let unarchiver = try NSKeyedUnarchiver(forReadingFrom: data)
+        unarchiver.requiresSecureCoding = false
+        for (name, cls) in classNames { unarchiver.setClass(cls, forClassName: name) }
+        let root = unarchiver.decodeObject(forKey: NSKeyedArchiveRootObjectKey)
+        unarchiver.finishDecoding()
+        return root
+    }
+
     /// `PropertyListSerialization` write.
     public static func serialize(_ plist: Any, format: PropertyListSerialization.PropertyListFormat) throws -> Data {
         try PropertyListSerialization.data(fromPropertyList: plist, format: format, options: 0)

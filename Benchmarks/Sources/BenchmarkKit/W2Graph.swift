@@ -72,6 +72,31 @@ public final class PeerPerson: NSObject, NSCoding {
     }
 }
 
+/// The peer's Person of the "friends in arrays" row: its friends in one NSArray, decoded
+/// with the person (as `PeerPerson` decodes its three). The peer reads an archive our
+/// archiver wrote (see ``Workload/graphOperations(context:ours:peer:workload:peerSkip:friendLists:)``).
+public final class PeerListedPerson: NSObject, NSCoding {
+    var name: NSString
+    var age: Int
+    var score: Double
+    var friends: [PeerListedPerson] = []
+
+    public func encode(with coder: NSCoder) {
+        coder.encode(name, forKey: "name")
+        coder.encode(age, forKey: "age")
+        coder.encode(score, forKey: "score")
+        coder.encode(NSArray(array: friends), forKey: "friends")
+    }
+
+    public init?(coder: NSCoder) {
+        guard let name = coder.decodeObject(forKey: "name") as? NSString else { return nil }
+        self.name = name
+        age = coder.decodeInteger(forKey: "age")
+        score = coder.decodeDouble(forKey: "score")
+        friends = (coder.decodeObject(forKey: "friends") as? NSArray)?.compactMap { $0 as? PeerListedPerson } ?? []
+    }
+}
+
 /// Our Codable Person for the Codable-bridge side of W2 (acyclic only: Codable cannot express
 /// a cycle on decode, and the bridge rejects one on encode by design).
 public final class CodablePerson: Codable {
@@ -106,11 +131,35 @@ extension Workload {
         id: "W2", title: "object graph",
         stresses: "object identity (shared references via UIDs), per-object class lookup and key dictionaries, cycles"
     ) { context in
-        graphOperations(context: context, ours: context.scale.w2Objects, peer: context.scale.w2PeerObjects, workload: "W2")
+        graphOperations(context: context, ours: context.scale.w2Objects, peer: context.scale.w2PeerObjects, workload: "W2", friendLists: true)
+    }
+
+    /// The unarchive of an acyclic graph whose people keep their friends in one array.
+    static func listedUnarchive(spec: GraphSpec, peerSpec: GraphSpec, ours: Int, peer: Int, peerNote: String?, workload: String) -> BenchmarkOperation {
+        let oursBox = Box<Data>(), peerBox = Box<Data>()
+        return BenchmarkOperation(workload, "acyclic unarchive, friends in arrays", check: .objects, [
+            Implementation("KeyedArchive NSCoding-style", ours: true, units: ours, prepare: {
+                if oursBox.value == nil { oursBox.value = try OurSide.listedGraphArchive(for: spec) }
+            }) {
+                try OurSide.listedGraphUnarchive(oursBox.value ?? Data())
+            },
+            Implementation("NSKeyedUnarchiver", units: peer, note: (peerNote.map { $0 + "; " } ?? "") + "reads our archiver's file", prepare: {
+                if peerBox.value == nil { peerBox.value = try OurSide.listedGraphArchive(for: peerSpec) }
+            }) {
+                let root = try Peer.keyedUnarchive(peerBox.value ?? Data(), classNames: [OurSide.listedPersonClassName: PeerListedPerson.self]) as? NSArray
+                return root?.count ?? 0
+            },
+        ])
     }
 
     /// Archive and unarchive operations for acyclic and cyclic graphs of the given sizes.
-    static func graphOperations(context: Context, ours: Int, peer: Int, workload: String, peerSkip: String? = nil) -> [BenchmarkOperation] {
+    /// With `friendLists`, the acyclic graph is also unarchived with each person's friends in
+    /// one array (`decodeArrayOfObjects(ofClass:forKey:)`, the usual NSCoding shape): both
+    /// sides read the same archive, written by our archiver (NSKeyedArchiver merges objects by
+    /// equality and hashes an NSArray by its count, which makes it quadratic in such graphs).
+    static func graphOperations(
+        context: Context, ours: Int, peer: Int, workload: String, peerSkip: String? = nil, friendLists: Bool = false
+    ) -> [BenchmarkOperation] {
         var operations: [BenchmarkOperation] = []
         for cyclic in [false, true] {
             let kind = cyclic ? "cyclic" : "acyclic"
@@ -165,6 +214,9 @@ extension Workload {
                     return root?.count ?? 0
                 },
             ]))
+            if friendLists && !cyclic {
+                operations.append(listedUnarchive(spec: spec, peerSpec: peerSpec, ours: ours, peer: peer, peerNote: peerNote, workload: workload))
+            }
         }
         return operations
     }
