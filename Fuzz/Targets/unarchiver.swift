@@ -58,11 +58,31 @@ public func fuzzUnarchiver(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     if let unarchiver = try? KeyedUnarchiver(propertyList: plist, limits: limits) {
         CycleBreaker.breakCycles(try? unarchiver.decodeTopLevelObject(of: KeyedArchiveClass.foundationClasses + [.archivedObject]))
     }
+    var fromTree: Result<FuzzNode?, any Error>?
     if let unarchiver = try? KeyedUnarchiver(propertyList: plist, limits: limits) {
         unarchiver.setClass(FuzzNode.self, forClassName: "NSObject")
-        CycleBreaker.breakCycles(try? unarchiver.decodeTopLevelObject(of: FuzzNode.self))
+        fromTree = Result { try unarchiver.decodeTopLevelObject(of: FuzzNode.self) }
+        CycleBreaker.breakCycles(try? fromTree?.get())
         for node in decodedNodes { node.clearReferences() }
         decodedNodes.removeAll()
+    }
+    // A binary archive is also read by index, its objects' fields in place (the path of
+    // `KeyedUnarchiver(data:)`). The file read whole above, every object in it is valid, so the
+    // two reads must agree: both decode or both throw the same kind of error.
+    if PropertyList.detectFormat(input) == .binary, let fromTree, let unarchiver = try? KeyedUnarchiver(data: input, limits: limits) {
+        unarchiver.setClass(FuzzNode.self, forClassName: "NSObject")
+        let inPlace = Result { try unarchiver.decodeTopLevelObject(of: FuzzNode.self) }
+        CycleBreaker.breakCycles(try? inPlace.get())
+        for node in decodedNodes { node.clearReferences() }
+        decodedNodes.removeAll()
+        switch (fromTree, inPlace) {
+        case (.success(let a), .success(let b)) where (a == nil) == (b == nil):
+            break
+        case (.failure(let a as KeyedArchiveError), .failure(let b as KeyedArchiveError)) where a.code == b.code:
+            break
+        default:
+            FuzzSupport.fail("read by index: \(inPlace), read whole: \(fromTree)")
+        }
     }
     if let resolved = try? ArchiveResolver(propertyList: plist, limits: limits).resolveTopLevel() {
         // What `karchive unarchive` does next: the resolved tree must be writable.
