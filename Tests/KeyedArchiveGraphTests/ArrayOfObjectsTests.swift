@@ -87,27 +87,12 @@ final class ArrayOfObjectsTests: XCTestCase {
             ("the links are the node itself", ["$class": .uid(4), "label": 2], nil),
         ]
         for entry in cases {
-            let value = archive(entry.links)
-            let classes: [KeyedArchiveClass] = [.array, .type(Node.self)]
-            let inPlace = Result { try KeyedUnarchiver.unarchivedObject(ofClasses: classes, from: PropertyList.encode(value, format: .binary)) }
-            let tree = Result { try KeyedUnarchiver(propertyList: value).decodeTopLevelObject(of: classes) }
-            switch (inPlace, tree) {
-            case (.success(let a), .success(let b)):
-                let expected = try XCTUnwrap(entry.expected, "\(entry.name): decoded, expected an error")
-                let (first, second) = (try XCTUnwrap(a as? [Node]), try XCTUnwrap(b as? [Node]))
-                XCTAssertEqual(first[1].links.map(\.label), expected, entry.name)
-                XCTAssertEqual(second[1].links.map(\.label), expected, entry.name)
-                XCTAssertEqual(first[0].links.map(\.label), [1, 0, 0], entry.name)
-                XCTAssertEqual(second[0].links.map(\.label), [1, 0, 0], entry.name)
-                XCTAssertTrue((first[0].links + first[1].links).allSatisfy { $0 === first[$0.label] }, entry.name)
-                for node in first + second { node.links = [] }
-            case (.failure(let a), .failure(let b)):
-                XCTAssertNil(entry.expected, "\(entry.name): failed, expected to decode: \(a)")
-                let (first, second) = (try XCTUnwrap(a as? KeyedArchiveError), try XCTUnwrap(b as? KeyedArchiveError))
-                XCTAssertEqual(first.code, second.code, entry.name)
-                XCTAssertEqual(first.description, second.description, entry.name)
-            default:
-                XCTFail("\(entry.name): in place \(inPlace), tree \(tree)")
+            try assertBothPaths(entry.name, archive(entry.links), classes: [.array, .type(Node.self)], decodes: entry.expected != nil) { root in
+                let nodes = try XCTUnwrap(root as? [Node], entry.name)
+                XCTAssertEqual(nodes[0].links.map(\.label), [1, 0, 0], entry.name)
+                XCTAssertEqual(nodes[1].links.map(\.label), entry.expected, entry.name)
+                XCTAssertTrue((nodes[0].links + nodes[1].links).allSatisfy { $0 === nodes[$0.label] }, entry.name)
+                for node in nodes { node.links = [] }
             }
         }
     }
@@ -183,26 +168,35 @@ extension ArrayOfObjectsTests {
             ("members not in an array", ["$class": .uid(2), "NS.objects": .uid(11)], nil),
         ]
         for entry in cases {
-            let value = archive(entry.children)
-            let classes: [KeyedArchiveClass] = [.array, .type(Branch.self)]
-            let inPlace = Result { try KeyedUnarchiver.unarchivedObject(ofClasses: classes, from: PropertyList.encode(value, format: .binary)) }
-            let tree = Result { try KeyedUnarchiver(propertyList: value).decodeTopLevelObject(of: classes) }
-            switch (inPlace, tree) {
-            case (.success(let a), .success(let b)):
-                let expected = try XCTUnwrap(entry.expected, "\(entry.name): decoded, expected an error")
-                for decoded in [try XCTUnwrap(a as? [Branch]), try XCTUnwrap(b as? [Branch])] {
-                    XCTAssertEqual(decoded[0].children.map(\.label), [1, 2, 1], entry.name)
-                    XCTAssertEqual(decoded[1].children.map(\.label), expected, entry.name)
-                    XCTAssertTrue(decoded[0].children[0] === decoded[1], entry.name)
-                }
-            case (.failure(let a), .failure(let b)):
-                XCTAssertNil(entry.expected, "\(entry.name): failed, expected to decode: \(a)")
-                let (first, second) = (try XCTUnwrap(a as? KeyedArchiveError), try XCTUnwrap(b as? KeyedArchiveError))
-                XCTAssertEqual(first.code, second.code, entry.name)
-                XCTAssertEqual(first.description, second.description, entry.name)
-            default:
-                XCTFail("\(entry.name): in place \(inPlace), tree \(tree)")
+            try assertBothPaths(entry.name, archive(entry.children), classes: [.array, .type(Branch.self)], decodes: entry.expected != nil) { root in
+                let branches = try XCTUnwrap(root as? [Branch], entry.name)
+                XCTAssertEqual(branches[0].children.map(\.label), [1, 2, 1], entry.name)
+                XCTAssertEqual(branches[1].children.map(\.label), entry.expected, entry.name)
+                XCTAssertTrue(branches[0].children[0] === branches[1], entry.name)
             }
+        }
+    }
+
+    /// Decodes `archive`'s root allowing `classes` from binary bytes, read in place, and from the
+    /// value tree (the full path). When `decodes`, both must decode and `check` is run on each
+    /// root; otherwise both must throw the same error, message included.
+    private func assertBothPaths(
+        _ name: String, _ archive: PropertyListValue, classes: [KeyedArchiveClass], decodes: Bool, check: (Any?) throws -> Void
+    ) throws {
+        let inPlace = Result { try KeyedUnarchiver.unarchivedObject(ofClasses: classes, from: PropertyList.encode(archive, format: .binary)) }
+        let tree = Result { try KeyedUnarchiver(propertyList: archive).decodeTopLevelObject(of: classes) }
+        switch (inPlace, tree) {
+        case (.success(let a), .success(let b)):
+            XCTAssertTrue(decodes, "\(name): decoded, expected an error")
+            try check(a)
+            try check(b)
+        case (.failure(let a), .failure(let b)):
+            XCTAssertFalse(decodes, "\(name): failed, expected to decode: \(a)")
+            let (first, second) = (try XCTUnwrap(a as? KeyedArchiveError, name), try XCTUnwrap(b as? KeyedArchiveError, name))
+            XCTAssertEqual(first.code, second.code, name)
+            XCTAssertEqual(first.description, second.description, name)
+        default:
+            XCTFail("\(name): in place \(inPlace), tree \(tree)")
         }
     }
 }

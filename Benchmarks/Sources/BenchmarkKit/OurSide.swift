@@ -97,43 +97,26 @@ extension OurSide {
     }
 }
 
-/// Our side's Person of the "friends in arrays" row: `PeerListedPerson`'s fields and keys,
-/// friends decoded in phase 2 as one array of objects.
-final class ListedPerson: KeyedArchiving {
-    static var archivedClassName: String { "ListedPerson" }
-    var name: String
-    var age: Int
-    var score: Double
-    var friends: [ListedPerson] = []
+/// Our side's Person of the "friends in arrays" row: `PeerListedPerson`'s fields and keys, its
+/// friends in one array, decoded in phase 2 as an array of objects.
+final class ListedPerson: ArchivedPerson {
+    override class var archivedClassName: String { "ListedPerson" }
 
-    init(name: String, age: Int, score: Double) {
-        self.name = name
-        self.age = age
-        self.score = score
-    }
-
-    func encode(with coder: KeyedArchiver) throws {
-        try coder.encode(name, forKey: "name")
-        coder.encode(age, forKey: "age")
-        coder.encode(score, forKey: "score")
+    override func encode(with coder: KeyedArchiver) throws {
+        try encodeScalars(with: coder)
         try coder.encode(friends, forKey: "friends")
     }
 
-    init(coder: KeyedUnarchiver) throws {
-        name = try coder.decodeObject(of: String.self, forKey: "name") ?? ""
-        age = try coder.decodeInt(forKey: "age")
-        score = try coder.decodeDouble(forKey: "score")
-    }
-
-    func decodeReferences(with coder: KeyedUnarchiver) throws {
+    override func decodeReferences(with coder: KeyedUnarchiver) throws {
         friends = try coder.decodeArrayOfObjects(ofClass: ListedPerson.self, forKey: "friends") ?? []
     }
 }
 
 /// Our side's W2 Person: the same fields and keys as `PeerPerson`, through ``KeyedArchiving``.
-/// Friends are decoded in phase 2 so that cyclic graphs come back too.
-final class ArchivedPerson: KeyedArchiving {
-    static var archivedClassName: String { "Person" }
+/// Friends are decoded in phase 2 so that cyclic graphs come back too. (Not final only for
+/// ``ListedPerson``, which stores its friends in an array.)
+class ArchivedPerson: KeyedArchiving {
+    class var archivedClassName: String { "Person" }
     var name: String
     var age: Int
     var score: Double
@@ -146,13 +129,18 @@ final class ArchivedPerson: KeyedArchiving {
     }
 
     func encode(with coder: KeyedArchiver) throws {
-        try coder.encode(name, forKey: "name")
-        coder.encode(age, forKey: "age")
-        coder.encode(score, forKey: "score")
+        try encodeScalars(with: coder)
         for (index, friend) in friends.enumerated() { try coder.encode(friend, forKey: Self.friendKeys[index]) }
     }
 
-    init(coder: KeyedUnarchiver) throws {
+    /// The fields other than the friends.
+    final func encodeScalars(with coder: KeyedArchiver) throws {
+        try coder.encode(name, forKey: "name")
+        coder.encode(age, forKey: "age")
+        coder.encode(score, forKey: "score")
+    }
+
+    required init(coder: KeyedUnarchiver) throws {
         name = try coder.decodeObject(of: String.self, forKey: "name") ?? ""
         age = try coder.decodeInt(forKey: "age")
         score = try coder.decodeDouble(forKey: "score")

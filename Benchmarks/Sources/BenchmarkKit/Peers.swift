@@ -14,12 +14,7 @@ public enum Peer {
     /// `NSKeyedUnarchiver` of the root object, mapping archived class names to `classes`
     /// (swift-corelibs-foundation writes module-qualified names; `setClass` makes lookup explicit).
     public static func keyedUnarchive(_ data: Data, classes: [AnyClass]) throws -> Any? {
-        let unarchiver = try NSKeyedUnarchiver(forReadingFrom: data)
-        unarchiver.requiresSecureCoding = false
-        for cls in classes { unarchiver.setClass(cls, forClassName: NSStringFromClass(cls)) }
-        let root = unarchiver.decodeObject(forKey: NSKeyedArchiveRootObjectKey)
-        unarchiver.finishDecoding()
-        return root
+        try keyedUnarchive(data, classNames: Dictionary(classes.map { (NSStringFromClass($0), $0) }) { first, _ in first })
     }
 
     /// `NSKeyedUnarchiver` of the root object, with archived class names mapped to classes as
