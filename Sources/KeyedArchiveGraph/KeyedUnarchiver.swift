@@ -296,57 +296,148 @@ public final class KeyedUnarchiver {
     /// array is not cached: a second reference reads it again, as the full path casts its
     /// cached elements again at every reference.
     private func arrayInPlace<T>(_ stored: PropertyListValue, allowedID: Int, of type: T.Type, key: String) throws -> [T]? {
+        guard var collection = collectionInPlace(stored, allowedID: allowedID, kind: .array, key: key),
+            let list = members(of: &collection, FoundationClassNames.objectsKey)
+        else { return nil }
+        defer { endDecoding(collection) }
+        let reader = collection.fields.reader
+        var elements: [T] = []
+        elements.reserveCapacity(list.count)
+        for index in 0..<list.count {
+            guard let reference = memberReference(reader, list, index),
+                let element = try member(reference, of: type, allowedID: allowedID, in: &collection, list: FoundationClassNames.objectsKey, index: index)
+            else { return nil }
+            elements.append(element)
+        }
+        return elements
+    }
+
+    /// What ``decodeDictionary(withKeyClass:objectClass:forKey:)`` returns for a dictionary
+    /// inside an object being decoded, read in place from its `NS.keys` and `NS.objects` straight
+    /// into a `[K: V]`, as ``arrayInPlace(_:allowedID:of:key:)`` reads an array: the keys first,
+    /// then the values; a repeated key keeps its last value, and the values it drops are checked
+    /// but not decoded, as on the full path. `nil` where the array reader returns `nil`, and for
+    /// a key not equal to itself (a NaN): the full path then decodes the dictionary. (An ad-hoc
+    /// graph of 100,000 people with three friends each in a `[String: Person]`: 0.70 -> 0.37 s.)
+    private func dictionaryInPlace<K: Hashable, V>(
+        _ stored: PropertyListValue, allowedID: Int, keyType: K.Type, objectType: V.Type, key: String
+    ) throws -> [K: V]? {
+        guard var collection = collectionInPlace(stored, allowedID: allowedID, kind: .dictionary, key: key),
+            let keyList = members(of: &collection, FoundationClassNames.keysKey),
+            let objectList = members(of: &collection, FoundationClassNames.objectsKey),
+            keyList.count == objectList.count
+        else { return nil }
+        defer { endDecoding(collection) }
+        let reader = collection.fields.reader
+        var keys: [K] = []
+        keys.reserveCapacity(keyList.count)
+        var lastIndexOfKey: [K: Int] = [:]
+        lastIndexOfKey.reserveCapacity(keyList.count)
+        var isKept = [Bool](repeating: true, count: keyList.count)
+        for index in 0..<keyList.count {
+            guard let reference = memberReference(reader, keyList, index),
+                let entryKey = try member(reference, of: keyType, allowedID: allowedID, in: &collection, list: FoundationClassNames.keysKey, index: index),
+                entryKey == entryKey
+            else { return nil }
+            keys.append(entryKey)
+            if let earlier = lastIndexOfKey.updateValue(index, forKey: entryKey) { isKept[earlier] = false }
+        }
+        var result: [K: V] = [:]
+        result.reserveCapacity(lastIndexOfKey.count)
+        for index in 0..<objectList.count {
+            guard let reference = memberReference(reader, objectList, index) else { return nil }
+            if isKept[index] {
+                guard let value = try member(reference, of: objectType, allowedID: allowedID, in: &collection, list: FoundationClassNames.objectsKey, index: index)
+                else { return nil }
+                result[keys[index]] = value
+            } else {
+                beginDecoding(&collection)
+                path.append(.listElement(FoundationClassNames.objectsKey, numbered: false, index))
+                defer { path.removeLast() }
+                try checkClass(ofObjectAt: reference, allowed: allowedByID[allowedID])
+            }
+        }
+        return result
+    }
+
+    /// A Foundation collection inside an object, as the in-place readers above read it.
+    private struct CollectionInPlace {
+        let uid: UInt32
+        /// Its class name, for the path.
+        let name: String
+        /// Under which key of the current object it was found.
+        let key: String
+        var fields: InPlaceLookup
+        /// Whether the full path's state for decoding its members is set up
+        /// (``beginDecoding(_:)``).
+        var isDecoding = false
+    }
+
+    /// The collection `stored` refers to, when it is an object read in place, inside an object
+    /// being decoded, not decoded or being decoded already, below the depth limit, and of
+    /// built-in class `kind` under the allowed set; `nil` otherwise (the full path decides).
+    private func collectionInPlace(_ stored: PropertyListValue, allowedID: Int, kind: KeyedArchiveClass.Kind, key: String) -> CollectionInPlace? {
         guard !savedContexts.isEmpty, case .uid(let uid) = stored, uid != 0, Int(uid) < slots.count,
             case .empty = slots[Int(uid)], valueFlags[Int(uid)] == 0, depth < document.limits.maximumDepth,
             let (lookup, classUID) = try? document.objectInPlace(uid, path: ""),
             let info = try? classInfo(classUID, objectUID: uid),
-            case .builtin(.array)? = try? resolution(of: info, allowed: allowedByID[allowedID], uid: uid)
+            case .builtin(let resolved)? = try? resolution(of: info, allowed: allowedByID[allowedID], uid: uid), resolved == kind
         else { return nil }
-        var fields = lookup
-        guard let index = (try? fields.index(ofStoredKey: FoundationClassNames.objectsKey)) ?? nil,
-            let list = try? fields.reader.arraySpan(ofObject: fields.valueObject(at: index))
+        return CollectionInPlace(uid: uid, name: info.description.name, key: key, fields: lookup)
+    }
+
+    /// The list of member references stored under `listKey` in `collection` (not the numbered
+    /// form), when every member is a UID of an object (not nil), as the full path checks them
+    /// all before it decodes one; `nil` otherwise.
+    private func members(of collection: inout CollectionInPlace, _ listKey: String) -> BinaryPropertyListObjectReader.ContainerSpan? {
+        guard let index = (try? collection.fields.index(ofStoredKey: listKey)) ?? nil,
+            let list = try? collection.fields.reader.arraySpan(ofObject: collection.fields.valueObject(at: index))
         else { return nil }
-        let reader = fields.reader
-        // Every member a UID of an object, as the full path checks them all before it decodes
-        // one (a nil member it reports where it meets it: left to it too).
-        for member in 0..<list.count {
-            guard case .uid(let reference)? = try? reader.value(ofObject: reader.element(member, of: list)),
-                reference != 0, Int(reference) < slots.count
-            else { return nil }
-        }
-        var elements: [T] = []
-        elements.reserveCapacity(list.count)
-        // The full path's state while it decodes the array's elements, set up at the first
-        // element that needs it.
-        var isDecoding = false
-        defer {
-            if isDecoding {
-                valueFlags[Int(uid)] &= ~2
-                path.removeLast(2)
-                depth -= 1
-            }
-        }
-        for member in 0..<list.count {
-            guard case .uid(let reference)? = try? reader.value(ofObject: reader.element(member, of: list)) else { return nil }
-            let element = PropertyListValue.uid(reference)
-            if let atHand = valueAtHand(element, allowedID: allowedID, of: type) {
-                elements.append(atHand)
-                continue
-            }
-            if !isDecoding {
-                isDecoding = true
-                depth += 1
-                path.append(.key(key))
-                path.append(.object(uid, info.description.name))
-                valueFlags[Int(uid)] |= 2
-            }
-            path.append(.listElement(FoundationClassNames.objectsKey, numbered: false, member))
-            defer { path.removeLast() }
-            let decoded = try decodeUID(reference, allowed: allowedByID[allowedID])
-            guard Swift.type(of: decoded) == type, let typed = decoded as? T else { return nil }
-            elements.append(typed)
-        }
-        return elements
+        let reader = collection.fields.reader
+        for member in 0..<list.count where memberReference(reader, list, member) == nil { return nil }
+        return list
+    }
+
+    /// The UID of member `index` of `list`, when it is one of an object (not nil).
+    @inline(__always)
+    private func memberReference(_ reader: BinaryPropertyListObjectReader, _ list: BinaryPropertyListObjectReader.ContainerSpan, _ index: Int) -> UInt32? {
+        guard case .uid(let reference)? = try? reader.value(ofObject: reader.element(index, of: list)),
+            reference != 0, Int(reference) < slots.count
+        else { return nil }
+        return reference
+    }
+
+    /// The member at `reference` (number `index` of the list `list` of `collection`) as a `T`:
+    /// at hand, or decoded the full way; `nil` when it is not exactly a `T`.
+    private func member<T>(
+        _ reference: UInt32, of type: T.Type, allowedID: Int, in collection: inout CollectionInPlace, list: String, index: Int
+    ) throws -> T? {
+        if let atHand = valueAtHand(.uid(reference), allowedID: allowedID, of: type) { return atHand }
+        beginDecoding(&collection)
+        path.append(.listElement(list, numbered: false, index))
+        defer { path.removeLast() }
+        let decoded = try decodeUID(reference, allowed: allowedByID[allowedID])
+        guard Swift.type(of: decoded) == type, let typed = decoded as? T else { return nil }
+        return typed
+    }
+
+    /// Sets up, once, the state in which the full path decodes a collection's members: the
+    /// collection's key and object in the path, one level deeper, and its value-cycle mark.
+    private func beginDecoding(_ collection: inout CollectionInPlace) {
+        guard !collection.isDecoding else { return }
+        collection.isDecoding = true
+        depth += 1
+        path.append(.key(collection.key))
+        path.append(.object(collection.uid, collection.name))
+        valueFlags[Int(collection.uid)] |= 2
+    }
+
+    /// Takes down what ``beginDecoding(_:)`` set up.
+    private func endDecoding(_ collection: CollectionInPlace) {
+        guard collection.isDecoding else { return }
+        valueFlags[Int(collection.uid)] &= ~2
+        path.removeLast(2)
+        depth -= 1
     }
 
     /// The id of the allowed set of an array of `T` (NSArray and `T`'s class), cached by type
@@ -404,7 +495,12 @@ public final class KeyedUnarchiver {
     /// `decodeDictionary(withKeyClass:objectClass:forKey:)`).
     public func decodeDictionary<K: Hashable, V>(withKeyClass keyType: K.Type, objectClass: V.Type, forKey key: String) throws -> [K: V]? {
         let classes = [.dictionary, try Self.archiveClass(for: keyType, key: key), try Self.archiveClass(for: objectClass, key: key)]
-        guard let value = try decodeObject(of: classes, forKey: key) else { return nil }
+        let allowedSet = allowed(classes)
+        guard let stored = try storedValue(forKey: key) else { return nil }
+        if let result = try dictionaryInPlace(stored, allowedID: allowedSet.id, keyType: keyType, objectType: objectClass, key: key) {
+            return result
+        }
+        guard let value = try decodeStored(stored, allowed: allowedSet, key: key) else { return nil }
         return try convertingDecoded {
             guard let dictionary = value as? [AnyHashable: Any] else {
                 throw error(.typeMismatch, "expected a dictionary, found \(Swift.type(of: value))")

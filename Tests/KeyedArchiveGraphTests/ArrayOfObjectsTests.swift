@@ -247,3 +247,129 @@ final class Tagged: KeyedArchiving {
         tags = try coder.decodeArrayOfObjects(ofClass: String.self, forKey: "tags") ?? []
     }
 }
+
+/// `decodeDictionary(withKeyClass:objectClass:forKey:)` inside an object, read in place like
+/// the arrays above: both paths must agree.
+final class DictionaryOfObjectsTests: XCTestCase {
+    /// Dictionaries of nodes made before them (phase 2) and of branches made while they are
+    /// read (phase 1), with keys short and long: the same entries and identities both ways.
+    func testDictionariesMatchTheFullPath() throws {
+        for seed in UInt64(1)...12 {
+            var random = SeededGenerator(seed: seed)
+            let nodes = (0..<Int.random(in: 1...60, using: &random)).map { Node(label: $0) }
+            let branches = (0..<Int.random(in: 1...60, using: &random)).map { Branch(label: $0) }
+            let index = NodeIndex()
+            for _ in 0..<Int.random(in: 0...40, using: &random) {
+                let name = random.chance(0.2) ? String(repeating: "k", count: 200) + "\(random.next() % 50)" : "k\(random.next() % 50)"
+                index.nodes[name] = nodes[Int.random(in: 0..<nodes.count, using: &random)]
+                index.branches[name] = branches[Int.random(in: 0..<branches.count, using: &random)]
+            }
+            let data = try KeyedArchiver.archivedData(withRootObject: [nodes, index] as [Any], format: .binary)
+            let classes: [KeyedArchiveClass] = [.array, .type(Node.self), .type(NodeIndex.self)]
+            let inPlace = try XCTUnwrap(KeyedUnarchiver.unarchivedObject(ofClasses: classes, from: data) as? [Any])
+            let tree = try XCTUnwrap(KeyedUnarchiver(propertyList: PropertyList.decode(data)).decodeTopLevelObject(of: classes) as? [Any])
+            for decoded in [inPlace, tree] {
+                let decodedNodes = try XCTUnwrap(decoded.first as? [Node])
+                let decodedIndex = try XCTUnwrap(decoded.last as? NodeIndex)
+                XCTAssertEqual(decodedIndex.nodes.mapValues(\.label), index.nodes.mapValues(\.label), "seed \(seed)")
+                XCTAssertEqual(decodedIndex.branches.mapValues(\.label), index.branches.mapValues(\.label), "seed \(seed)")
+                XCTAssertTrue(decodedIndex.nodes.values.allSatisfy { $0 === decodedNodes[$0.label] }, "seed \(seed)")
+                // A branch shared by several keys is one instance.
+                var byLabel: [Int: ObjectIdentifier] = [:]
+                for branch in decodedIndex.branches.values {
+                    XCTAssertEqual(byLabel.updateValue(ObjectIdentifier(branch), forKey: branch.label) ?? ObjectIdentifier(branch), ObjectIdentifier(branch))
+                }
+            }
+        }
+    }
+
+    /// Hand-made archives: a root array of two nodes and an index whose dictionary is damaged or
+    /// unusual. Both paths report the same error, or decode the same entries.
+    func testIrregularDictionariesFailOrDecodeAsOnTheFullPath() throws {
+        func archive(_ dictionary: PropertyListValue) -> PropertyListValue {
+            let nodeName = PropertyListValue(Node.archivedClassName)
+            let indexName = PropertyListValue(NodeIndex.archivedClassName)
+            let objects: [PropertyListValue] = [
+                "$null",
+                ["$class": .uid(2), "NS.objects": [.uid(3), .uid(5), .uid(13)]],
+                ["$classname": "NSArray", "$classes": ["NSArray", "NSObject"]],
+                ["$class": .uid(4), "label": 0],
+                ["$classname": nodeName, "$classes": [nodeName, "NSObject"]],
+                ["$class": .uid(4), "label": 1],
+                ["$classname": "NSDictionary", "$classes": ["NSDictionary", "NSObject"]],
+                "a",
+                "b",
+                ["$class": .uid(10), "NS.string": "not a node"],
+                ["$classname": "NSString", "$classes": ["NSString", "NSObject"]],
+                .string(PropertyListString(String(repeating: "long", count: 80))),
+                dictionary,
+                ["$class": .uid(14), "nodes": .uid(12)],
+                ["$classname": indexName, "$classes": [indexName, "NSObject"]],
+                ["$class": .uid(4), "label": "not a number"],
+            ]
+            return ["$archiver": "NSKeyedArchiver", "$version": 100000, "$top": ["root": .uid(1)], "$objects": .array(objects)]
+        }
+        let long = String(repeating: "long", count: 80)
+        let cases: [(name: String, dictionary: PropertyListValue, expected: [String: Int]?)] = [
+            ("regular", ["$class": .uid(6), "NS.keys": [.uid(7), .uid(8)], "NS.objects": [.uid(3), .uid(5)]], ["a": 0, "b": 1]),
+            ("a repeated key", ["$class": .uid(6), "NS.keys": [.uid(7), .uid(8), .uid(7)], "NS.objects": [.uid(3), .uid(5), .uid(5)]], ["a": 1, "b": 1]),
+            ("a dropped value of a class not allowed", ["$class": .uid(6), "NS.keys": [.uid(7), .uid(7)], "NS.objects": [.uid(1), .uid(3)]], nil),
+            ("a dropped value that would not decode", ["$class": .uid(6), "NS.keys": [.uid(7), .uid(7)], "NS.objects": [.uid(15), .uid(3)]], ["a": 0]),
+            ("a dropped value of a class allowed", ["$class": .uid(6), "NS.keys": [.uid(7), .uid(7)], "NS.objects": [.uid(9), .uid(3)]], ["a": 0]),
+            ("a long key", ["$class": .uid(6), "NS.keys": [.uid(11)], "NS.objects": [.uid(5)]], [long: 1]),
+            ("a node as a key", ["$class": .uid(6), "NS.keys": [.uid(3)], "NS.objects": [.uid(5)]], nil),
+            ("an integer as a key", ["$class": .uid(6), "NS.keys": [42], "NS.objects": [.uid(5)]], nil),
+            ("more keys than values", ["$class": .uid(6), "NS.keys": [.uid(7), .uid(8)], "NS.objects": [.uid(3)]], nil),
+            ("numbered entries", ["$class": .uid(6), "NS.key.0": .uid(8), "NS.object.0": .uid(3)], ["b": 0]),
+            ("a nil value", ["$class": .uid(6), "NS.keys": [.uid(7)], "NS.objects": [.uid(0)]], nil),
+            ("a value of a class not allowed", ["$class": .uid(6), "NS.keys": [.uid(7), .uid(8)], "NS.objects": [.uid(3), .uid(9)]], nil),
+            ("a value past the objects", ["$class": .uid(6), "NS.keys": [.uid(7)], "NS.objects": [.uid(99)]], nil),
+            ("the dictionary itself as a value", ["$class": .uid(6), "NS.keys": [.uid(7)], "NS.objects": [.uid(12)]], nil),
+        ]
+        for entry in cases {
+            let classes: [KeyedArchiveClass] = [.array, .type(Node.self), .type(NodeIndex.self)]
+            let value = archive(entry.dictionary)
+            let inPlace = Result { try KeyedUnarchiver.unarchivedObject(ofClasses: classes, from: PropertyList.encode(value, format: .binary)) }
+            let tree = Result { try KeyedUnarchiver(propertyList: value).decodeTopLevelObject(of: classes) }
+            switch (inPlace, tree) {
+            case (.success(let a), .success(let b)):
+                let expected = try XCTUnwrap(entry.expected, "\(entry.name): decoded, expected an error")
+                for root in [a, b] {
+                    let objects = try XCTUnwrap(root as? [Any], entry.name)
+                    let index = try XCTUnwrap(objects.last as? NodeIndex, entry.name)
+                    XCTAssertEqual(index.nodes.mapValues(\.label), expected, entry.name)
+                    XCTAssertTrue(index.nodes.values.allSatisfy { $0 === objects[$0.label] as? Node }, entry.name)
+                }
+            case (.failure(let a), .failure(let b)):
+                XCTAssertNil(entry.expected, "\(entry.name): failed, expected to decode: \(a)")
+                let (first, second) = (try XCTUnwrap(a as? KeyedArchiveError, entry.name), try XCTUnwrap(b as? KeyedArchiveError, entry.name))
+                XCTAssertEqual(first.code, second.code, entry.name)
+                XCTAssertEqual(first.description, second.description, entry.name)
+            default:
+                XCTFail("\(entry.name): in place \(inPlace), tree \(tree)")
+            }
+        }
+    }
+}
+
+/// Nodes by name, decoded in phase 2 (made before), and branches by name, decoded in
+/// `init(coder:)` (made while the dictionary is read).
+final class NodeIndex: KeyedArchiving {
+    var nodes: [String: Node] = [:]
+    var branches: [String: Branch] = [:]
+
+    init() {}
+
+    func encode(with coder: KeyedArchiver) throws {
+        try coder.encode(nodes, forKey: "nodes")
+        try coder.encode(branches, forKey: "branches")
+    }
+
+    init(coder: KeyedUnarchiver) throws {
+        branches = try coder.decodeDictionary(withKeyClass: String.self, objectClass: Branch.self, forKey: "branches") ?? [:]
+    }
+
+    func decodeReferences(with coder: KeyedUnarchiver) throws {
+        nodes = try coder.decodeDictionary(withKeyClass: String.self, objectClass: Node.self, forKey: "nodes") ?? [:]
+    }
+}
