@@ -1,13 +1,15 @@
 import KeyedArchive
 
 /// A user class with every kind of reference: a scalar field, an array of children decoded in
-/// `init(coder:)`, and a `next` link decoded in phase 2 (so it may form cycles).
+/// `init(coder:)`, and a `next` link and a dictionary of named nodes decoded in phase 2 (so they
+/// may form cycles).
 final class FuzzNode: KeyedArchiving, FuzzGraphNode {
     static var archivedClassName: String { "FuzzNode" }
     var name: String
     var value: Int
     var children: [FuzzNode]
     var next: FuzzNode?
+    var named: [String: FuzzNode] = [:]
 
     init(name: String, value: Int, children: [FuzzNode] = []) {
         self.name = name
@@ -15,10 +17,11 @@ final class FuzzNode: KeyedArchiving, FuzzGraphNode {
         self.children = children
     }
 
-    var references: [Any] { children + (next.map { [$0] } ?? []) }
+    var references: [Any] { children + (next.map { [$0] } ?? []) + Array(named.values) }
     func clearReferences() {
         children = []
         next = nil
+        named = [:]
     }
 
     func encode(with coder: KeyedArchiver) throws {
@@ -26,6 +29,7 @@ final class FuzzNode: KeyedArchiving, FuzzGraphNode {
         coder.encode(value, forKey: "value")
         try coder.encode(children, forKey: "children")
         try coder.encode(next, forKey: "next")
+        try coder.encode(named, forKey: "named")
     }
 
     init(coder: KeyedUnarchiver) throws {
@@ -37,6 +41,7 @@ final class FuzzNode: KeyedArchiving, FuzzGraphNode {
 
     func decodeReferences(with coder: KeyedUnarchiver) throws {
         next = try coder.decodeObject(of: FuzzNode.self, forKey: "next")
+        named = try coder.decodeDictionary(withKeyClass: String.self, objectClass: FuzzNode.self, forKey: "named") ?? [:]
     }
 }
 
@@ -107,6 +112,7 @@ public func fuzzUnarchiverInitialize(_ argc: UnsafeMutablePointer<CInt>?, _ argv
         let shared = FuzzNode(name: "shared", value: 2)
         root.children = [shared, FuzzNode(name: "leaf", value: 3, children: [shared])]
         shared.next = root
+        root.named = ["self": root, "shared": shared]
         let withGraph = made % 2 == 0
         let object: Any = withGraph ? [value, root] as [Any] : value
         defer { CycleBreaker.breakCycles(root) }
