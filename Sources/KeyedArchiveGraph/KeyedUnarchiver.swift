@@ -816,7 +816,8 @@ public final class KeyedUnarchiver {
     }
 
     /// After a failed top-level decode: forgets the objects and values it made, so a later call
-    /// never returns an object whose phase 2 did not run, and empties the fields of the
+    /// never returns an object whose phase 2 did not run, drops the phase-2 work it queued for
+    /// them (a later decode ran it, and failed with this one's error), and empties the fields of the
     /// ArchivedObjects it made, whose references may form cycles that ARC would never free
     /// (the caller never receives them and cannot break them). User objects linked into a cycle
     /// by their own `decodeReferences(with:)` before the failure are theirs to break.
@@ -830,6 +831,8 @@ public final class KeyedUnarchiver {
         for key in addedValues { values[key] = nil }
         addedInstances.removeAll()
         addedValues.removeAll()
+        pending.removeAll()
+        pendingIndex = 0
     }
 
     private func decodeReference(_ value: PropertyListValue, allowed: Allowed) throws -> Any? {

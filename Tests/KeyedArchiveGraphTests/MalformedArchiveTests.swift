@@ -179,6 +179,32 @@ final class MalformedArchiveTests: XCTestCase {
         }
     }
 
+    /// A top-level decode that fails in phase 1 leaves no phase-2 work behind (session 30: the
+    /// phase-2 jobs of the objects it had made stayed queued, and the next top-level decode ran
+    /// them, so that decoding an unrelated string failed with the first decode's error).
+    func testAFailedDecodeLeavesNoPhase2WorkForTheNext() throws {
+        // root: [A, B]; A links to B in phase 2; B's init(coder:) fails (its label is no number).
+        let value: PropertyListValue = [
+            "$archiver": "NSKeyedArchiver", "$version": 100000, "$top": ["root": .uid(1), "other": .uid(7)],
+            "$objects": [
+                "$null",
+                ["$class": .uid(2), "NS.objects": [.uid(3), .uid(5)]],
+                classDescription("NSArray"),
+                ["$class": .uid(4), "label": 0, "links": .uid(6)],
+                classDescription(Node.archivedClassName),
+                ["$class": .uid(4), "label": "not a number"],
+                ["$class": .uid(2), "NS.objects": [.uid(5)]],
+                "unrelated",
+            ],
+        ]
+        for unarchiver in [try KeyedUnarchiver(propertyList: value), try KeyedUnarchiver(data: PropertyList.encode(value, format: .binary))] {
+            XCTAssertThrowsError(try unarchiver.decodeTopLevelObject(of: [.array, .type(Node.self)], forKey: "root")) { error in
+                XCTAssertEqual((error as? KeyedArchiveError)?.code, .typeMismatch, "\(error)")
+            }
+            XCTAssertEqual(try unarchiver.decodeTopLevelObject(of: [.string], forKey: "other") as? String, "unrelated")
+        }
+    }
+
     func testUIDOutOfRange() {
         assertRejected(archive(["$null"], root: .uid(5)), .invalidReference, resolver: .invalidReference)
         assertRejected(
