@@ -282,7 +282,9 @@ public final class KeyedUnarchiver {
     }
 
     /// What ``decodeArrayOfObjects(ofClass:forKey:)`` returns for an array inside an object
-    /// being decoded, read in place from the array's `NS.objects` straight into a `[T]`: each
+    /// being decoded (or, with `isTopLevel`, under a `$top` key: see
+    /// ``topLevelArrayInPlace(_:allowedID:of:key:)``), read in place from the array's
+    /// `NS.objects` straight into a `[T]`: each
     /// element taken as it is when it is at hand (``valueAtHand(_:allowedID:of:)``: an instance
     /// of exactly `T` already made, as a W2 person's friends are in phase 2, or a short ASCII
     /// string), decoded the full way otherwise (an object not made yet, in an `init(coder:)`),
@@ -295,8 +297,8 @@ public final class KeyedUnarchiver {
     /// thrown while an element is decoded is the one the full path would throw there. The
     /// array is not cached: a second reference reads it again, as the full path casts its
     /// cached elements again at every reference.
-    private func arrayInPlace<T>(_ stored: PropertyListValue, allowedID: Int, of type: T.Type, key: String) throws -> [T]? {
-        guard var collection = collectionInPlace(stored, allowedID: allowedID, kind: .array, key: key),
+    private func arrayInPlace<T>(_ stored: PropertyListValue, allowedID: Int, of type: T.Type, key: String, isTopLevel: Bool = false) throws -> [T]? {
+        guard var collection = collectionInPlace(stored, allowedID: allowedID, kind: .array, key: key, isTopLevel: isTopLevel),
             let list = members(of: &collection, FoundationClassNames.objectsKey)
         else { return nil }
         defer { endDecoding(collection) }
@@ -360,13 +362,41 @@ public final class KeyedUnarchiver {
         return result
     }
 
-    /// A Foundation collection inside an object, as the in-place readers above read it.
+    /// ``arrayInPlace(_:allowedID:of:key:isTopLevel:)`` for an array under a `$top` key (W2's
+    /// root array: the full path's `[Any]` of 100,000 elements, its cache entry and the casts of
+    /// every element), wrapped as ``decodeStored(_:allowed:segment:isTopLevel:)`` wraps a
+    /// top-level decode: a new path and record of what it makes, phase 2 after it, and all of it
+    /// taken back when it fails, and before the full path takes over when it returns `nil`.
+    private func topLevelArrayInPlace<T>(_ stored: PropertyListValue, allowedID: Int, of type: T.Type, key: String) throws -> [T]? {
+        guard document.isReadByIndex else { return nil }
+        sizeSlots()
+        path = []
+        addedInstances.removeAll()
+        addedValues.removeAll()
+        path.append(.top(key))
+        defer { path.removeLast() }
+        do {
+            guard let elements = try arrayInPlace(stored, allowedID: allowedID, of: type, key: key, isTopLevel: true) else {
+                rollBack()
+                return nil
+            }
+            try drainPhase2()
+            return elements
+        } catch {
+            rollBack()
+            throw error
+        }
+    }
+
+    /// A Foundation collection inside an object (or under a `$top` key), as the in-place readers
+    /// above read it.
     private struct CollectionInPlace {
         let uid: UInt32
         /// Its class name, for the path.
         let name: String
-        /// Under which key of the current object it was found.
-        let key: String
+        /// Under which key of the current object it was found; `nil` for a `$top` key, which the
+        /// top-level wrapper puts in the path.
+        let key: String?
         var fields: InPlaceLookup
         /// Whether the full path's state for decoding its members is set up
         /// (``beginDecoding(_:)``).
@@ -374,16 +404,19 @@ public final class KeyedUnarchiver {
     }
 
     /// The collection `stored` refers to, when it is an object read in place, inside an object
-    /// being decoded, not decoded or being decoded already, below the depth limit, and of
-    /// built-in class `kind` under the allowed set; `nil` otherwise (the full path decides).
-    private func collectionInPlace(_ stored: PropertyListValue, allowedID: Int, kind: KeyedArchiveClass.Kind, key: String) -> CollectionInPlace? {
-        guard !savedContexts.isEmpty, case .uid(let uid) = stored, uid != 0, Int(uid) < slots.count,
+    /// being decoded (or under a `$top` key when `isTopLevel`), not decoded or being decoded
+    /// already, below the depth limit, and of built-in class `kind` under the allowed set; `nil`
+    /// otherwise (the full path decides).
+    private func collectionInPlace(
+        _ stored: PropertyListValue, allowedID: Int, kind: KeyedArchiveClass.Kind, key: String, isTopLevel: Bool = false
+    ) -> CollectionInPlace? {
+        guard savedContexts.isEmpty == isTopLevel, case .uid(let uid) = stored, uid != 0, Int(uid) < slots.count,
             case .empty = slots[Int(uid)], valueFlags[Int(uid)] == 0, depth < document.limits.maximumDepth,
             let (lookup, classUID) = try? document.objectInPlace(uid, path: ""),
             let info = try? classInfo(classUID, objectUID: uid),
             case .builtin(let resolved)? = try? resolution(of: info, allowed: allowedByID[allowedID], uid: uid), resolved == kind
         else { return nil }
-        return CollectionInPlace(uid: uid, name: info.description.name, key: key, fields: lookup)
+        return CollectionInPlace(uid: uid, name: info.description.name, key: isTopLevel ? nil : key, fields: lookup)
     }
 
     /// The list of member references stored under `listKey` in `collection` (not the numbered
@@ -427,7 +460,7 @@ public final class KeyedUnarchiver {
         guard !collection.isDecoding else { return }
         collection.isDecoding = true
         depth += 1
-        path.append(.key(collection.key))
+        if let key = collection.key { path.append(.key(key)) }
         path.append(.object(collection.uid, collection.name))
         valueFlags[Int(collection.uid)] |= 2
     }
@@ -436,7 +469,7 @@ public final class KeyedUnarchiver {
     private func endDecoding(_ collection: CollectionInPlace) {
         guard collection.isDecoding else { return }
         valueFlags[Int(collection.uid)] &= ~2
-        path.removeLast(2)
+        path.removeLast(collection.key == nil ? 1 : 2)
         depth -= 1
     }
 
@@ -481,7 +514,11 @@ public final class KeyedUnarchiver {
     public func decodeArrayOfObjects<T>(ofClass type: T.Type, forKey key: String) throws -> [T]? {
         let allowedID = try arrayAllowedID(for: type, key: key)
         guard let stored = try storedValue(forKey: key) else { return nil }
-        if let elements = try arrayInPlace(stored, allowedID: allowedID, of: type, key: key) { return elements }
+        if savedContexts.isEmpty {
+            if let elements = try topLevelArrayInPlace(stored, allowedID: allowedID, of: type, key: key) { return elements }
+        } else if let elements = try arrayInPlace(stored, allowedID: allowedID, of: type, key: key) {
+            return elements
+        }
         guard let value = try decodeStored(stored, allowed: allowedByID[allowedID], key: key) else { return nil }
         return try convertingDecoded {
             guard let array = value as? [Any] else {
@@ -886,11 +923,7 @@ public final class KeyedUnarchiver {
 
     private func decodeUID(_ uid: UInt32, allowed: Allowed) throws -> Any {
         let index = Int(uid)
-        if slots.isEmpty {
-            // Sized once: `reference` checked `uid` against the same count.
-            slots = Array(repeating: .empty, count: document.objectCount)
-            valueFlags = Array(repeating: 0, count: document.objectCount)
-        }
+        sizeSlots()
         switch slots[index] {
         case .empty:
             break
@@ -962,6 +995,15 @@ public final class KeyedUnarchiver {
                 return value
             }
         }
+    }
+
+    /// Sizes ``slots`` and ``valueFlags`` to the archive's object count, once (every UID is
+    /// checked against that count before it indexes them).
+    @inline(__always)
+    private func sizeSlots() {
+        guard slots.isEmpty else { return }
+        slots = Array(repeating: .empty, count: document.objectCount)
+        valueFlags = Array(repeating: 0, count: document.objectCount)
     }
 
     private func resolve(_ description: ArchivedClassDescription, allowed: Allowed, uid: UInt32) throws -> Resolved {

@@ -99,6 +99,89 @@ final class ArrayOfObjectsTests: XCTestCase {
 }
 
 extension ArrayOfObjectsTests {
+    /// `decodeArrayOfObjects` under a `$top` key (its own top-level decode, phase 2 included):
+    /// random graphs with cycles, and root arrays with a member of another class, a nil member,
+    /// members that are no objects, and the array itself as a member. Both paths give the same
+    /// nodes and links or the same error, and after an error the unarchiver decodes the next
+    /// request as a fresh one would.
+    func testTopLevelArraysMatchTheFullPath() throws {
+        /// Each path's nodes with their links' labels as the decode returned them (before the
+        /// later request, whose own phase 2 must not be what fills them).
+        func decodeBoth(_ archive: PropertyListValue) throws -> [Result<(nodes: [Node], links: [[Int]]), any Error>] {
+            try [KeyedUnarchiver(data: PropertyList.encode(archive, format: .binary)), KeyedUnarchiver(propertyList: archive)].map { unarchiver in
+                let result = Result {
+                    let nodes = try unarchiver.decodeArrayOfObjects(ofClass: Node.self, forKey: "root") ?? []
+                    return (nodes: nodes, links: nodes.map { $0.links.map(\.label) })
+                }
+                // Whatever happened, a later request decodes as on a new unarchiver.
+                XCTAssertEqual(try unarchiver.decodeObject(of: Node.self, forKey: "first")?.label, 0)
+                return result
+            }
+        }
+        for seed in UInt64(1)...10 {
+            var random = SeededGenerator(seed: seed)
+            let nodes = (0..<Int.random(in: 1...80, using: &random)).map { Node(label: $0) }
+            for node in nodes {
+                for _ in 0..<Int.random(in: 0...3, using: &random) { node.links.append(nodes[Int.random(in: 0..<nodes.count, using: &random)]) }
+            }
+            let archiver = KeyedArchiver()
+            try archiver.encode(nodes, forKey: "root")
+            try archiver.encode(nodes[0], forKey: "first")
+            let archive = try PropertyList.decode(archiver.finishEncoding())
+            let links = nodes.map { $0.links.map(\.label) }
+            for node in nodes { node.links = [] }
+            let results = try decodeBoth(archive)
+            for result in results {
+                let (decoded, decodedLinks) = try result.get()
+                XCTAssertEqual(decoded.map(\.label), nodes.map(\.label), "seed \(seed)")
+                XCTAssertEqual(decodedLinks, links, "seed \(seed)")
+                XCTAssertTrue(decoded.allSatisfy { $0.links.allSatisfy { link in link === decoded[link.label] } }, "seed \(seed)")
+                for node in decoded { node.links = [] }
+            }
+        }
+        let nodeName = PropertyListValue(Node.archivedClassName)
+        let members: [(name: String, members: PropertyListValue, decodes: Bool)] = [
+            ("regular", [.uid(3), .uid(5), .uid(3)], true),
+            ("a string member", [.uid(3), .uid(7)], false),
+            ("a nil member", [.uid(3), .uid(0)], false),
+            ("a member past the objects", [.uid(3), .uid(99)], false),
+            ("an integer member", [.uid(3), 42], false),
+            ("the array itself as a member", [.uid(3), .uid(1)], false),
+        ]
+        for entry in members {
+            let archive: PropertyListValue = [
+                "$archiver": "NSKeyedArchiver", "$version": 100000, "$top": ["root": .uid(1), "first": .uid(3)],
+                "$objects": [
+                    "$null",
+                    ["$class": .uid(2), "NS.objects": entry.members],
+                    ["$classname": "NSArray", "$classes": ["NSArray", "NSObject"]],
+                    ["$class": .uid(4), "label": 0, "links": .uid(6)],
+                    ["$classname": nodeName, "$classes": [nodeName, "NSObject"]],
+                    ["$class": .uid(4), "label": 1, "links": .uid(6)],
+                    ["$class": .uid(2), "NS.objects": [.uid(5), .uid(3)]],
+                    "not a node",
+                ],
+            ]
+            let results = try decodeBoth(archive)
+            switch (results[0], results[1]) {
+            case (.success(let a), .success(let b)):
+                XCTAssertTrue(entry.decodes, "\(entry.name): decoded, expected an error")
+                for (decoded, links) in [a, b] {
+                    XCTAssertEqual(decoded.map(\.label), [0, 1, 0], entry.name)
+                    XCTAssertEqual(links, [[1, 0], [1, 0], [1, 0]], entry.name)
+                    XCTAssertTrue(decoded[0] === decoded[2] && decoded[0].links[0] === decoded[1], entry.name)
+                    for node in decoded { node.links = [] }
+                }
+            case (.failure(let a), .failure(let b)):
+                XCTAssertFalse(entry.decodes, "\(entry.name): failed, expected to decode: \(a)")
+                XCTAssertEqual((a as? KeyedArchiveError)?.description, (b as? KeyedArchiveError)?.description, entry.name)
+                XCTAssertNotNil(a as? KeyedArchiveError, entry.name)
+            default:
+                XCTFail("\(entry.name): in place \(results[0]), tree \(results[1])")
+            }
+        }
+    }
+
     /// Trees and DAGs whose children are decoded in `init(coder:)` (phase 1: most elements not
     /// made yet when their array is read): both paths give the same graph, a shared child
     /// once.

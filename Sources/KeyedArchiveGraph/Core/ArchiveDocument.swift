@@ -330,6 +330,9 @@ package final class ArchiveDocument {
         return (lookup, try classReference(classValue, uid: uid))
     }
 
+    /// Whether the archive is read by index (its objects' fields can be read in place).
+    package var isReadByIndex: Bool { lookupTemplate != nil }
+
     /// The UID (in range) of an object's `$class`, given the value stored under `$class`.
     private func classReference(_ classValue: PropertyListValue?, uid: UInt32) throws(KeyedArchiveError) -> UInt32 {
         guard let classValue else {
