@@ -51,6 +51,41 @@ final class FuzzNode: KeyedArchiving, FuzzGraphNode {
 /// itself after each input to keep LeakSanitizer meaningful. libFuzzer runs one input at a time.
 nonisolated(unsafe) var decodedNodes: [FuzzNode] = []
 
+/// What one unarchiver makes of an input with `FuzzNode` as its user class: the root as a node,
+/// then the root as an array of nodes (`decodeArrayOfObjects` under a `$top` key). Cycles among
+/// the decoded nodes are broken before it returns.
+struct NodeDecodes: CustomStringConvertible {
+    var root: Result<Bool, any Error>
+    var array: Result<Int?, any Error>
+
+    init(_ unarchiver: KeyedUnarchiver) {
+        unarchiver.setClass(FuzzNode.self, forClassName: "NSObject")
+        let node = Result { try unarchiver.decodeTopLevelObject(of: FuzzNode.self) }
+        CycleBreaker.breakCycles(try? node.get())
+        root = node.map { $0 != nil }
+        let nodes = Result { try unarchiver.decodeArrayOfObjects(ofClass: FuzzNode.self, forKey: "root") }
+        CycleBreaker.breakCycles(try? nodes.get())
+        array = nodes.map { $0?.count }
+        for node in decodedNodes { node.clearReferences() }
+        decodedNodes.removeAll()
+    }
+
+    /// Both decodes gave the same result, or failed with the same error code.
+    func agrees(with other: NodeDecodes) -> Bool {
+        Self.same(root, other.root) && Self.same(array, other.array)
+    }
+
+    private static func same<T: Equatable>(_ a: Result<T, any Error>, _ b: Result<T, any Error>) -> Bool {
+        switch (a, b) {
+        case (.success(let x), .success(let y)): x == y
+        case (.failure(let x as KeyedArchiveError), .failure(let y as KeyedArchiveError)): x.code == y.code
+        default: false
+        }
+    }
+
+    var description: String { "root \(root), array \(array)" }
+}
+
 /// Keyed archives: the generic unarchiver (every Foundation class plus inert ArchivedObject),
 /// a user class graph, and the tool's resolver must throw or return, never trap, hang or
 /// over-allocate.
@@ -63,29 +98,16 @@ public func fuzzUnarchiver(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     if let unarchiver = try? KeyedUnarchiver(propertyList: plist, limits: limits) {
         CycleBreaker.breakCycles(try? unarchiver.decodeTopLevelObject(of: KeyedArchiveClass.foundationClasses + [.archivedObject]))
     }
-    var fromTree: Result<FuzzNode?, any Error>?
+    var fromTree: NodeDecodes?
     if let unarchiver = try? KeyedUnarchiver(propertyList: plist, limits: limits) {
-        unarchiver.setClass(FuzzNode.self, forClassName: "NSObject")
-        fromTree = Result { try unarchiver.decodeTopLevelObject(of: FuzzNode.self) }
-        CycleBreaker.breakCycles(try? fromTree?.get())
-        for node in decodedNodes { node.clearReferences() }
-        decodedNodes.removeAll()
+        fromTree = NodeDecodes(unarchiver)
     }
     // A binary archive is also read by index, its objects' fields in place (the path of
     // `KeyedUnarchiver(data:)`). The file read whole above, every object in it is valid, so the
     // two reads must agree: both decode or both throw the same kind of error.
     if PropertyList.detectFormat(input) == .binary, let fromTree, let unarchiver = try? KeyedUnarchiver(data: input, limits: limits) {
-        unarchiver.setClass(FuzzNode.self, forClassName: "NSObject")
-        let inPlace = Result { try unarchiver.decodeTopLevelObject(of: FuzzNode.self) }
-        CycleBreaker.breakCycles(try? inPlace.get())
-        for node in decodedNodes { node.clearReferences() }
-        decodedNodes.removeAll()
-        switch (fromTree, inPlace) {
-        case (.success(let a), .success(let b)) where (a == nil) == (b == nil):
-            break
-        case (.failure(let a as KeyedArchiveError), .failure(let b as KeyedArchiveError)) where a.code == b.code:
-            break
-        default:
+        let inPlace = NodeDecodes(unarchiver)
+        if !inPlace.agrees(with: fromTree) {
             FuzzSupport.fail("read by index: \(inPlace), read whole: \(fromTree)")
         }
     }
