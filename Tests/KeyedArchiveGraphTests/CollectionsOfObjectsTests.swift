@@ -2,11 +2,12 @@ import KeyedArchive
 import KeyedArchiveTestSupport
 import XCTest
 
-/// `decodeArrayOfObjects(ofClass:forKey:)` inside an object, where an archive read in place
-/// takes a shorter path for arrays whose elements are already made (or are short strings).
-/// Each case decodes the same archive twice: from binary bytes, read in place, and from the
-/// value tree (`KeyedUnarchiver(propertyList:)`), which always takes the full path. The two
-/// must agree on the objects, on their identity, and on every error.
+/// `decodeArrayOfObjects(ofClass:forKey:)` inside an object or under a `$top` key, which an
+/// archive read by index reads in place (elements already made, or short strings, taken as they
+/// are; others decoded the full way). Each case decodes the same archive twice: from binary
+/// bytes, read in place, and from the value tree (`KeyedUnarchiver(propertyList:)`), which
+/// always takes the full path. The two must agree on the objects, on their identity, and on
+/// every error. `DictionaryOfObjectsTests` below does the same for `decodeDictionary`.
 final class ArrayOfObjectsTests: XCTestCase {
     /// A root array of nodes whose links (made in phase 1 as root elements, linked in phase 2)
     /// are random, repeated and shared: both paths give the same graph, with each link the very
@@ -260,28 +261,6 @@ extension ArrayOfObjectsTests {
         }
     }
 
-    /// Decodes `archive`'s root allowing `classes` from binary bytes, read in place, and from the
-    /// value tree (the full path). When `decodes`, both must decode and `check` is run on each
-    /// root; otherwise both must throw the same error, message included.
-    private func assertBothPaths(
-        _ name: String, _ archive: PropertyListValue, classes: [KeyedArchiveClass], decodes: Bool, check: (Any?) throws -> Void
-    ) throws {
-        let inPlace = Result { try KeyedUnarchiver.unarchivedObject(ofClasses: classes, from: PropertyList.encode(archive, format: .binary)) }
-        let tree = Result { try KeyedUnarchiver(propertyList: archive).decodeTopLevelObject(of: classes) }
-        switch (inPlace, tree) {
-        case (.success(let a), .success(let b)):
-            XCTAssertTrue(decodes, "\(name): decoded, expected an error")
-            try check(a)
-            try check(b)
-        case (.failure(let a), .failure(let b)):
-            XCTAssertFalse(decodes, "\(name): failed, expected to decode: \(a)")
-            let (first, second) = (try XCTUnwrap(a as? KeyedArchiveError, name), try XCTUnwrap(b as? KeyedArchiveError, name))
-            XCTAssertEqual(first.code, second.code, name)
-            XCTAssertEqual(first.description, second.description, name)
-        default:
-            XCTFail("\(name): in place \(inPlace), tree \(tree)")
-        }
-    }
 }
 
 /// A node whose children are decoded in `init(coder:)`, as most NSCoding classes decode theirs
@@ -411,25 +390,11 @@ final class DictionaryOfObjectsTests: XCTestCase {
         ]
         for entry in cases {
             let classes: [KeyedArchiveClass] = [.array, .type(Node.self), .type(NodeIndex.self)]
-            let value = archive(entry.dictionary)
-            let inPlace = Result { try KeyedUnarchiver.unarchivedObject(ofClasses: classes, from: PropertyList.encode(value, format: .binary)) }
-            let tree = Result { try KeyedUnarchiver(propertyList: value).decodeTopLevelObject(of: classes) }
-            switch (inPlace, tree) {
-            case (.success(let a), .success(let b)):
-                let expected = try XCTUnwrap(entry.expected, "\(entry.name): decoded, expected an error")
-                for root in [a, b] {
-                    let objects = try XCTUnwrap(root as? [Any], entry.name)
-                    let index = try XCTUnwrap(objects.last as? NodeIndex, entry.name)
-                    XCTAssertEqual(index.nodes.mapValues(\.label), expected, entry.name)
-                    XCTAssertTrue(index.nodes.values.allSatisfy { $0 === objects[$0.label] as? Node }, entry.name)
-                }
-            case (.failure(let a), .failure(let b)):
-                XCTAssertNil(entry.expected, "\(entry.name): failed, expected to decode: \(a)")
-                let (first, second) = (try XCTUnwrap(a as? KeyedArchiveError, entry.name), try XCTUnwrap(b as? KeyedArchiveError, entry.name))
-                XCTAssertEqual(first.code, second.code, entry.name)
-                XCTAssertEqual(first.description, second.description, entry.name)
-            default:
-                XCTFail("\(entry.name): in place \(inPlace), tree \(tree)")
+            try assertBothPaths(entry.name, archive(entry.dictionary), classes: classes, decodes: entry.expected != nil) { root in
+                let objects = try XCTUnwrap(root as? [Any], entry.name)
+                let index = try XCTUnwrap(objects.last as? NodeIndex, entry.name)
+                XCTAssertEqual(index.nodes.mapValues(\.label), entry.expected, entry.name)
+                XCTAssertTrue(index.nodes.values.allSatisfy { $0 === objects[$0.label] as? Node }, entry.name)
             }
         }
     }
@@ -454,5 +419,28 @@ final class NodeIndex: KeyedArchiving {
 
     func decodeReferences(with coder: KeyedUnarchiver) throws {
         nodes = try coder.decodeDictionary(withKeyClass: String.self, objectClass: Node.self, forKey: "nodes") ?? [:]
+    }
+}
+
+/// Decodes `archive`'s root allowing `classes` from binary bytes, read in place, and from the
+/// value tree (the full path). When `decodes`, both must decode and `check` is run on each
+/// root; otherwise both must throw the same error, message included.
+func assertBothPaths(
+    _ name: String, _ archive: PropertyListValue, classes: [KeyedArchiveClass], decodes: Bool, check: (Any?) throws -> Void
+) throws {
+    let inPlace = Result { try KeyedUnarchiver.unarchivedObject(ofClasses: classes, from: PropertyList.encode(archive, format: .binary)) }
+    let tree = Result { try KeyedUnarchiver(propertyList: archive).decodeTopLevelObject(of: classes) }
+    switch (inPlace, tree) {
+    case (.success(let a), .success(let b)):
+        XCTAssertTrue(decodes, "\(name): decoded, expected an error")
+        try check(a)
+        try check(b)
+    case (.failure(let a), .failure(let b)):
+        XCTAssertFalse(decodes, "\(name): failed, expected to decode: \(a)")
+        let (first, second) = (try XCTUnwrap(a as? KeyedArchiveError, name), try XCTUnwrap(b as? KeyedArchiveError, name))
+        XCTAssertEqual(first.code, second.code, name)
+        XCTAssertEqual(first.description, second.description, name)
+    default:
+        XCTFail("\(name): in place \(inPlace), tree \(tree)")
     }
 }
