@@ -364,27 +364,13 @@ public final class KeyedUnarchiver {
 
     /// ``arrayInPlace(_:allowedID:of:key:isTopLevel:)`` for an array under a `$top` key (W2's
     /// root array: the full path's `[Any]` of 100,000 elements, its cache entry and the casts of
-    /// every element), wrapped as ``decodeStored(_:allowed:segment:isTopLevel:)`` wraps a
-    /// top-level decode: a new path and record of what it makes, phase 2 after it, and all of it
-    /// taken back when it fails, and before the full path takes over when it returns `nil`.
+    /// every element), run as every top-level decode is (``decoding(_:isTopLevel:_:)``): all of
+    /// it taken back when it fails, and before the full path takes over when it returns `nil`.
     private func topLevelArrayInPlace<T>(_ stored: PropertyListValue, allowedID: Int, of type: T.Type, key: String) throws -> [T]? {
         guard document.isReadByIndex else { return nil }
         sizeSlots()
-        path = []
-        addedInstances.removeAll()
-        addedValues.removeAll()
-        path.append(.top(key))
-        defer { path.removeLast() }
-        do {
-            guard let elements = try arrayInPlace(stored, allowedID: allowedID, of: type, key: key, isTopLevel: true) else {
-                rollBack()
-                return nil
-            }
-            try drainPhase2()
-            return elements
-        } catch {
-            rollBack()
-            throw error
+        return try decoding(.top(key), isTopLevel: true) {
+            try arrayInPlace(stored, allowedID: allowedID, of: type, key: key, isTopLevel: true)
         }
     }
 
@@ -835,6 +821,15 @@ public final class KeyedUnarchiver {
     }
 
     private func decodeStored(_ value: PropertyListValue, allowed: Allowed, segment: PathSegment, isTopLevel: Bool) throws -> Any? {
+        try decoding(segment, isTopLevel: isTopLevel) { try decodeReference(value, allowed: allowed) }
+    }
+
+    /// Runs `body`, the decode of what lies under `segment`, with `segment` in the path and, at
+    /// the top level, as a decode of its own: a new path and record of what it makes, phase 2
+    /// after it, and all it made taken back when it throws or returns `nil` (nothing decoded, or
+    /// an in-place reader that gave up before the full path takes over).
+    @inline(__always)
+    private func decoding<Value>(_ segment: PathSegment, isTopLevel: Bool, _ body: () throws -> Value?) throws -> Value? {
         if isTopLevel {
             path = []
             addedInstances.removeAll()
@@ -843,7 +838,10 @@ public final class KeyedUnarchiver {
         path.append(segment)
         defer { path.removeLast() }
         do {
-            let result = try decodeReference(value, allowed: allowed)
+            guard let result = try body() else {
+                if isTopLevel { rollBack() }
+                return nil
+            }
             if isTopLevel { try drainPhase2() }
             return result
         } catch {
