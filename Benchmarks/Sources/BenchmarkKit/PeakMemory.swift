@@ -24,7 +24,7 @@ public enum PeakMemory {
     /// no trimming of the heap top, and blocks up to 32 MiB from the heap instead of mappings of
     /// their own). Returns false where that cannot be set. For `--keep-freed-heap`: on this VM,
     /// memory given back to the kernel is slow to get back, and the runs after one that freed
-    /// a gigabyte paid for it (see Docs/Performance.md, "Scaling and nesting as series").
+    /// a gigabyte paid for it (see Docs/PerformanceHistory.md, "Scaling and nesting as series").
     @discardableResult
     public static func keepFreedHeap() -> Bool {
         #if canImport(Glibc)

@@ -24,7 +24,7 @@ public struct Workload: Sendable {
     /// The nesting series runs before the scaling series: built after the scaling series' 10^6
     /// runs, the first depth's input landed in the memory they left fragmented and was slower
     /// to walk (depth 8 of nesting write at 1.5-1.7x the other depths; with the inputs built in
-    /// the opposite order, depth 500 was the slow one). See Docs/Performance.md, session 13.
+    /// the opposite order, depth 500 was the slow one). See Docs/PerformanceHistory.md, session 13.
     public static let all: [Workload] = [.w1, .w2, .w3, .w4, .w5, .nesting, .scaling]
 
     /// The ids of the scaling runs, which `--no-scaling` skips and memory runs leave out.

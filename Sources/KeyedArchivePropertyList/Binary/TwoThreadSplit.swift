@@ -40,7 +40,8 @@ func startOfEvenRun(_ run: Int, of runs: Int, count: Int) -> Int {
 /// Two threads pay off because the work is the walk over the objects, not I/O. The price is
 /// memory: the converter keeps the second thread's text of a piece until the first thread has
 /// written the pieces before it (it is passed on chunk by chunk from then on), the reader a second
-/// copy of its per-object marks while both run (one byte per object). See `Docs/Performance.md`.
+/// copy of its per-object marks while both run (one byte per object). See
+/// `Docs/PerformanceHistory.md` (sessions 5, 6 and 25).
 package struct SplitPolicy: Sendable {
     package var minimumInputLength: Int
     package var minimumMembers: Int
@@ -63,7 +64,7 @@ package struct SplitPolicy: Sendable {
     /// thread to be filled again, so that text is held one piece at a time, in memory the
     /// process already has. Fresh memory is what costs: the kernel clears every page at its
     /// first use (session 25: 44 MB of new chunk buffers took the second thread of a W3
-    /// conversion 90 ms longer than the first; see `Docs/Performance.md`).
+    /// conversion 90 ms longer than the first; see `Docs/PerformanceHistory.md`).
     package var pieceCount: Int
 
     package init(

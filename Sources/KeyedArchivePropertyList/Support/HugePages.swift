@@ -8,7 +8,7 @@ import Glibc
 /// Why: most of the time of filling a fresh buffer is the kernel providing its pages, one
 /// fault per 4 KiB page. On this project's test VM a fresh 4 KiB page costs about 2.8 µs and a
 /// 2 MiB page about 1 µs per 4 KiB of it; reading W3's 50 MB into fresh memory takes 75 ms
-/// with small pages and 38 ms with large ones. See `Docs/Performance.md` (session 19).
+/// with small pages and 38 ms with large ones. See `Docs/PerformanceHistory.md` (session 19).
 ///
 /// Only the 2 MiB-aligned whole pages inside a buffer are advised, so nothing outside it is
 /// affected, and only buffers of 2 MiB or more. The advice is a hint: where transparent huge
