@@ -71,7 +71,12 @@ enum External {
         // plistutil's XML reader is quadratic: cap any one run.
         let timeout: Double = context.scale.name == "full" ? 120 : 60
         // Rounds: every tool once per round, so that the machine's drift during the run falls on
-        // all of them alike (A B C A B C, as the in-process workloads interleave).
+        // all of them alike (A B C A B C, as the in-process workloads interleave). Each round runs
+        // the tools in a new order (a fixed-seed shuffle, as the series do): on the test VM a
+        // process started right after one that gave back hundreds of megabytes can take up to
+        // twice as long, in the kernel, and in one fixed order `karchive convert` always followed
+        // plistlib's binary -> XML (0.41-0.46 s after it against 0.21-0.23 s after `karchive
+        // lint` in one series of runs; PerformanceHistory.md, session 31).
         struct Runs {
             var samples: [Double] = []
             var cpu: [Double] = []
@@ -80,8 +85,13 @@ enum External {
             var finished = false
         }
         var runs = tools.map { Runs(finished: $0.executable == nil) }
-        for _ in 0..<repetitions {
-            for (index, tool) in tools.enumerated() where !runs[index].finished {
+        var orderRandom = BenchRandom(seed: 0xE7_7E_12, stream: 31)
+        for round in 0..<repetitions {
+            var order = Array(tools.indices)
+            order.shuffle(using: &orderRandom)
+            context.log("  whole processes, round \(round + 1): " + order.filter { !runs[$0].finished }.map { "\(tools[$0].task) · \(tools[$0].tool)" }.joined(separator: ", "))
+            for index in order where !runs[index].finished {
+                let tool = tools[index]
                 guard let executable = tool.executable else { continue }
                 if let output = tool.output { try? FileManager.default.removeItem(at: output) }
                 let outcome = ChildProcess.run(executable: executable, arguments: tool.arguments, timeout: timeout)

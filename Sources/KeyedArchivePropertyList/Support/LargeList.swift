@@ -15,8 +15,8 @@ import Darwin
 /// by the kernel and `n` bytes copied by the time it is done. `realloc` of a large block moves
 /// its pages instead (`mremap` on Linux): only the new half is fresh and nothing is copied. W5
 /// encode at 10^6 records made 680,000 page faults a run, and about 40% of the faults sampled
-/// were in growing these two lists (see `Docs/PerformanceHistory.md`, session 19). The buffer is not
-/// advised for large pages (``HugePages``): measured, that made W3's binary write slower, not
+/// were in growing these two lists (see `Docs/PerformanceHistory.md`, session 19). The buffer is
+/// not advised for large pages (``HugePages``): measured, that made W3's binary write slower, not
 /// faster (probably because `mremap` to an address of another alignment within 2 MiB splits
 /// them; not checked).
 ///

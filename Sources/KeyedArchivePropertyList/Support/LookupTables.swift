@@ -134,7 +134,8 @@ package struct WordPairTable {
 /// session 15 against slots of 24 bytes throughout: W3 write's peak 192 MB against 285 MB,
 /// XML -> binary 310 MB against 405 MB, and a C model of both layouts inserting 600,000 new keys
 /// 84-96 ns against 159-182 ns a key. Small tables stay as they were: with the tagged layout
-/// from the first key, W1 archive took 8% longer (PerformanceHistory.md, "Profile notes, session 15").
+/// from the first key, W1 archive took 8% longer (PerformanceHistory.md, "Profile notes,
+/// session 15").
 ///
 /// A new key is not placed in its slot at once: reading the slot to find it empty is a cache
 /// miss in a table of megabytes (80% of this table's samples in W5 encode were that load), and
@@ -146,8 +147,8 @@ package struct WordPairTable {
 /// of new keys at the table's load of 1/4 to 1/2) is looked for among the pending keys and
 /// then probed as before. Measured against placing every key at once, alternating rounds:
 /// W5 encode faster in 30 of 30 rounds (1.10x), W2 archive in 18 of 20 (1.125x), W3 write
-/// unchanged; one bit per slot (more false hits) gained less (PerformanceHistory.md, "Profile notes,
-/// session 29").
+/// unchanged; one bit per slot (more false hits) gained less (PerformanceHistory.md,
+/// "Profile notes, session 29").
 package struct UniquingWordPairTable {
     private struct Entry {
         var a: UInt64
