@@ -46,16 +46,11 @@ public final class KeyedUnarchiver {
     @exclusivity(unchecked) private var allowedLists: [[KeyedArchiveClass]: Allowed] = [:]
     /// Every allowed set made, by id (``Allowed/id`` counts them from 0).
     @exclusivity(unchecked) private var allowedByID: [Allowed] = []
-    /// The id of the allowed set of a Swift type.
-    @exclusivity(unchecked) private var allowedByType: [ObjectIdentifier: Int] = [:]
-    /// The last two Swift types asked for by ``decodeObject(of:forKey:)`` and the ids of their
-    /// allowed sets (most recent first): decoders alternate between a few types, and this
-    /// saves the hashing of a dictionary lookup. Ids, not sets: reading one costs no retain.
-    @exclusivity(unchecked) private var recentTypes: (ObjectIdentifier?, Int, ObjectIdentifier?, Int) = (nil, 0, nil, 0)
-    /// The id of the allowed set of an array of a Swift type (see ``arrayAllowedID(for:key:)``).
-    @exclusivity(unchecked) private var allowedArrayByType: [ObjectIdentifier: Int] = [:]
-    /// The last Swift type asked for by ``decodeArrayOfObjects(ofClass:forKey:)``, with that id.
-    @exclusivity(unchecked) private var recentArrayType: (type: ObjectIdentifier, id: Int)?
+    /// The id of the allowed set of a Swift type, for ``decodeObject(of:forKey:)``.
+    @exclusivity(unchecked) private var allowedIDByType = AllowedIDsByType()
+    /// The id of the allowed set of an array of a Swift type (NSArray and the type's class), for
+    /// ``decodeArrayOfObjects(ofClass:forKey:)``.
+    @exclusivity(unchecked) private var allowedArrayIDByType = AllowedIDsByType()
     /// Class descriptions met so far, by the UID of the description, with how they resolved
     /// under each allowed set.
     @exclusivity(unchecked) private var classInfos: [UInt32: ClassInfo] = [:]
@@ -459,20 +454,9 @@ public final class KeyedUnarchiver {
         depth -= 1
     }
 
-    /// The id of the allowed set of an array of `T` (NSArray and `T`'s class), cached by type
-    /// as ``allowedID(for:key:)`` caches the set of `T`.
+    /// The id of the allowed set of an array of `T` (NSArray and `T`'s class).
     private func arrayAllowedID<T>(for type: T.Type, key: String) throws -> Int {
-        let typeID = ObjectIdentifier(type)
-        if let recent = recentArrayType, recent.type == typeID { return recent.id }
-        let id: Int
-        if let existing = allowedArrayByType[typeID] {
-            id = existing
-        } else {
-            id = allowed([.array, try Self.archiveClass(for: type, key: key)]).id
-            allowedArrayByType[typeID] = id
-        }
-        recentArrayType = (typeID, id)
-        return id
+        try allowedArrayIDByType.id(for: type) { allowed([.array, try Self.archiveClass(for: type, key: key)]).id }
     }
 
     /// Converts what a decode returned to the caller's type. When that fails at the top level,
@@ -756,22 +740,7 @@ public final class KeyedUnarchiver {
     /// type: decoding calls this for every field, and the conformance test and set building
     /// behind it are not free.
     private func allowedID<T>(for type: T.Type, key: String) throws -> Int {
-        let id = ObjectIdentifier(type)
-        if recentTypes.0 == id { return recentTypes.1 }
-        if recentTypes.2 == id {
-            let existing = recentTypes.3
-            recentTypes = (id, existing, recentTypes.0, recentTypes.1)
-            return existing
-        }
-        let result: Int
-        if let existing = allowedByType[id] {
-            result = existing
-        } else {
-            result = allowed([try Self.archiveClass(for: type, key: key)]).id
-            allowedByType[id] = result
-        }
-        recentTypes = (id, result, recentTypes.0, recentTypes.1)
-        return result
+        try allowedIDByType.id(for: type) { allowed([try Self.archiveClass(for: type, key: key)]).id }
     }
 
     private func allowed(_ classes: [KeyedArchiveClass]) -> Allowed {
@@ -1374,5 +1343,34 @@ extension KeyedUnarchiver {
     /// For layers built on this one (the Codable bridge), which read fields themselves.
     package func decodeStoredValue(_ value: PropertyListValue, classes: [KeyedArchiveClass], key: String) throws -> Any? {
         try decodeObject(of: classes, stored: value, key: key)
+    }
+}
+
+/// Ids of allowed sets by Swift type, with the last two types asked for (most recent first) in
+/// front of the table: decoders alternate between a few types, and this saves the hashing of a
+/// dictionary lookup. Ids, not sets: reading one costs no retain.
+private struct AllowedIDsByType {
+    private var table: [ObjectIdentifier: Int] = [:]
+    private var recent: (ObjectIdentifier?, Int, ObjectIdentifier?, Int) = (nil, 0, nil, 0)
+
+    /// The id for `type`, made by `make` the first time.
+    @inline(__always)
+    mutating func id<T>(for type: T.Type, _ make: () throws -> Int) rethrows -> Int {
+        let typeID = ObjectIdentifier(type)
+        if recent.0 == typeID { return recent.1 }
+        if recent.2 == typeID {
+            let existing = recent.3
+            recent = (typeID, existing, recent.0, recent.1)
+            return existing
+        }
+        let result: Int
+        if let existing = table[typeID] {
+            result = existing
+        } else {
+            result = try make()
+            table[typeID] = result
+        }
+        recent = (typeID, result, recent.0, recent.1)
+        return result
     }
 }
