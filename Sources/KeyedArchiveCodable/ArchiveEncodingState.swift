@@ -191,6 +191,13 @@ final class ArchiveEncodingState: Encoder {
         return result
     }
 
+    /// ``box(_:inline:)`` for a value read where it is stored, such as an array's element:
+    /// `inout` only because passing an element straight out of memory copies it in generic
+    /// code, while an inout access passes its address. The value is never written.
+    func box<T: Encodable>(inPlace value: inout T, inline: Bool) throws -> PropertyListValue {
+        try box(value, inline: inline)
+    }
+
     /// Encodes one value and returns what its container stores: an inline number or boolean
     /// (when `inline`, i.e. directly in an object's dictionary), or a UID.
     func box<T: Encodable>(_ value: T, inline: Bool) throws -> PropertyListValue {

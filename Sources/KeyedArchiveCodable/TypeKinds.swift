@@ -214,10 +214,18 @@ extension Array: ArchiveArrayEncodable where Element: Encodable {
             }
             return true
         }
-        for element in array {
-            state.keys.append(IndexKey(builder.elements.count))
-            defer { state.keys.removeLast() }
-            builder.elements.append(state.table.slot(for: try state.box(element, inline: false)))
+        // Each element passed where it is stored. In this unspecialized code `for element in
+        // array`, a subscript and even a pointer's `pointee` copy the element out first (a
+        // struct's copy retains each of its references, and its destruction releases them);
+        // an inout access does not. The element is never written.
+        try array.withUnsafeBufferPointer { elements in
+            guard let first = elements.baseAddress else { return }
+            let stored = UnsafeMutablePointer(mutating: first)
+            for index in elements.indices {
+                state.keys.append(IndexKey(index))
+                defer { state.keys.removeLast() }
+                builder.elements.append(state.table.slot(for: try state.box(inPlace: &stored[index], inline: false)))
+            }
         }
         return true
     }
