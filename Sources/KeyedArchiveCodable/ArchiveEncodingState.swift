@@ -216,8 +216,7 @@ final class ArchiveEncodingState: Encoder {
         defer { level = saved }
         var identity: UInt32?
         if case .object = kind {
-            let object = Self.instance(value)
-            if let uid = table.uid(for: object) {
+            if let uid = table.uid(forAddress: Self.address(of: value)) {
                 if isInProgress(uid) {
                     throw cycleError(value, uid: uid) { startedAt in
                         "this \(T.self) instance is being encoded at \(startedAt) and is referenced again inside itself at \(Self.describe(keys))"
@@ -225,7 +224,7 @@ final class ArchiveEncodingState: Encoder {
                 }
                 return .uid(uid)
             }
-            let uid = table.reserveUID(for: object)
+            let uid = table.reserveUID(for: Self.instance(value))
             level.reservedUID = uid
             beginInProgress(uid)
             identity = uid
@@ -305,6 +304,18 @@ final class ArchiveEncodingState: Encoder {
     private func endInProgress(_ uid: UInt32) {
         inProgressFlags[Int(uid)] = false
         inProgressPaths.removeLast()
+    }
+
+    /// The address of a class instance (kind `.object`), read without retaining it: an
+    /// instance met again needs only its identity, and the retain and release of
+    /// ``instance(_:)`` each touched the object (a random cache miss per reference in a
+    /// graph). A value of another size takes ``instance(_:)``.
+    @inline(__always)
+    private static func address<T: Encodable>(of value: T) -> UInt {
+        if MemoryLayout<T>.size == MemoryLayout<UInt>.size {
+            return withUnsafeBytes(of: value) { $0.load(as: UInt.self) }
+        }
+        return UInt(bitPattern: ObjectIdentifier(instance(value)))
     }
 
     /// A class instance as `AnyObject`; only called for class types (kind `.object`: `T.self is

@@ -77,7 +77,13 @@ package final class ArchiveObjectTable {
 
     /// The UID an object was given by ``reserveUID(for:)``, if any.
     package func uid(for object: AnyObject) -> UInt32? {
-        identities.find(Self.address(of: ObjectIdentifier(object)), 0).map { UInt32(truncatingIfNeeded: $0) }
+        uid(forAddress: UInt(bitPattern: ObjectIdentifier(object)))
+    }
+
+    /// The UID of the object at `address` (its `ObjectIdentifier`'s bit pattern), if it has
+    /// one: for callers that know an instance's address without holding a reference to it.
+    package func uid(forAddress address: UInt) -> UInt32? {
+        identities.find(UInt64(address), 0).map { UInt32(truncatingIfNeeded: $0) }
     }
 
     private static func address(of identifier: ObjectIdentifier) -> UInt64 {
