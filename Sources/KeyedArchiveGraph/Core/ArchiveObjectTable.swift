@@ -83,7 +83,7 @@ package final class ArchiveObjectTable {
     /// The UID of the object at `address` (its `ObjectIdentifier`'s bit pattern), if it has
     /// one: for callers that know an instance's address without holding a reference to it.
     package func uid(forAddress address: UInt) -> UInt32? {
-        identities.find(UInt64(address), 0).map { UInt32(truncatingIfNeeded: $0) }
+        identities.findInPlace(UInt64(address), 0).map { UInt32(truncatingIfNeeded: $0) }
     }
 
     private static func address(of identifier: ObjectIdentifier) -> UInt64 {
@@ -307,7 +307,7 @@ package final class ArchiveObjectTable {
     private func patchConditionals(_ top: PropertyListDictionary) -> PropertyListDictionary {
         var top = top
         for (identifier, slots) in conditionalSlots {
-            guard let found = identities.find(Self.address(of: identifier), 0) else { continue }
+            guard let found = identities.findInPlace(Self.address(of: identifier), 0) else { continue }
             let target = UInt32(truncatingIfNeeded: found)
             for slot in slots {
                 switch slot {

@@ -76,6 +76,13 @@ package struct WordPairTable {
         }
     }
 
+    /// ``find(_:_:)`` for a table kept in a class: `mutating` only so that the table is passed
+    /// in place. A non-mutating call from another module copies the table out of the class
+    /// first, a retain and a release of its slots around every lookup.
+    package mutating func findInPlace(_ a: UInt64, _ b: UInt64) -> Int? {
+        find(a, b)
+    }
+
     /// The value stored for `(a, b)`, or `nil` after storing `value` for it: one probe sequence
     /// for both (looking up first and inserting after hashed and probed twice per new key).
     @inline(__always)
