@@ -210,10 +210,12 @@ final class ArchiveEncodingState: Encoder {
                 value, EncodingError.Context(
                     codingPath: keys, debugDescription: "nesting deeper than the maximum depth \(maximumDepth)"))
         }
-        let saved = level
+        // Swapped, not copied: a copy of the caller's level retained its builder and copied
+        // its stored value, and putting it back released them again, at every value.
+        var saved = Level(type: T.self)
         let nestedStart = nestedBuilders.count
-        level = Level(type: T.self)
-        defer { level = saved }
+        swap(&level, &saved)
+        defer { swap(&level, &saved) }
         var identity: UInt32?
         if case .object = kind {
             if let uid = table.uid(forAddress: Self.address(of: value)) {
@@ -240,12 +242,12 @@ final class ArchiveEncodingState: Encoder {
             throw EncodingError.invalidValue(value, EncodingError.Context(codingPath: keys, debugDescription: misuse))
         }
         finishNested(from: nestedStart)
-        if var builder = level.builder {
+        // Taken out of the level (a move, no retain).
+        if var builder = level.builder.take() {
             if builder.fieldHintSlot >= 0 && builder.fields.count != builder.fieldHint { noteFieldCount(of: builder) }
             builder.finish(into: table, keys: keySlots)
             let uid = builder.uid
             // Reused when no container still refers to it (none can write to it then).
-            level.builder = nil
             if isKnownUniquelyReferenced(&builder) { spareBuilders.append(builder) }
             return .uid(uid)
         }
