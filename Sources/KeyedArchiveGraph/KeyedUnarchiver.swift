@@ -235,7 +235,13 @@ public final class KeyedUnarchiver {
     public func decodeObject<T>(of type: T.Type, forKey key: String) throws -> T? {
         let allowedID = try allowedID(for: type, key: key)
         guard let stored = try storedValue(forKey: key) else { return nil }
-        if let value = valueAtHand(stored, allowedID: allowedID, of: type) { return value }
+        switch valueAtHand(stored, allowedID: allowedID, of: type) {
+        // `T` is the instance's own class: a reference to it is a `T` as it is. Cast from the
+        // unretained reference, the copy made as `T` is the one retain.
+        case .instance(let object): return unsafeBitCast(object, to: T.self)
+        case .string(let text): return unsafeBitCast(text, to: T.self)
+        case nil: break
+        }
         let allowed = allowedByID[allowedID]
         let value = try decodeStored(stored, allowed: allowed, key: key)
         guard let value else { return nil }
@@ -248,8 +254,13 @@ public final class KeyedUnarchiver {
     /// back references), or a short ASCII string read as `String` (names, titles). Anything
     /// else, and any top-level reference (its decode has more to do), is `nil`: the full path
     /// decodes it.
+    ///
+    /// The caller makes the `T` (see ``AtHand``): a `T?` in the frame of a generic function
+    /// that is not specialized (these are called from the user's module) makes the runtime
+    /// look up `Optional<T>`'s metadata at every call, about 380 instructions (13.7% of a W2
+    /// NSCoding-style unarchive, session 33).
     @inline(__always)
-    private func valueAtHand<T>(_ stored: PropertyListValue, allowedID: Int, of type: T.Type) -> T? {
+    private func valueAtHand<T>(_ stored: PropertyListValue, allowedID: Int, of type: T.Type) -> AtHand? {
         guard !savedContexts.isEmpty, case .uid(let uid) = stored, uid != 0 else { return nil }
         guard Int(uid) < slots.count else { return nil }
         // Read in place, unretained: `slots` keeps the instance alive, and the one retain is
@@ -267,13 +278,19 @@ public final class KeyedUnarchiver {
                 guard passesCheck(ready.resolved, allowed: allowedByID[allowedID], uid: uid) else { return nil }
                 slots[Int(uid)] = .ready(ready.object.takeUnretainedValue(), ready.resolved, checked: allowedID)
             }
-            // `T` is the instance's own class: a reference to it is a `T` as it is. Cast from
-            // the unretained reference, the copy made as `T` is the one retain.
-            return unsafeBitCast(ready.object, to: T.self)
+            return .instance(ready.object)
         }
         // A string entry is a leaf: allowed for `String`, and never kept in `slots`.
-        if type == String.self, let text = document.shortASCIIString(uid) { return unsafeBitCast(text, to: T.self) }
+        if type == String.self, let text = document.shortASCIIString(uid) { return .string(text) }
         return nil
+    }
+
+    /// What ``valueAtHand(_:allowedID:of:)`` found, for the caller to make the `T` from.
+    private enum AtHand {
+        /// An instance of exactly `T`, unretained (`slots` keeps it alive).
+        case instance(Unmanaged<AnyObject>)
+        /// A short ASCII string, asked for as `String`.
+        case string(String)
     }
 
     /// What ``decodeArrayOfObjects(ofClass:forKey:)`` returns for an array inside an object
@@ -302,9 +319,8 @@ public final class KeyedUnarchiver {
         elements.reserveCapacity(list.count)
         for index in 0..<list.count {
             guard let reference = memberReference(reader, list, index),
-                let element = try member(reference, of: type, allowedID: allowedID, in: &collection, list: FoundationClassNames.objectsKey, index: index)
+                try appendMember(reference, of: type, allowedID: allowedID, in: &collection, list: FoundationClassNames.objectsKey, index: index, to: &elements)
             else { return nil }
-            elements.append(element)
         }
         return elements
     }
@@ -333,20 +349,21 @@ public final class KeyedUnarchiver {
         var isKept = [Bool](repeating: true, count: keyList.count)
         for index in 0..<keyList.count {
             guard let reference = memberReference(reader, keyList, index),
-                let entryKey = try member(reference, of: keyType, allowedID: allowedID, in: &collection, list: FoundationClassNames.keysKey, index: index),
-                entryKey == entryKey
+                try appendMember(reference, of: keyType, allowedID: allowedID, in: &collection, list: FoundationClassNames.keysKey, index: index, to: &keys),
+                keys[index] == keys[index]
             else { return nil }
-            keys.append(entryKey)
-            if let earlier = lastIndexOfKey.updateValue(index, forKey: entryKey) { isKept[earlier] = false }
+            if let earlier = lastIndexOfKey.updateValue(index, forKey: keys[index]) { isKept[earlier] = false }
         }
         var result: [K: V] = [:]
         result.reserveCapacity(lastIndexOfKey.count)
+        var value: [V] = []
+        value.reserveCapacity(1)
         for index in 0..<objectList.count {
             guard let reference = memberReference(reader, objectList, index) else { return nil }
             if isKept[index] {
-                guard let value = try member(reference, of: objectType, allowedID: allowedID, in: &collection, list: FoundationClassNames.objectsKey, index: index)
+                guard try appendMember(reference, of: objectType, allowedID: allowedID, in: &collection, list: FoundationClassNames.objectsKey, index: index, to: &value)
                 else { return nil }
-                result[keys[index]] = value
+                result[keys[index]] = value.removeLast()
             } else {
                 beginDecoding(&collection)
                 path.append(.listElement(FoundationClassNames.objectsKey, numbered: false, index))
@@ -421,18 +438,27 @@ public final class KeyedUnarchiver {
         return reference
     }
 
-    /// The member at `reference` (number `index` of the list `list` of `collection`) as a `T`:
-    /// at hand, or decoded the full way; `nil` when it is not exactly a `T`.
-    private func member<T>(
-        _ reference: UInt32, of type: T.Type, allowedID: Int, in collection: inout CollectionInPlace, list: String, index: Int
-    ) throws -> T? {
-        if let atHand = valueAtHand(.uid(reference), allowedID: allowedID, of: type) { return atHand }
+    /// Appends the member at `reference` (number `index` of the list `list` of `collection`) to
+    /// `elements` as a `T`: at hand, or decoded the full way. `false`, with nothing appended,
+    /// when it is not exactly a `T`. (It appends rather than returning a `T?`, which would make
+    /// the runtime look up `Optional<T>` at every member: see ``valueAtHand(_:allowedID:of:)``.)
+    private func appendMember<T>(
+        _ reference: UInt32, of type: T.Type, allowedID: Int, in collection: inout CollectionInPlace, list: String, index: Int,
+        to elements: inout [T]
+    ) throws -> Bool {
+        switch valueAtHand(.uid(reference), allowedID: allowedID, of: type) {
+        case .instance(let object): elements.append(unsafeBitCast(object, to: T.self)); return true
+        case .string(let text): elements.append(unsafeBitCast(text, to: T.self)); return true
+        case nil: break
+        }
         beginDecoding(&collection)
         path.append(.listElement(list, numbered: false, index))
         defer { path.removeLast() }
         let decoded = try decodeUID(reference, allowed: allowedByID[allowedID])
-        guard Swift.type(of: decoded) == type, let typed = decoded as? T else { return nil }
-        return typed
+        // Exactly a `T`: the unconditional cast cannot fail (see ``cast(_:to:key:)``).
+        guard Swift.type(of: decoded) == type else { return false }
+        elements.append(decoded as! T)
+        return true
     }
 
     /// Sets up, once, the state in which the full path decodes a collection's members: the
