@@ -233,8 +233,11 @@ final class ArchiveEncodingState: Encoder {
         }
         let reserved = level.reservedUID
         defer { if let identity { endInProgress(identity) } }
-        if case .encodableArray(let arrayType) = kind, try arrayType.encodeArchiveArray(value, state: self) {
-            // Done: what Array.encode(to:) does through unkeyedContainer(), without the generic path.
+        if case .encodableArray(let arrayType) = kind, ObjectIdentifier(arrayType) == ObjectIdentifier(T.self) {
+            // What Array.encode(to:) does through unkeyedContainer(), without the generic path.
+            // (The kind was cached for `T`, so the types always match; the comparison is what
+            // makes the array's reinterpretation inside safe.)
+            try arrayType.encodeArchiveArray(value, state: self)
         } else {
             try value.encode(to: self)
         }

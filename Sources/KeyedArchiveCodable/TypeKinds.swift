@@ -146,9 +146,13 @@ protocol ArchiveArrayDecodable {
 /// `Array`, encoded element by element by the bridge (as `Array.encode(to:)` does through an
 /// unkeyed container of ``ArchiveEncodingState``).
 protocol ArchiveArrayEncodable {
-    /// Encodes the elements of `value` into the state's current level and returns true, or
-    /// returns false when `value` is not of this type (it always is; no force cast).
-    static func encodeArchiveArray<V>(_ value: V, state: ArchiveEncodingState) throws -> Bool
+    /// Encodes the elements of `value`, whose type `V` is this array type, into the state's
+    /// current level. The caller checks that `V` is this type (see
+    /// ``ArchiveEncodingState``'s `box`): it holds this metatype, so comparing there is free,
+    /// while naming `[Element].self` in here made the runtime look up `Array<Element>`'s
+    /// metadata at every array (330 instructions, at each W5 record's tags and each W2 person's
+    /// friends).
+    static func encodeArchiveArray<V>(_ value: V, state: ArchiveEncodingState) throws
 }
 
 extension Array: ArchiveArrayDecodable where Element: Decodable {
@@ -199,10 +203,9 @@ extension Array: ArchiveArrayDecodable where Element: Decodable {
 }
 
 extension Array: ArchiveArrayEncodable where Element: Encodable {
-    static func encodeArchiveArray<V>(_ value: V, state: ArchiveEncodingState) throws -> Bool {
-        // `V` is this array type whenever the kind cache chose this path; the identity check
-        // then makes the reinterpretation safe and skips a dynamic cast per array.
-        guard V.self == [Element].self else { return false }
+    static func encodeArchiveArray<V>(_ value: V, state: ArchiveEncodingState) throws {
+        // `V` is `[Element]` (the caller compared the metatypes): the reinterpretation is safe
+        // and skips a dynamic cast per array.
         let array = unsafeBitCast(value, to: [Element].self)
         let builder = state.unkeyedBuilder()
         builder.elements.reserveCapacity(array.count)
@@ -212,7 +215,7 @@ extension Array: ArchiveArrayEncodable where Element: Encodable {
             for string in unsafeBitCast(array, to: [String].self) {
                 builder.elements.append(.uid(state.table.leafUID(string: string)))
             }
-            return true
+            return
         }
         // Each element passed where it is stored. In this unspecialized code `for element in
         // array`, a subscript and even a pointer's `pointee` copy the element out first (a
@@ -227,6 +230,5 @@ extension Array: ArchiveArrayEncodable where Element: Encodable {
                 builder.elements.append(state.table.slot(for: try state.box(inPlace: &stored[index], inline: false)))
             }
         }
-        return true
     }
 }
