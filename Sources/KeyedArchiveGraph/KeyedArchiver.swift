@@ -35,6 +35,7 @@ public final class KeyedArchiver {
     @exclusivity(unchecked) private var currentUID: UInt32 = 0
     /// The class last found to be ``KeyedArchiving`` and a cast to it (see `keyedArchiving(_:of:)`).
     @exclusivity(unchecked) private var lastArchivingClass: (type: ObjectIdentifier, cast: (Any) -> (any KeyedArchiving)?)?
+    @exclusivity(unchecked) private var typeFacts: [(type: ObjectIdentifier, facts: ValueTypeFacts)] = []
     @exclusivity(unchecked) private var queue: [Job] = []
     @exclusivity(unchecked) private var queueIndex = 0
     @exclusivity(unchecked) private var classNames: [ObjectIdentifier: String] = [:]
@@ -49,6 +50,8 @@ public final class KeyedArchiver {
         case object(UInt32, any KeyedArchiving)
         case archived(UInt32, ArchivedObject)
         case array(UInt32, [Any])
+        /// An array whose elements are ``KeyedArchiving`` instances (see ``KeyedArchivingArray``).
+        case objectArray(UInt32, [any KeyedArchiving])
         case dictionary(UInt32, [(Any, Any)])
         case set(UInt32, [Any])
         case orderedSet(UInt32, [Any])
@@ -127,9 +130,15 @@ public final class KeyedArchiver {
     public func encode<T: KeyedArchiving>(_ object: T?, forKey key: String) throws {
         try ensureOpen()
         guard let object else { return setField(.uid(0), forKey: key) }
+        setField(.uid(reference(forObject: object)), forKey: key)
+    }
+
+    /// The UID of an instance of a ``KeyedArchiving`` class, queuing it the first time.
+    @inline(__always)
+    private func reference(forObject object: any KeyedArchiving) -> UInt32 {
         let (uid, isNew) = table.uidOrReserve(for: object)
         if isNew { queue.append(.object(uid, object)) }
-        setField(.uid(uid), forKey: key)
+        return uid
     }
 
     /// Encodes a value without a key, under the next of `$0, $1, ...` of the current object.
@@ -253,6 +262,27 @@ public final class KeyedArchiver {
         { $0 as? T }
     }
 
+    /// What ``reference(for:)`` asks of a value type that is not a class: two conformance
+    /// lookups, about 330 instructions each, made once per type and archiver (an archive of
+    /// nested `[Any]` arrays made one per element before).
+    private struct ValueTypeFacts {
+        /// An `Optional`, to unwrap.
+        var isOptional: Bool
+        /// An array of ``KeyedArchiving`` instances (`[Person]`, a W2 root array), whose
+        /// elements are taken as they are: the `[Any]` path converts the array to `[Any]` and
+        /// casts every element back, about 640 instructions an element.
+        var archivingArray: (any KeyedArchivingArray.Type)?
+    }
+
+    /// The facts of the value types met so far (a few: later ones are looked up every time).
+    private func facts(for type: Any.Type) -> ValueTypeFacts {
+        let id = ObjectIdentifier(type)
+        for entry in typeFacts where entry.type == id { return entry.facts }
+        let facts = ValueTypeFacts(isOptional: type is any OptionalProtocol.Type, archivingArray: type as? any KeyedArchivingArray.Type)
+        if typeFacts.count < 8 { typeFacts.append((id, facts)) }
+        return facts
+    }
+
     /// The UID for any value the archiver can store, queuing its contents for encoding.
     package func reference(for object: Any?) throws -> UInt32 {
         guard var object = object else { return 0 }
@@ -260,20 +290,18 @@ public final class KeyedArchiver {
         // are never optionals, and an optional hidden in `Any` is unwrapped (all the way).
         var objectType = type(of: object)
         var isClassInstance = objectType is AnyObject.Type
-        if !isClassInstance, objectType is any OptionalProtocol.Type, let optional = object as? any OptionalProtocol {
+        var facts = isClassInstance ? nil : facts(for: objectType)
+        if facts?.isOptional == true, let optional = object as? any OptionalProtocol {
             guard let flattened = optional.flattened else { return 0 }
             object = flattened
             objectType = type(of: object)
             isClassInstance = objectType is AnyObject.Type
+            facts = isClassInstance ? nil : self.facts(for: objectType)
         }
         // Class casts are tried only on class instances: with Foundation loaded, a failing cast
         // of an Array to a class type bridges the whole array to NSArray first.
         if isClassInstance {
-            if let value = keyedArchiving(object, of: objectType) {
-                let (uid, isNew) = table.uidOrReserve(for: value)
-                if isNew { queue.append(.object(uid, value)) }
-                return uid
-            }
+            if let value = keyedArchiving(object, of: objectType) { return reference(forObject: value) }
             if let value = object as? ArchivedObject {
                 let (uid, isNew) = table.uidOrReserve(for: value)
                 if isNew { queue.append(.archived(uid, value)) }
@@ -310,6 +338,14 @@ public final class KeyedArchiver {
             let uid = table.reserveUID()
             queue.append(.orderedSet(uid, value.elements))
             return uid
+        default: break
+        }
+        if let arrayType = facts?.archivingArray, let objects = arrayType.archivingElements(of: object) {
+            let uid = table.reserveUID()
+            queue.append(.objectArray(uid, objects))
+            return uid
+        }
+        switch object {
         case let value as [Any]:
             let uid = table.reserveUID()
             queue.append(.array(uid, value))
@@ -414,9 +450,11 @@ public final class KeyedArchiver {
             }
             table.setObject(fields.value, at: uid)
         case .array(let uid, let elements):
-            try storeCollection(uid, chain: FoundationClassNames.arrayChain, elements: elements)
+            try storeCollection(uid, chain: FoundationClassNames.arrayChain, elements: elements, reference: reference(for:))
+        case .objectArray(let uid, let objects):
+            storeCollection(uid, chain: FoundationClassNames.arrayChain, elements: objects, reference: reference(forObject:))
         case .set(let uid, let elements):
-            try storeCollection(uid, chain: FoundationClassNames.setChain, elements: elements)
+            try storeCollection(uid, chain: FoundationClassNames.setChain, elements: elements, reference: reference(for:))
         case .orderedSet(let uid, let elements):
             // Apple writes NSOrderedSet with NS.object.N keys (Darwin archive OrderedSetTest).
             var fields = ArchiveObjectFields(classUID: table.classUID(chain: FoundationClassNames.orderedSetChain))
@@ -438,7 +476,9 @@ public final class KeyedArchiver {
             fields.set(.array(values), forKey: FoundationClassNames.objectsKey)
             table.setObject(fields.value, at: uid)
         case .plistArray(let uid, let elements, let isSet):
-            try storeCollection(uid, chain: isSet ? FoundationClassNames.setChain : FoundationClassNames.arrayChain, elements: elements)
+            try storeCollection(
+                uid, chain: isSet ? FoundationClassNames.setChain : FoundationClassNames.arrayChain, elements: elements,
+                reference: reference(forPropertyList:))
         case .plistDictionary(let uid, let dictionary):
             var fields = ArchiveObjectFields(classUID: table.classUID(chain: FoundationClassNames.dictionaryChain))
             var keys: [PropertyListValue] = []
@@ -463,20 +503,16 @@ public final class KeyedArchiver {
         }
     }
 
-    private func storeCollection(_ uid: UInt32, chain: [String], elements: [Any]) throws {
+    /// Stores an NSArray or NSSet (`chain`) at `uid` whose `NS.objects` are the UIDs `reference`
+    /// gives its elements.
+    @inline(__always)
+    private func storeCollection<Element>(
+        _ uid: UInt32, chain: [String], elements: [Element], reference: (Element) throws -> UInt32
+    ) rethrows {
         var fields = ArchiveObjectFields(classUID: table.classUID(chain: chain))
         var references: [PropertyListValue] = []
         references.reserveCapacity(elements.count)
-        for element in elements { references.append(.uid(try reference(for: element))) }
-        fields.set(.array(references), forKey: FoundationClassNames.objectsKey)
-        table.setObject(fields.value, at: uid)
-    }
-
-    private func storeCollection(_ uid: UInt32, chain: [String], elements: [PropertyListValue]) throws {
-        var fields = ArchiveObjectFields(classUID: table.classUID(chain: chain))
-        var references: [PropertyListValue] = []
-        references.reserveCapacity(elements.count)
-        for element in elements { references.append(.uid(try reference(forPropertyList: element))) }
+        for element in elements { references.append(.uid(try reference(element))) }
         fields.set(.array(references), forKey: FoundationClassNames.objectsKey)
         table.setObject(fields.value, at: uid)
     }
@@ -515,4 +551,19 @@ package func flattenOptional(_ value: Any?) -> Any? {
     // A metatype check first: cheaper than an existential cast, and never bridges.
     guard type(of: value) is any OptionalProtocol.Type, let optional = value as? any OptionalProtocol else { return value }
     return optional.flattened
+}
+
+/// Arrays whose elements are instances of a ``KeyedArchiving`` class, archived as NSArray with
+/// no cast per element (see ``KeyedArchiver``'s `ValueTypeFacts`).
+protocol KeyedArchivingArray {
+    /// The elements of `value`, an array of this type, as `any KeyedArchiving`; `nil` when
+    /// `value` is not of this type.
+    static func archivingElements(of value: Any) -> [any KeyedArchiving]?
+}
+
+extension Array: KeyedArchivingArray where Element: KeyedArchiving {
+    static func archivingElements(of value: Any) -> [any KeyedArchiving]? {
+        guard let array = value as? [Element] else { return nil }
+        return array.map { $0 }
+    }
 }

@@ -157,6 +157,43 @@ final class KeyedArchiverTests: XCTestCase {
         XCTAssertThrowsError(try KeyedArchiver.archivedData(withRootObject: [rex, NotArchivable(), rex] as [Any], format: .binary))
     }
 
+    /// An array whose element type is a `KeyedArchiving` class (`[Animal]`, `[Node]`) has its
+    /// elements taken as they are, without the `[Any]` path's conversion and casts: the archive
+    /// is byte for byte the one of the same elements in an `[Any]`, at the top, inside an object
+    /// (a node's links), hidden in an optional, empty, and with a subclass and shared instances
+    /// among the elements.
+    func testArraysOfArchivingClassesArchiveAsTheirAnyArrays() throws {
+        let rex = Dog(name: "Rex", goodBoy: true)
+        let tom = Animal(name: "Tom")
+        let animals: [Animal] = [tom, rex, tom, Dog(name: "Fido", goodBoy: false), rex]
+        let nodes = (0..<6).map { Node(label: $0) }
+        for (index, node) in nodes.enumerated() { node.links = [nodes[(index + 1) % 6], nodes[(index * 5) % 6], node] }
+        defer { for node in nodes { node.links = [] } }
+        let hidden: [Animal]? = animals
+        let cases: [(String, Any, Any)] = [
+            ("[Animal]", animals, animals.map { $0 as Any }),
+            ("[Node] with links", nodes, nodes.map { $0 as Any }),
+            ("[Animal]? in Any", hidden as Any, animals.map { $0 as Any }),
+            ("[Dog]", [rex, rex], [rex as Any, rex as Any]),
+            ("empty [Node]", [Node](), [Any]()),
+            ("[[Animal]]", [animals, [tom]], [animals.map { $0 as Any } as Any, [tom as Any] as Any]),
+        ]
+        for (name, typed, untyped) in cases {
+            for format in [PropertyListFormat.binary, .xml] {
+                let typedData = try KeyedArchiver.archivedData(withRootObject: typed, format: format)
+                let untypedData = try KeyedArchiver.archivedData(withRootObject: untyped, format: format)
+                XCTAssertEqual(typedData, untypedData, "\(name), \(format)")
+            }
+        }
+        let decoded = try XCTUnwrap(
+            KeyedUnarchiver.unarchivedObject(
+                ofClasses: [.array, .type(Animal.self), .type(Dog.self)], from: KeyedArchiver.archivedData(withRootObject: animals, format: .binary))
+                as? [Animal])
+        XCTAssertEqual(decoded.map(\.name), ["Tom", "Rex", "Tom", "Fido", "Rex"])
+        XCTAssertEqual(decoded.map { $0 is Dog }, [false, true, false, true, true])
+        XCTAssertTrue(decoded[0] === decoded[2] && decoded[1] === decoded[4])
+    }
+
     func testCyclesRoundTripWithIdentity() throws {
         let a = Node(label: 1)
         let b = Node(label: 2)
