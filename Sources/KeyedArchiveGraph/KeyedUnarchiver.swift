@@ -81,7 +81,7 @@ public final class KeyedUnarchiver {
     private final class ClassInfo {
         let uid: UInt32
         let description: ArchivedClassDescription
-        var resolutions: [(allowed: Int, resolved: Resolved)] = []
+        @exclusivity(unchecked) var resolutions: [(allowed: Int, resolved: Resolved)] = []
 
         init(uid: UInt32, description: ArchivedClassDescription) {
             self.uid = uid
