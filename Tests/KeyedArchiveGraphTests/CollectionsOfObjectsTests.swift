@@ -444,3 +444,75 @@ func assertBothPaths(
         XCTFail("\(name): in place \(inPlace), tree \(tree)")
     }
 }
+
+/// Foundation collections decoded untyped (`unarchivedObject(ofClasses:)`), whose element
+/// references an archive read by index takes from the file without reading the collection's
+/// dictionary into a tree: the same values, or the same errors, as from the value tree.
+final class UntypedCollectionsTests: XCTestCase {
+    /// Hand-made archives: a root NSArray whose second member is the collection under test,
+    /// regular or damaged, of every collection class (arrays, sets, ordered sets,
+    /// dictionaries). Members are strings, numbers (inline) and a nested array.
+    func testCollectionsMatchTheTreePath() throws {
+        func archive(_ collection: PropertyListValue) -> PropertyListValue {
+            let objects: [PropertyListValue] = [
+                "$null",
+                ["$class": .uid(2), "NS.objects": [.uid(3), .uid(4)]],
+                ["$classname": "NSArray", "$classes": ["NSArray", "NSObject"]],
+                "first",
+                collection,
+                "a",
+                "b",
+                ["$class": .uid(2), "NS.objects": [.uid(5), .uid(6)]],
+                ["$classname": "NSSet", "$classes": ["NSSet", "NSObject"]],
+                ["$classname": "NSOrderedSet", "$classes": ["NSOrderedSet", "NSObject"]],
+                ["$classname": "NSDictionary", "$classes": ["NSDictionary", "NSObject"]],
+                ["$class": .uid(12), "name": "not allowed"],
+                ["$classname": "Unknown", "$classes": ["Unknown", "NSObject"]],
+                7,
+            ]
+            return ["$archiver": "NSKeyedArchiver", "$version": 100000, "$top": ["root": .uid(1)], "$objects": .array(objects)]
+        }
+        let cases: [(name: String, collection: PropertyListValue, expected: String?)] = [
+            ("array", ["$class": .uid(2), "NS.objects": [.uid(5), .uid(13), .uid(7), .uid(5)]], #"["a", 7, ["a", "b"], "a"]"#),
+            ("empty array", ["$class": .uid(2), "NS.objects": []], "[]"),
+            ("numbered array", ["$class": .uid(2), "NS.object.0": .uid(6), "NS.object.1": .uid(5)], #"["b", "a"]"#),
+            ("array with NS.objects and numbered keys", ["$class": .uid(2), "NS.object.0": .uid(6), "NS.objects": [.uid(5)]], #"["a"]"#),
+            ("array with a nil member", ["$class": .uid(2), "NS.objects": [.uid(5), .uid(0)]], nil),
+            ("array with an integer member", ["$class": .uid(2), "NS.objects": [.uid(5), 42]], nil),
+            ("array with a member past the objects", ["$class": .uid(2), "NS.objects": [.uid(99)]], nil),
+            ("array with a member not allowed", ["$class": .uid(2), "NS.objects": [.uid(11)]], nil),
+            ("array containing itself", ["$class": .uid(2), "NS.objects": [.uid(4)]], nil),
+            ("array whose members are no array", ["$class": .uid(2), "NS.objects": .uid(5)], nil),
+            ("set", ["$class": .uid(8), "NS.objects": [.uid(5), .uid(6), .uid(5)]], #"set ["a", "b"]"#),
+            ("set with a nil member", ["$class": .uid(8), "NS.objects": [.uid(0)]], nil),
+            ("ordered set", ["$class": .uid(9), "NS.objects": [.uid(6), .uid(5)]], #"ordered ["b", "a"]"#),
+            ("dictionary", ["$class": .uid(10), "NS.keys": [.uid(5), .uid(6)], "NS.objects": [.uid(7), .uid(13)]], #"["a": ["a", "b"], "b": 7]"#),
+            ("dictionary with a repeated key", ["$class": .uid(10), "NS.keys": [.uid(5), .uid(5)], "NS.objects": [.uid(6), .uid(13)]], #"["a": 7]"#),
+            ("dictionary with more keys than values", ["$class": .uid(10), "NS.keys": [.uid(5), .uid(6)], "NS.objects": [.uid(6)]], nil),
+            ("dictionary with a nil value", ["$class": .uid(10), "NS.keys": [.uid(5)], "NS.objects": [.uid(0)]], nil),
+            ("dictionary with a dropped value not allowed", ["$class": .uid(10), "NS.keys": [.uid(5), .uid(5)], "NS.objects": [.uid(11), .uid(6)]], nil),
+            ("numbered dictionary", ["$class": .uid(10), "NS.key.0": .uid(6), "NS.object.0": .uid(5)], #"["b": "a"]"#),
+            ("dictionary with numbered values only", ["$class": .uid(10), "NS.keys": [.uid(6)], "NS.object.0": .uid(5)], #"["b": "a"]"#),
+        ]
+        func describe(_ value: Any) -> String {
+            switch value {
+            case let array as [Any]: return "[" + array.map(describe).joined(separator: ", ") + "]"
+            case let set as Set<AnyHashable>: return "set [" + set.map { describe($0.base) }.sorted().joined(separator: ", ") + "]"
+            case let ordered as ArchivedOrderedSet: return "ordered " + describe(ordered.elements)
+            case let dictionary as [AnyHashable: Any]:
+                return "[" + dictionary.map { describe($0.key.base) + ": " + describe($0.value) }.sorted().joined(separator: ", ") + "]"
+            case let string as String: return "\"\(string)\""
+            default: return "\(value)"
+            }
+        }
+        let classes: [KeyedArchiveClass] = [.array, .set, .orderedSet, .dictionary, .string, .number]
+        for entry in cases {
+            try assertBothPaths(entry.name, archive(entry.collection), classes: classes, decodes: entry.expected != nil) { root in
+                let members = try XCTUnwrap(root as? [Any], entry.name)
+                XCTAssertEqual(members.count, 2, entry.name)
+                XCTAssertEqual(members.first as? String, "first", entry.name)
+                XCTAssertEqual(members.last.map(describe), entry.expected, entry.name)
+            }
+        }
+    }
+}
