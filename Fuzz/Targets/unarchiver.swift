@@ -86,6 +86,42 @@ struct NodeDecodes: CustomStringConvertible {
     var description: String { "root \(root), array \(array)" }
 }
 
+/// The root decoded with every Foundation class and inert ArchivedObject allowed: whether it
+/// decoded to a value, with the value's shape, or the code of its error. Cycles among the
+/// decoded objects are broken before it returns.
+struct GenericDecode: CustomStringConvertible {
+    var result: Result<String, any Error>
+
+    init(_ unarchiver: KeyedUnarchiver) {
+        let decoded = Result { try unarchiver.decodeTopLevelObject(of: KeyedArchiveClass.foundationClasses + [.archivedObject]) }
+        result = decoded.map { Self.shape($0) }
+        CycleBreaker.breakCycles(try? decoded.get())
+    }
+
+    /// The kind of a decoded value and, for collections, their member count (not their members:
+    /// ArchivedObjects may form cycles).
+    private static func shape(_ value: Any?) -> String {
+        switch value {
+        case nil: "nil"
+        case let array as [Any]: "array \(array.count)"
+        case let set as Set<AnyHashable>: "set \(set.count)"
+        case let dictionary as [AnyHashable: Any]: "dictionary \(dictionary.count)"
+        case let value?: "\(type(of: value))"
+        }
+    }
+
+    /// Both decodes gave the same shape, or failed with the same error code.
+    func agrees(with other: GenericDecode) -> Bool {
+        switch (result, other.result) {
+        case (.success(let x), .success(let y)): x == y
+        case (.failure(let x as KeyedArchiveError), .failure(let y as KeyedArchiveError)): x.code == y.code
+        default: false
+        }
+    }
+
+    var description: String { "\(result)" }
+}
+
 /// Keyed archives: the generic unarchiver (every Foundation class plus inert ArchivedObject),
 /// a user class graph, and the tool's resolver must throw or return, never trap, hang or
 /// over-allocate.
@@ -95,8 +131,9 @@ public func fuzzUnarchiver(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let limits = FuzzSupport.limits
     // Parse once; the three consumers below share the parsed property list.
     guard let plist = try? PropertyList.decode(input, limits: limits) else { return 0 }
+    var genericFromTree: GenericDecode?
     if let unarchiver = try? KeyedUnarchiver(propertyList: plist, limits: limits) {
-        CycleBreaker.breakCycles(try? unarchiver.decodeTopLevelObject(of: KeyedArchiveClass.foundationClasses + [.archivedObject]))
+        genericFromTree = GenericDecode(unarchiver)
     }
     var fromTree: NodeDecodes?
     if let unarchiver = try? KeyedUnarchiver(propertyList: plist, limits: limits) {
@@ -109,6 +146,14 @@ public func fuzzUnarchiver(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         let inPlace = NodeDecodes(unarchiver)
         if !inPlace.agrees(with: fromTree) {
             FuzzSupport.fail("read by index: \(inPlace), read whole: \(fromTree)")
+        }
+    }
+    // The generic decode (untyped Foundation collections take their members from the file when
+    // read by index) must agree in the same way.
+    if PropertyList.detectFormat(input) == .binary, let genericFromTree, let unarchiver = try? KeyedUnarchiver(data: input, limits: limits) {
+        let inPlace = GenericDecode(unarchiver)
+        if !inPlace.agrees(with: genericFromTree) {
+            FuzzSupport.fail("generic decode read by index: \(inPlace), read whole: \(genericFromTree)")
         }
     }
     if let resolved = try? ArchiveResolver(propertyList: plist, limits: limits).resolveTopLevel() {
