@@ -356,14 +356,15 @@ public final class KeyedUnarchiver {
         }
         var result: [K: V] = [:]
         result.reserveCapacity(lastIndexOfKey.count)
-        var value: [V] = []
-        value.reserveCapacity(1)
+        // Holds each value between its decode and its entry (see appendMember).
+        var decodedValue: [V] = []
+        decodedValue.reserveCapacity(1)
         for index in 0..<objectList.count {
             guard let reference = memberReference(reader, objectList, index) else { return nil }
             if isKept[index] {
-                guard try appendMember(reference, of: objectType, allowedID: allowedID, in: &collection, list: FoundationClassNames.objectsKey, index: index, to: &value)
+                guard try appendMember(reference, of: objectType, allowedID: allowedID, in: &collection, list: FoundationClassNames.objectsKey, index: index, to: &decodedValue)
                 else { return nil }
-                result[keys[index]] = value.removeLast()
+                result[keys[index]] = decodedValue.removeLast()
             } else {
                 beginDecoding(&collection)
                 path.append(.listElement(FoundationClassNames.objectsKey, numbered: false, index))
@@ -417,9 +418,9 @@ public final class KeyedUnarchiver {
         return CollectionInPlace(uid: uid, name: info.description.name, key: isTopLevel ? nil : key, fields: lookup)
     }
 
-    /// The list of member references stored under `listKey` in `collection` (not the numbered
-    /// form), when every member is a UID of an object (not nil), as the full path checks them
-    /// all before it decodes one; `nil` otherwise.
+    /// The list of member references stored under `listKey` in a collection's `fields` (not the
+    /// numbered form), when every member is a UID of an object (not nil), as the full path checks
+    /// them all before it decodes one; `nil` otherwise.
     private func members(of fields: inout InPlaceLookup, _ listKey: String) -> BinaryPropertyListObjectReader.ContainerSpan? {
         guard let index = (try? fields.index(ofStoredKey: listKey)) ?? nil,
             let list = try? fields.reader.arraySpan(ofObject: fields.valueObject(at: index))
