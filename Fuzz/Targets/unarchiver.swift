@@ -72,18 +72,19 @@ struct NodeDecodes: CustomStringConvertible {
 
     /// Both decodes gave the same result, or failed with the same error code.
     func agrees(with other: NodeDecodes) -> Bool {
-        Self.same(root, other.root) && Self.same(array, other.array)
-    }
-
-    private static func same<T: Equatable>(_ a: Result<T, any Error>, _ b: Result<T, any Error>) -> Bool {
-        switch (a, b) {
-        case (.success(let x), .success(let y)): x == y
-        case (.failure(let x as KeyedArchiveError), .failure(let y as KeyedArchiveError)): x.code == y.code
-        default: false
-        }
+        sameOutcome(root, other.root) && sameOutcome(array, other.array)
     }
 
     var description: String { "root \(root), array \(array)" }
+}
+
+/// Whether two decodes gave equal results, or failed with the same error code.
+private func sameOutcome<T: Equatable>(_ a: Result<T, any Error>, _ b: Result<T, any Error>) -> Bool {
+    switch (a, b) {
+    case (.success(let x), .success(let y)): x == y
+    case (.failure(let x as KeyedArchiveError), .failure(let y as KeyedArchiveError)): x.code == y.code
+    default: false
+    }
 }
 
 /// The root decoded with every Foundation class and inert ArchivedObject allowed: whether it
@@ -112,11 +113,7 @@ struct GenericDecode: CustomStringConvertible {
 
     /// Both decodes gave the same shape, or failed with the same error code.
     func agrees(with other: GenericDecode) -> Bool {
-        switch (result, other.result) {
-        case (.success(let x), .success(let y)): x == y
-        case (.failure(let x as KeyedArchiveError), .failure(let y as KeyedArchiveError)): x.code == y.code
-        default: false
-        }
+        sameOutcome(result, other.result)
     }
 
     var description: String { "\(result)" }

@@ -422,12 +422,16 @@ public final class KeyedUnarchiver {
     /// numbered form), when every member is a UID of an object (not nil), as the full path checks
     /// them all before it decodes one; `nil` otherwise.
     private func members(of fields: inout InPlaceLookup, _ listKey: String) -> BinaryPropertyListObjectReader.ContainerSpan? {
-        guard let index = (try? fields.index(ofStoredKey: listKey)) ?? nil,
-            let list = try? fields.reader.arraySpan(ofObject: fields.valueObject(at: index))
-        else { return nil }
+        guard let list = memberList(of: &fields, listKey) else { return nil }
         let reader = fields.reader
         for member in 0..<list.count where memberReference(reader, list, member) == nil { return nil }
         return list
+    }
+
+    /// The array stored under `listKey` in a collection's `fields`, its members not checked.
+    private func memberList(of fields: inout InPlaceLookup, _ listKey: String) -> BinaryPropertyListObjectReader.ContainerSpan? {
+        guard let index = (try? fields.index(ofStoredKey: listKey)) ?? nil else { return nil }
+        return try? fields.reader.arraySpan(ofObject: fields.valueObject(at: index))
     }
 
     /// The references under `listKey` (`NS.objects`, `NS.keys`) of a Foundation collection whose
@@ -440,7 +444,7 @@ public final class KeyedUnarchiver {
     private func referenceListInPlace(_ fields: ArchiveFields, _ listKey: String) -> ArchiveReferenceList? {
         guard case .inPlace(let inPlace) = fields else { return nil }
         var lookup = inPlace.lookup
-        guard let list = members(of: &lookup, listKey) else { return nil }
+        guard let list = memberList(of: &lookup, listKey) else { return nil }
         var items: [PropertyListValue] = []
         items.reserveCapacity(list.count)
         for member in 0..<list.count {
@@ -476,7 +480,8 @@ public final class KeyedUnarchiver {
         path.append(.listElement(list, numbered: false, index))
         defer { path.removeLast() }
         let decoded = try decodeUID(reference, allowed: allowedByID[allowedID])
-        // Exactly a `T`: the unconditional cast cannot fail (see ``cast(_:to:key:)``).
+        // The unconditional cast below cannot trap whatever the archive holds: the value's
+        // dynamic type is compared equal to `T` first (as in ``cast(_:to:key:)``).
         guard Swift.type(of: decoded) == type else { return false }
         elements.append(decoded as! T)
         return true

@@ -307,8 +307,7 @@ package final class ArchiveObjectTable {
     private func patchConditionals(_ top: PropertyListDictionary) -> PropertyListDictionary {
         var top = top
         for (identifier, slots) in conditionalSlots {
-            guard let found = identities.findInPlace(Self.address(of: identifier), 0) else { continue }
-            let target = UInt32(truncatingIfNeeded: found)
+            guard let target = uid(forAddress: UInt(bitPattern: identifier)) else { continue }
             for slot in slots {
                 switch slot {
                 case .top(let key):
