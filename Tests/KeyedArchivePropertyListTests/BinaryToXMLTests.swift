@@ -176,6 +176,15 @@ final class BinaryToXMLTests: XCTestCase {
     func testHostileFilesAreRejected() {
         assertBothReject(File.file([[0xA1, 0x00]]), .referenceCycle)
         assertBothReject(File.file([[0xA1, 0x01], [0xD1, 0x02, 0x00], [0x51, 0x6B]]), .referenceCycle)
+        // The streamed walk checks only the root for cycles: with no container referenced twice,
+        // only the root can be met again (here three deep), and a cycle that misses the root
+        // makes a container shared, which sends the file to the tree reader.
+        let rootCycle = File.file([[0xA1, 0x01], [0xA1, 0x02], [0xA1, 0x00]])
+        XCTAssertTrue(try streams(Data(rootCycle)))
+        assertBothReject(rootCycle, .referenceCycle)
+        let innerCycle = File.file([[0xA1, 0x01], [0xA1, 0x02], [0xA1, 0x01]])
+        XCTAssertFalse(try streams(Data(innerCycle)))
+        assertBothReject(innerCycle, .referenceCycle)
         assertBothReject(File.file([[0xA1, 0x05]]), .invalidReference)
         // 2^61 leaves from a few hundred bytes: shared containers go through the tree reader,
         // whose expansion limit stops it at once.
