@@ -62,13 +62,11 @@ enum HugePages {
         }
     }
 
-    /// The least length of a table ``array(repeating:count:)`` advises (2 MiB: only whole
-    /// large pages inside a buffer are advised, and a smaller one, from `malloc`, holds none).
-    /// Session 20 measured 8 MiB the better threshold (advising W2's tables of 4-6 MB made its
-    /// archive about 2% slower), but that was with the writer's lists in small pages; since
-    /// they are in large ones (``LargeList``, session 34), 2 MiB measured better: W5 encode
-    /// 1.027x (10 of 10), W2 Codable archive 1.035x (8 of 10), NSCoding-style 1.019x (6 of 10).
-    static let tableMinimumLength = pageLength
+    /// The least length of a table ``array(repeating:count:)`` advises (8 MiB). An array's
+    /// buffer comes from `malloc`, not aligned to 2 MiB, so a smaller one holds at most three
+    /// whole large pages; measured (session 20), advising W2's tables of 4-6 MB made its archive
+    /// about 2% slower, while W3's and W5's tables of 16 MB and more wrote 2-3% faster.
+    static let tableMinimumLength = 4 * pageLength
 
     #if os(Linux)
     private static func adviseLarge(_ base: UnsafeMutableRawPointer, length: Int) {
