@@ -329,44 +329,6 @@ final class WriterBuffersTests: XCTestCase {
         for (copy, expected) in copies { XCTAssertEqual(Array(copy), expected, "a copy keeps what it had when it was made") }
     }
 
-    /// On 64-bit Linux a list of 2 MiB or more lives in reserved address space: it starts on a
-    /// large-page boundary, is advised for large pages, and moves into a larger reservation
-    /// when it outgrows one (small minimum reservations here, so that it moves twice). What it
-    /// holds, reference-counted elements included, and copies made along the way are unchanged.
-    func testLargeListGrowsThroughReservations() throws {
-        var numbers = LargeList<UInt64>(minimumReservation: 4 << 20)
-        var strings = LargeList<String>(minimumReservation: 2 << 20)
-        var copies: [(LargeList<UInt64>, Int)] = []
-        var largeBases: Set<UInt> = []
-        let count = 3_000_000
-        func base(_ list: LargeList<UInt64>) -> UInt { UInt(bitPattern: list.withUnsafeBufferPointer { $0.baseAddress }) }
-        for index in 0..<count {
-            numbers.append(UInt64(index) &* 0x9E37_79B9_7F4A_7C15)
-            if index < 400_000 { strings.append(index % 3 == 0 ? "a string stored out of line, number \(index)" : "\(index)") }
-            if index % 700_000 == 350_000 { copies.append((numbers, index + 1)) }
-            if index % 4_096 == 0, (index + 1) * 8 >= HugePages.pageLength { largeBases.insert(base(numbers)) }
-        }
-        XCTAssertEqual(numbers.count, count)
-        XCTAssertTrue(numbers.enumerated().allSatisfy { $0.element == UInt64($0.offset) &* 0x9E37_79B9_7F4A_7C15 })
-        XCTAssertEqual(Array(strings), (0..<400_000).map { $0 % 3 == 0 ? "a string stored out of line, number \($0)" : "\($0)" })
-        XCTAssertEqual(copies.count, 4)
-        for (copy, length) in copies {
-            XCTAssertEqual(copy.count, length, "a copy keeps what it had when it was made")
-            XCTAssertTrue(copy.enumerated().allSatisfy { $0.element == UInt64($0.offset) &* 0x9E37_79B9_7F4A_7C15 })
-        }
-        #if os(Linux)
-        guard MemoryLayout<Int>.size == 8 else { throw XCTSkip("reservations are for 64-bit Linux") }
-        let smaps = "/proc/self/smaps"
-        guard FileManager.default.isReadableFile(atPath: smaps) else { throw XCTSkip("no \(smaps)") }
-        let start = base(numbers)
-        XCTAssertEqual(start % UInt(HugePages.pageLength), 0, "starts on a large-page boundary")
-        XCTAssertGreaterThanOrEqual(largeBases.count, 2, "moved from one reservation to the next: \(largeBases.count) places")
-        XCTAssertTrue(largeBases.allSatisfy { $0 % UInt(HugePages.pageLength) == 0 })
-        let advised = try advisedRanges(smaps)
-        XCTAssertTrue(advised.contains { $0.contains(start) && $0.contains(start + UInt(count * 8) - 1) }, "advised for large pages")
-        #endif
-    }
-
     /// The binary writer's object descriptions stay 24 bytes apart (a container's kind byte
     /// after its two integers; first, it padded the payload to 24 bytes and the stride to 32).
     func testBinaryWriterObjectsStay24BytesApart() {

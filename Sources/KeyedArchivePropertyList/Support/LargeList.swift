@@ -7,24 +7,18 @@ import Darwin
 #endif
 
 /// A growable list for the binary writer's largest lists (an object and a reference per
-/// archived value: tens of millions of elements, hundreds of megabytes), grown without copying.
+/// archived value: tens of millions of elements, hundreds of megabytes), grown in place with
+/// `realloc`.
 ///
 /// Why not `Array`: an array grows by allocating a buffer twice the size, moving the elements
 /// and freeing the old one, so a list of `n` bytes has had `2n` bytes of fresh pages provided
-/// by the kernel and `n` bytes copied by the time it is done. W5 encode at 10^6 records made
-/// 680,000 page faults a run, and about 40% of the faults sampled were in growing these two
-/// lists (see `Docs/PerformanceHistory.md`, session 19).
-///
-/// On 64-bit Linux a list of 2 MiB or more lives in address space reserved for it (`mmap`,
-/// inaccessible until used), starting on a large-page boundary and advised for large pages
-/// (``HugePages``): it grows by making more of the reservation usable, in place, so its pages
-/// are neither copied nor moved, and each 2 MiB of it can be one page (one fault instead of
-/// 512). Reserving costs no memory (the kernel does not count an inaccessible mapping as
-/// committed), only address space. A list that outgrows its reservation moves to one four times
-/// its size (one copy). Elsewhere, and below 2 MiB, the buffer comes from `malloc` and grows
-/// with `realloc` (which moves a large block's pages with `mremap` instead of copying; session
-/// 19 advised such buffers and the W3 write got slower, as moving a buffer to an address of
-/// another alignment splits its large pages).
+/// by the kernel and `n` bytes copied by the time it is done. `realloc` of a large block moves
+/// its pages instead (`mremap` on Linux): only the new half is fresh and nothing is copied. W5
+/// encode at 10^6 records made 680,000 page faults a run, and about 40% of the faults sampled
+/// were in growing these two lists (see `Docs/PerformanceHistory.md`, session 19). The buffer is
+/// not advised for large pages (``HugePages``): measured, that made W3's binary write slower, not
+/// faster (probably because `mremap` to an address of another alignment within 2 MiB splits
+/// them; not checked).
 ///
 /// `Element` must be movable by copying its bytes, as Swift's own types are (no weak
 /// references, no types that know their own address); the writer keeps object descriptions
@@ -36,23 +30,17 @@ package struct LargeList<Element>: RandomAccessCollection, MutableCollection {
         var base: UnsafeMutablePointer<Element>?
         var count = 0
         var capacity = 0
-        /// The buffer's reservation when it has one (see ``LargeList``); else it is `malloc`'s.
-        var reservation: AddressReservation?
-        /// The least address space a reservation takes.
-        let minimumReservation: Int
 
-        init(minimumReservation: Int) {
-            self.minimumReservation = minimumReservation
-        }
+        init() {}
 
         deinit {
             base?.deinitialize(count: count)
-            if let reservation { reservation.release() } else { free(base) }
+            free(base)
         }
 
         /// A copy with room for `capacity` elements; `nil` when memory runs out.
         func copy(capacity wanted: Int) -> Storage? {
-            let copy = Storage(minimumReservation: minimumReservation)
+            let copy = Storage()
             guard copy.grow(to: Swift.max(wanted, count)) else { return nil }
             if let base, let target = copy.base { target.initialize(from: base, count: count) }
             copy.count = count
@@ -64,11 +52,8 @@ package struct LargeList<Element>: RandomAccessCollection, MutableCollection {
             guard wanted > capacity else { return true }
             let (doubled, overflow) = capacity.multipliedReportingOverflow(by: 2)
             let newCapacity = Swift.max(wanted, overflow ? wanted : doubled, 16)
-            let stride = MemoryLayout<Element>.stride
-            let (bytes, bytesOverflow) = newCapacity.multipliedReportingOverflow(by: stride)
+            let (bytes, bytesOverflow) = newCapacity.multipliedReportingOverflow(by: MemoryLayout<Element>.stride)
             guard !bytesOverflow else { return false }
-            if AddressReservation.isAvailable, bytes >= HugePages.pageLength, growReserved(to: bytes) { return true }
-            guard reservation == nil else { return false }
             let raw: UnsafeMutableRawPointer?
             if let base {
                 raw = realloc(UnsafeMutableRawPointer(base), bytes)
@@ -80,52 +65,12 @@ package struct LargeList<Element>: RandomAccessCollection, MutableCollection {
             capacity = newCapacity
             return true
         }
-
-        /// Makes the first `bytes` of the reservation usable, first moving the elements into a
-        /// new reservation when there is none or it is too small; false when that fails (the
-        /// list is unchanged).
-        private func growReserved(to bytes: Int) -> Bool {
-            let stride = MemoryLayout<Element>.stride
-            if let reservation, reservation.commit(bytes) {
-                capacity = reservation.committed / stride
-                return true
-            }
-            // Four times what is needed, and at least the minimum, so that moving again is rare.
-            let (quadrupled, overflow) = bytes.multipliedReportingOverflow(by: 4)
-            guard !overflow, let fresh = AddressReservation(length: Swift.max(quadrupled, minimumReservation)) else { return false }
-            guard fresh.commit(bytes) else {
-                fresh.release()
-                return false
-            }
-            let target = fresh.base.bindMemory(to: Element.self, capacity: fresh.committed / stride)
-            if let base {
-                target.moveInitialize(from: base, count: count)
-                if let reservation { reservation.release() } else { free(base) }
-            }
-            base = target
-            reservation = fresh
-            capacity = fresh.committed / stride
-            return true
-        }
     }
 
-    private var storage: Storage
+    private var storage = Storage()
 
     /// An empty list.
-    package init() {
-        storage = Storage(minimumReservation: Self.defaultMinimumReservation)
-    }
-
-    /// An empty list whose reservations take at least `minimumReservation` bytes of address
-    /// space (tests use small ones, to make a list move from one to the next).
-    package init(minimumReservation: Int) {
-        storage = Storage(minimumReservation: minimumReservation)
-    }
-
-    /// The least address space a list's reservation takes: 1 GiB, so that a list moves at most
-    /// once below a quarter of it, and a writer's two lists take 2 GiB of the 128 TiB a 64-bit
-    /// Linux process has.
-    package static var defaultMinimumReservation: Int { 1 << 30 }
+    package init() {}
 
     package var startIndex: Int { 0 }
     package var endIndex: Int { storage.count }
@@ -211,79 +156,5 @@ package struct LargeList<Element>: RandomAccessCollection, MutableCollection {
     /// document read within its ``DecodingLimits``), never a count read from a header.
     private static func outOfMemory(_ capacity: Int) -> Never {
         fatalError("out of memory for a list of \(capacity) elements")
-    }
-}
-
-/// Address space set aside for one buffer (``LargeList``'s on 64-bit Linux): inaccessible
-/// until committed, from a large-page boundary, advised for large pages.
-final class AddressReservation {
-    /// The start, on a ``HugePages/pageLength`` boundary.
-    let base: UnsafeMutableRawPointer
-    /// The bytes reserved, a whole number of large pages.
-    let length: Int
-    /// The bytes usable (readable and writable) from `base`, a whole number of large pages.
-    private(set) var committed = 0
-
-    /// Whether buffers can be reserved on this system (64-bit Linux).
-    static var isAvailable: Bool {
-        #if os(Linux)
-        return MemoryLayout<Int>.size == 8
-        #else
-        return false
-        #endif
-    }
-
-    /// Reserves `length` bytes (rounded up to whole large pages); nil when that fails.
-    init?(length wanted: Int) {
-        #if os(Linux)
-        let page = HugePages.pageLength
-        let (padded, overflow) = wanted.addingReportingOverflow(2 &* page &- 1)
-        guard !overflow, wanted > 0 else { return nil }
-        let length = (padded &- page) & ~(page &- 1)
-        // One large page more than needed, so that the reservation can start on a boundary;
-        // the unaligned ends are given back.
-        let span = length &+ page
-        guard let region = mmap(nil, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0),
-            region != UnsafeMutableRawPointer(bitPattern: -1)
-        else { return nil }
-        let start = UInt(bitPattern: region)
-        let aligned = (start &+ UInt(page &- 1)) & ~UInt(page &- 1)
-        let lead = Int(aligned &- start)
-        if lead > 0 { munmap(region, lead) }
-        let trail = span &- lead &- length
-        guard let base = UnsafeMutableRawPointer(bitPattern: aligned) else { return nil }
-        if trail > 0 { munmap(base + length, trail) }
-        // MADV_HUGEPAGE (14), once for all of it (committing keeps the advice); a failure only
-        // means small pages.
-        _ = madvise(base, length, 14)
-        self.base = base
-        self.length = length
-        #else
-        return nil
-        #endif
-    }
-
-    /// Makes the first `bytes` usable (at least; rounded up to whole large pages); false when
-    /// they are more than the reservation or the system refuses.
-    func commit(_ bytes: Int) -> Bool {
-        #if os(Linux)
-        guard bytes > committed else { return true }
-        guard bytes <= length else { return false }
-        let page = HugePages.pageLength
-        let end = Swift.min(length, (bytes &+ page &- 1) & ~(page &- 1))
-        let start = base + committed
-        guard mprotect(start, end &- committed, PROT_READ | PROT_WRITE) == 0 else { return false }
-        committed = end
-        return true
-        #else
-        return false
-        #endif
-    }
-
-    /// Gives the address space (and the memory in it) back.
-    func release() {
-        #if os(Linux)
-        munmap(base, length)
-        #endif
     }
 }
