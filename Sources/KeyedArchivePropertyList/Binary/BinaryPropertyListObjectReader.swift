@@ -45,9 +45,9 @@ package final class BinaryPropertyListObjectReader {
     /// Validates the trailer and the offset table of the binary property list in `data`, and
     /// keeps a copy of its bytes.
     package convenience init(_ data: Data, limits: DecodingLimits) throws {
-        // Large copies start on a large-page boundary and are advised (``HugePages``): a W2
-        // archive of megabytes is then a few page faults, not one per 4 KiB.
-        guard let base = HugePages.allocate(Swift.max(data.count, 1)) else {
+        // Not in large pages (``HugePages``): on the benchmark VM fresh large pages cost more
+        // right after other work freed memory (session 34). Out of memory throws.
+        guard let base = malloc(Swift.max(data.count, 1)) else {
             throw PropertyListError(.lengthLimitExceeded, "out of memory for a copy of \(data.count) bytes")
         }
         let storage = UnsafeMutableRawBufferPointer(start: base, count: data.count)
