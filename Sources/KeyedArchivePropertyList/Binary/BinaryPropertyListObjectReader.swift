@@ -45,8 +45,8 @@ package final class BinaryPropertyListObjectReader {
     /// Validates the trailer and the offset table of the binary property list in `data`, and
     /// keeps a copy of its bytes.
     package convenience init(_ data: Data, limits: DecodingLimits) throws {
-        // Not in large pages (``HugePages``): on the benchmark VM fresh large pages cost more
-        // right after other work freed memory (session 34). Out of memory throws.
+        // Plain `malloc`, not ``HugePages``: large pages for the writer's buffers won in loops
+        // and lost in session 34's full run. Out of memory throws instead of stopping.
         guard let base = malloc(Swift.max(data.count, 1)) else {
             throw PropertyListError(.lengthLimitExceeded, "out of memory for a copy of \(data.count) bytes")
         }
