@@ -308,6 +308,13 @@ public final class KeyedArchiver {
                 return uid
             }
         }
+        // An array of a ``KeyedArchiving`` class matches none of the casts below before `[Any]`,
+        // which would convert it element by element.
+        if let arrayType = facts?.archivingArray, let objects = arrayType.archivingElements(of: object) {
+            let uid = table.reserveUID()
+            queue.append(.objectArray(uid, objects))
+            return uid
+        }
         switch object {
         case let value as PropertyListValue:
             return try reference(forPropertyList: value)
@@ -338,14 +345,6 @@ public final class KeyedArchiver {
             let uid = table.reserveUID()
             queue.append(.orderedSet(uid, value.elements))
             return uid
-        default: break
-        }
-        if let arrayType = facts?.archivingArray, let objects = arrayType.archivingElements(of: object) {
-            let uid = table.reserveUID()
-            queue.append(.objectArray(uid, objects))
-            return uid
-        }
-        switch object {
         case let value as [Any]:
             let uid = table.reserveUID()
             queue.append(.array(uid, value))
