@@ -185,6 +185,61 @@ final class FoundationPeerTests: XCTestCase {
         }
     }
 
+    /// Our archiver writes the integers inside objects after every other object but the UIDs
+    /// (shared ones then sit together, which a reader's cache likes); Foundation's unarchiver,
+    /// plistlib and our own reader find every one of them where the offset table says.
+    func testIntegersWrittenLastDecodeInFoundationAndPlistlib() throws {
+        let count = 400
+        let objects = (0..<count).map { index -> Primitives in
+            let object = Primitives()
+            object.int = index % 150 - 20
+            object.int32 = Int32(index * 1_000)
+            object.int64 = Int64(index % 7) << 40
+            object.dollarKey = index % 97
+            object.double = Double(index) / 4
+            object.name = "object \(index % 50)"
+            return object
+        }
+        let data = try KeyedArchiver.archivedData(withRootObject: objects, format: .binary)
+
+        // The layout: a run of integers, at least the 150 distinct `int` values, right before
+        // the UID objects, after every object that is neither.
+        let layout = try XCTUnwrap(BinaryObjectLayout(data))
+        let indices = layout.objects.indices
+        let lastOther = try XCTUnwrap(indices.filter { !layout.isInteger($0) && !layout.isUID($0) }.map { layout.objects[$0].offset }.max())
+        let firstUID = try XCTUnwrap(indices.filter(layout.isUID).map { layout.objects[$0].offset }.min())
+        let tail = indices.filter { layout.isInteger($0) && layout.objects[$0].offset > lastOther }
+        XCTAssertGreaterThanOrEqual(tail.count, 150)
+        XCTAssertTrue(tail.allSatisfy { layout.objects[$0].offset < firstUID })
+
+        // Foundation.
+        let unarchiver = try NSKeyedUnarchiver(forReadingFrom: data)
+        unarchiver.requiresSecureCoding = false
+        unarchiver.setClass(FPrimitives.self, forClassName: Primitives.archivedClassName)
+        let theirs = try XCTUnwrap(unarchiver.decodeObject(forKey: NSKeyedArchiveRootObjectKey) as? [FPrimitives])
+        XCTAssertEqual(theirs.map(\.int), objects.map(\.int))
+        XCTAssertEqual(theirs.map(\.int32), objects.map(\.int32))
+        XCTAssertEqual(theirs.map(\.int64), objects.map(\.int64))
+        XCTAssertEqual(theirs.map(\.dollarKey), objects.map(\.dollarKey))
+        XCTAssertEqual(theirs.map(\.double), objects.map(\.double))
+        XCTAssertEqual(theirs.map(\.name), objects.map(\.name))
+
+        // Ours.
+        let ours = try XCTUnwrap(try KeyedUnarchiver.unarchivedObject(ofClasses: [.array, .type(Primitives.self)], from: data) as? [Primitives])
+        XCTAssertEqual(ours.map(\.int), objects.map(\.int))
+        XCTAssertEqual(ours.map(\.int64), objects.map(\.int64))
+
+        // plistlib.
+        guard Python.executable != nil else { print("SKIP: python3 not found: no plistlib check"); return }
+        let summary = try Python.run(
+            "import sys, plistlib; p = plistlib.loads(sys.stdin.buffer.read()); o = p['$objects']; "
+                + "root = o[p['$top']['root'].data]; "
+                + "print(' '.join(str(o[u.data]['int']) + ',' + str(o[u.data]['$$dollar']) for u in root['NS.objects']))",
+            input: data)
+        let expected = objects.map { "\($0.int),\($0.dollarKey)" }.joined(separator: " ")
+        XCTAssertEqual(String(decoding: summary, as: UTF8.self), expected + "\n")
+    }
+
     // MARK: NSCoding classes with every primitive
 
     func testPrimitiveCoderOperationsMatchFoundationBothWays() throws {

@@ -115,6 +115,63 @@ final class TwoThreadWriteTests: XCTestCase {
         XCTAssertEqual(String(decoding: summary, as: UTF8.self), "\(members.count) 0 997 \(997 * 70) s\(997 * 70)\n")
     }
 
+    /// With ``BinaryPropertyListObjects/placesIntegersLast`` (the keyed archiver's layout) the
+    /// integers added are written after every other stored object and before the implicit UID
+    /// objects, in the order they were added; the file reads back to the same value, in our
+    /// reader and in plistlib, and its bytes are the same on one thread and two. Without it, the
+    /// same values keep CoreFoundation's order, integers among the rest.
+    func testIntegersLastWriteAlikeAndComeAfterTheOtherObjects() throws {
+        var generator = SeededGenerator(seed: 0x1_2345)
+        var movedCount = 0
+        var plistlibChecked = false
+        for size in [1, 2, 17, 100, 1_000, 40_000] {
+            for round in 0..<(size < 1_000 ? 6 : 2) {
+                let value = randomValue(&generator, size: size)
+                var objects = BinaryPropertyListObjects()
+                objects.placesIntegersLast = true
+                // Half the rounds refer to implicit UID objects (all of `randomValue`'s UIDs).
+                if round % 2 == 1 { objects.implicitUIDCount = 70_000 }
+                _ = try objects.add(value)
+                let context = "size \(size) round \(round)"
+                let bytes = try XCTUnwrap(assertTwoThreadsMatchOne(objects, context))
+                XCTAssertEqual(try PropertyList.decode(bytes), value, context)
+                let layout = try XCTUnwrap(BinaryObjectLayout(bytes), context)
+                let stored = 0..<objects.count
+                let integers = stored.filter(layout.isInteger).map { layout.objects[$0].offset }
+                let others = stored.filter { !layout.isInteger($0) }.map { layout.objects[$0].offset }
+                let implicitUIDs = layout.objects[objects.count...].map(\.offset)
+                XCTAssertEqual(integers, integers.sorted(), context)
+                if let first = integers.min() {
+                    XCTAssertGreaterThan(first, others.max() ?? 0, context)
+                    XCTAssertLessThan(integers.max() ?? 0, implicitUIDs.min() ?? Int.max, context)
+                }
+                movedCount += integers.count
+
+                if size == 1_000 {
+                    var plain = BinaryPropertyListObjects()
+                    _ = try plain.add(value)
+                    let plainLayout = try XCTUnwrap(BinaryObjectLayout(try plain.serializedData()))
+                    let plainIntegers = plainLayout.objects.indices.filter(plainLayout.isInteger).map { plainLayout.objects[$0].offset }
+                    let plainOthers = plainLayout.objects.indices.filter { !plainLayout.isInteger($0) }.map { plainLayout.objects[$0].offset }
+                    XCTAssertLessThan(plainIntegers.min() ?? .max, plainOthers.max() ?? 0, "\(context): CoreFoundation's order")
+                }
+                if size == 40_000, round == 1, Python.executable != nil {
+                    // plistlib's reading of this file and of the same value in CoreFoundation's order.
+                    var plain = BinaryPropertyListObjects()
+                    plain.implicitUIDCount = 70_000
+                    _ = try plain.add(value)
+                    let script = "import sys, plistlib, hashlib; v = plistlib.loads(sys.stdin.buffer.read()); "
+                        + "print(hashlib.sha256(repr(v).encode()).hexdigest(), len(repr(v)))"
+                    let moved = try Python.run(script, input: bytes)
+                    XCTAssertEqual(moved, try Python.run(script, input: try plain.serializedData()), "plistlib reads the same value from both layouts")
+                    plistlibChecked = true
+                }
+            }
+        }
+        XCTAssertGreaterThan(movedCount, 5_000)
+        if !plistlibChecked { print("SKIP: python3 not found: no plistlib check") }
+    }
+
     /// A container referring to an implicit UID object that does not exist: both ways throw
     /// the same error, whether the container falls in the first part or the second.
     func testAnInternalErrorIsTheSameInEitherPart() throws {

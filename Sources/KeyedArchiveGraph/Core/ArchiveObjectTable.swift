@@ -407,6 +407,8 @@ private struct ArchiveLayout {
     private var error: (any Error)?
 
     init() {
+        // An archive's integers after its other objects, where shared ones stay in the cache.
+        list.placesIntegersLast = true
         _ = list.reserve(Self.envelopeSize)
         // Room for a small archive's entries and an object's references: grown from one, a
         // small archive (W1: eight entries, objects of up to eight fields) reallocated them
