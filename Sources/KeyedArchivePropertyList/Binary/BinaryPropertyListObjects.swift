@@ -534,7 +534,7 @@ private struct SerializedItems {
 
     /// The objects that `items` write, in order (as object indices): the stored ones not in
     /// `last`, the ones in `last`, the implicit UID objects.
-    func objects(ofItems items: Range<Int>) -> ObjectsOfItems {
+    func writtenObjects(_ items: Range<Int>) -> WrittenObjects {
         // The first entry of `last` at or after the first item: found by bisection, then
         // walked alongside the items.
         var low = 0, high = last.count
@@ -542,11 +542,11 @@ private struct SerializedItems {
             let middle = low &+ (high &- low) / 2
             if Int(last[middle]) < items.lowerBound { low = middle &+ 1 } else { high = middle }
         }
-        return ObjectsOfItems(items: self, item: items.lowerBound, end: items.upperBound, nextLast: low)
+        return WrittenObjects(items: self, item: items.lowerBound, end: items.upperBound, nextLast: low)
     }
 
-    /// See ``objects(ofItems:)``.
-    struct ObjectsOfItems: Sequence, IteratorProtocol {
+    /// See ``writtenObjects(_:)``.
+    struct WrittenObjects: Sequence, IteratorProtocol {
         let items: SerializedItems
         var item: Int
         let end: Int
@@ -668,7 +668,7 @@ private struct SerializedItems {
     /// Pass 1: the bytes `items` take.
     func byteCount(of items: Range<Int>) throws -> Int {
         var bytes = 0
-        for object in objects(ofItems: items) {
+        for object in writtenObjects(items) {
             let size = object < storedCount
                 ? BinaryPropertyListObjects.size(of: objects[object], refSize: refSize)
                 : BinaryPropertyListObjects.uidSize(UInt64(object &- storedCount))
@@ -685,7 +685,7 @@ private struct SerializedItems {
         var out = RawByteWriter(base: base, capacity: end, count: start)
         var table = RawByteWriter(base: base, capacity: layout.total)
         let offsetSize = layout.offsetSize
-        for object in objects(ofItems: items) {
+        for object in writtenObjects(items) {
             // Only where the table lies: an object that ran past it shows up below.
             if out.count <= layout.tableOffset {
                 table.storeBigEndian(UInt64(out.count), width: offsetSize, at: layout.tableOffset &+ object &* offsetSize)
