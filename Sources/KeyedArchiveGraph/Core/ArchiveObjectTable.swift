@@ -407,8 +407,8 @@ private struct ArchiveLayout {
     private var error: (any Error)?
 
     init() {
-        // An archive's integers after its other objects, where shared ones stay in the cache.
-        list.placesIntegersLast = true
+        // An archive's numbers are its objects' fields: shared only with equal ones nearby.
+        list.numberSharing = .nearby
         _ = list.reserve(Self.envelopeSize)
         // Room for a small archive's entries and an object's references: grown from one, a
         // small archive (W1: eight entries, objects of up to eight fields) reallocated them

@@ -50,19 +50,32 @@ package struct BinaryPropertyListObjects {
     /// 21-million-object archive). A reference to one is ``implicitUIDReference(_:)``, which
     /// ``add(_:)`` also returns for `.uid(n)` when `n` is in the range.
     package var implicitUIDCount = 0
-    /// Whether integer objects added from here on are written after all the other stored
-    /// objects (their offsets point there; their indices, and so every reference, stay as
-    /// they are). Off for property lists, whose bytes match CoreFoundation's writer; on for
-    /// keyed archives: integers are what an archive's objects share most (identifiers, counts,
-    /// codes), and a reader following a shared one then finds it among the other integers
-    /// (a few hundred kilobytes, kept in the cache) instead of where it first appeared, one
-    /// cache miss instead of two (W5 decode 1.11x, session 35).
-    package var placesIntegersLast = false
-    /// The integer objects written after the others (``placesIntegersLast``), ascending. They
-    /// are written as they are then (an object set again in between is still written once).
-    private var integersLast: [Int32] = []
+
+    /// How numbers (integers, reals, dates) added through ``add(_:)`` are shared.
+    package enum NumberSharing: Sendable {
+        /// Equal numbers are one object, wherever they are, as CoreFoundation's writer does
+        /// (property lists: the same bytes as Foundation's).
+        case everywhere
+        /// A number is one object with an equal one added lately (``RecentNumberCache``) and
+        /// is stored again otherwise.
+        ///
+        /// For keyed archives, where numbers are objects' fields: one equal to a field far
+        /// away (a count equal to another record's identifier) is a coincidence, and sharing
+        /// it cost the writer a miss in a table of every number (megabytes for W2 and W5) and
+        /// the reader two misses (its offset-table entry and its bytes, far from the object
+        /// being read). Stored again, it is next to its object in both, for 2 to 9 bytes
+        /// and an offset-table entry. Numbers that recur (ages, flags, counts) are still
+        /// shared. (Session 36, against global sharing with integers written last: W5
+        /// encode and decode 1.11x, W2 archives 1.05x / 1.09x; W5's archive 3.8% larger,
+        /// its `visits` and `postcode` being other records' `id`s.)
+        case nearby
+    }
+
+    /// How numbers added from here on are shared (``NumberSharing/everywhere`` unless set).
+    package var numberSharing = NumberSharing.everywhere
 
     private var numbers = NumberTable()
+    private var recentNumbers = RecentNumberCache()
     /// Strings by exact text, apart by storage (ASCII, UTF-16).
     private var asciiStrings = LiteralStringTable()
     private var utf16Strings = LiteralStringTable()
@@ -262,14 +275,10 @@ package struct BinaryPropertyListObjects {
             if let first = firstUID[uid] { reference = first } else { firstUID[uid] = index }
         case .integer(let integer):
             let width = integer.widthForWriting
-            if !integer.isAboveInt64Max, !integer.isNegative, width == integer.canonicalWidth {
+            if numberSharing == .everywhere, !integer.isAboveInt64Max, !integer.isNegative, width == integer.canonicalWidth {
                 reference = addNumber(numbers.findOrInsert(integer: integer.bitPattern, tag: UInt64(width), index), value)
             } else {
                 reference = addNumber(NumberKey(bits: integer.bitPattern, tag: width | (integer.isAboveInt64Max ? 0x80 : 0)), value)
-            }
-            // Truncated: a list past ``maximumObjectCount`` objects throws when it is written.
-            if placesIntegersLast, reference == index {
-                integersLast.append(Int32(truncatingIfNeeded: index))
             }
         case .real(let real):
             reference = addNumber(NumberKey(bits: real.value.bitPattern, tag: real.isSinglePrecision ? 0x40 : 0x41), value)
@@ -296,7 +305,10 @@ package struct BinaryPropertyListObjects {
     }
 
     private mutating func addNumber(_ key: NumberKey, _ value: PropertyListValue) -> Int {
-        addNumber(numbers.findOrInsert(key.bits, UInt64(key.tag), objects.count), value)
+        switch numberSharing {
+        case .everywhere: addNumber(numbers.findOrInsert(key.bits, UInt64(key.tag), objects.count), value)
+        case .nearby: addNumber(recentNumbers.findOrInsert(bits: key.bits, tag: key.tag, objects.count), value)
+        }
     }
 
     /// The number `value`'s index: `existing` (what the table found), or the next one, where it
@@ -337,29 +349,13 @@ package struct BinaryPropertyListObjects {
         }
         let twoThreads = SecondThread<Void>.splits(objectCount, from: secondThreadObjectCount, usually: Self.secondThreadObjectCount)
         // Both passes read the objects in place (a copy of each retained its string or value).
-        try checkIntegersLast(storedCount: storedCount)
         return try objects.withUnsafeBufferPointer { objects in
             try references.withUnsafeBufferPointer { references in
-                try integersLast.withUnsafeBufferPointer { last in
-                    let items = SerializedItems(
-                        objects: objects, references: references, storedCount: storedCount, last: last,
-                        implicitUIDCount: implicitUIDCount, refSize: Self.byteCount(UInt64(objectCount)))
-                    return try items.serialize(blocks: twoThreads ? Self.serializationBlockCount : 1)
-                }
+                let items = SerializedItems(
+                    objects: objects, references: references, storedCount: storedCount, implicitUIDCount: implicitUIDCount,
+                    refSize: Self.byteCount(UInt64(objectCount)))
+                return try items.serialize(blocks: twoThreads ? Self.serializationBlockCount : 1)
             }
-        }
-    }
-
-    /// Throws unless the objects written last are listed in ascending order, each once, and
-    /// are stored objects: the passes find them by walking the list alongside the objects.
-    private func checkIntegersLast(storedCount: Int) throws {
-        var previous = -1
-        for entry in integersLast {
-            let index = Int(entry)
-            guard index > previous, index < storedCount else {
-                throw PropertyListError(.unrepresentableValue, "internal error: object \(index) listed out of order to be written last")
-            }
-            previous = index
         }
     }
 
@@ -370,10 +366,9 @@ package struct BinaryPropertyListObjects {
     /// part is a whole number of runs, chosen so that the two parts' bytes come closest.
     static let serializationBlockCount = 16
 
-    /// The items (stored objects, then those written last, then implicit UID objects) of each of
-    /// `blocks` runs.
+    /// The items (stored objects, then implicit UID objects) of each of `blocks` runs.
     func serializationRuns(blocks: Int) -> [Range<Int>] {
-        let count = objects.count &+ integersLast.count &+ implicitUIDCount
+        let count = objects.count &+ implicitUIDCount
         return (0..<blocks).map { SerializedItems.items(ofBlock: $0, of: blocks, count: count) }
     }
 
@@ -513,65 +508,18 @@ package struct BinaryPropertyListObjects {
 }
 
 /// The objects of a ``BinaryPropertyListObjects`` as ``BinaryPropertyListObjects/serializedData(secondThreadObjectCount:)``
-/// writes them, in file order: items `0 ..< storedCount` are the stored objects (those in
-/// `last` take no bytes there), the next `last.count` the objects in `last`, the rest the
-/// implicit UID objects. An object's offset goes to the table slot of its index, wherever it is written.
+/// writes them: items `0 ..< storedCount` are the stored objects, the rest the implicit UID
+/// objects, in file order.
 private struct SerializedItems {
     typealias Object = BinaryPropertyListObjects.Object
 
     let objects: UnsafeBufferPointer<Object>
     let references: UnsafeBufferPointer<Int32>
     let storedCount: Int
-    /// Stored objects written after the others, ascending (checked).
-    let last: UnsafeBufferPointer<Int32>
     let implicitUIDCount: Int
     let refSize: Int
 
-    /// The items: every object, and the place each stored object written last leaves empty.
-    var count: Int { storedCount &+ last.count &+ implicitUIDCount }
-    /// The objects of the file (and slots of its offset table).
-    var objectCount: Int { storedCount &+ implicitUIDCount }
-
-    /// The objects that `items` write, in order (as object indices): the stored ones not in
-    /// `last`, the ones in `last`, the implicit UID objects.
-    func writtenObjects(_ items: Range<Int>) -> WrittenObjects {
-        // The first entry of `last` at or after the first item: found by bisection, then
-        // walked alongside the items.
-        var low = 0, high = last.count
-        while low < high {
-            let middle = low &+ (high &- low) / 2
-            if Int(last[middle]) < items.lowerBound { low = middle &+ 1 } else { high = middle }
-        }
-        return WrittenObjects(items: self, item: items.lowerBound, end: items.upperBound, nextLast: low)
-    }
-
-    /// See ``writtenObjects(_:)``.
-    struct WrittenObjects: Sequence, IteratorProtocol {
-        let items: SerializedItems
-        var item: Int
-        let end: Int
-        /// The entry of `last` that the stored objects have not reached yet.
-        var nextLast: Int
-
-        @inline(__always)
-        mutating func next() -> Int? {
-            while item < end {
-                let current = item
-                item &+= 1
-                if current < items.storedCount {
-                    if nextLast < items.last.count, Int(items.last[nextLast]) == current {
-                        nextLast &+= 1
-                        continue
-                    }
-                    return current
-                }
-                let lastItem = current &- items.storedCount
-                return lastItem < items.last.count
-                    ? Int(items.last[lastItem]) : items.storedCount &+ (lastItem &- items.last.count)
-            }
-            return nil
-        }
-    }
+    var count: Int { storedCount &+ implicitUIDCount }
 
     /// The items of run `block` of `blocks` (equal counts, the last ones one larger).
     func items(ofBlock block: Int, of blocks: Int) -> Range<Int> {
@@ -615,7 +563,7 @@ private struct SerializedItems {
         let tableOffset = position
         runStarts.append(tableOffset)
         let offsetSize = BinaryPropertyListObjects.byteCount(UInt64(tableOffset))
-        let (tableBytes, overflow1) = objectCount.multipliedReportingOverflow(by: offsetSize)
+        let (tableBytes, overflow1) = count.multipliedReportingOverflow(by: offsetSize)
         let (total, overflow2) = tableOffset.addingReportingOverflow(tableBytes &+ 32)
         guard !overflow1, !overflow2, tableBytes <= Int.max - 32 else {
             throw PropertyListError(.lengthLimitExceeded, "the binary property list would exceed \(Int.max) bytes")
@@ -654,7 +602,7 @@ private struct SerializedItems {
         out.appendBigEndian(0, width: 6)
         out.append(UInt8(offsetSize))
         out.append(UInt8(refSize))
-        out.appendBigEndian(UInt64(objectCount), width: 8)
+        out.appendBigEndian(UInt64(count), width: 8)
         out.appendBigEndian(0, width: 8)  // top object
         out.appendBigEndian(UInt64(tableOffset), width: 8)
         guard out.count == total else {
@@ -668,10 +616,10 @@ private struct SerializedItems {
     /// Pass 1: the bytes `items` take.
     func byteCount(of items: Range<Int>) throws -> Int {
         var bytes = 0
-        for object in writtenObjects(items) {
-            let size = object < storedCount
-                ? BinaryPropertyListObjects.size(of: objects[object], refSize: refSize)
-                : BinaryPropertyListObjects.uidSize(UInt64(object &- storedCount))
+        for item in items {
+            let size = item < storedCount
+                ? BinaryPropertyListObjects.size(of: objects[item], refSize: refSize)
+                : BinaryPropertyListObjects.uidSize(UInt64(item &- storedCount))
             let (sum, overflow) = bytes.addingReportingOverflow(size)
             guard !overflow else { throw PropertyListError(.lengthLimitExceeded, "the binary property list would exceed \(Int.max) bytes") }
             bytes = sum
@@ -685,21 +633,21 @@ private struct SerializedItems {
         var out = RawByteWriter(base: base, capacity: end, count: start)
         var table = RawByteWriter(base: base, capacity: layout.total)
         let offsetSize = layout.offsetSize
-        for object in writtenObjects(items) {
+        var tableSlot = layout.tableOffset &+ items.lowerBound &* offsetSize
+        for item in items {
             // Only where the table lies: an object that ran past it shows up below.
-            if out.count <= layout.tableOffset {
-                table.storeBigEndian(UInt64(out.count), width: offsetSize, at: layout.tableOffset &+ object &* offsetSize)
-            }
-            guard object < storedCount else {
-                BinaryPropertyListObjects.appendScalar(.uid(UInt32(truncatingIfNeeded: object &- storedCount)), to: &out)
+            if out.count <= layout.tableOffset { table.storeBigEndian(UInt64(out.count), width: offsetSize, at: tableSlot) }
+            tableSlot &+= offsetSize
+            guard item < storedCount else {
+                BinaryPropertyListObjects.appendScalar(.uid(UInt32(truncatingIfNeeded: item &- storedCount)), to: &out)
                 continue
             }
-            switch objects[object] {
+            switch objects[item] {
             case .container(let count, let refsStart, let kind):
                 let total = kind == 0xD0 ? 2 * count : count
                 // Unchecked reads below: the span was laid out by this list, checked anyway.
                 guard refsStart >= 0, total >= 0, refsStart <= references.count &- total else {
-                    throw PropertyListError(.unrepresentableValue, "internal error: object \(object) has references outside the list")
+                    throw PropertyListError(.unrepresentableValue, "internal error: object \(item) has references outside the list")
                 }
                 BinaryPropertyListObjects.appendMarker(kind, count: count, to: &out)
                 for slot in refsStart..<(refsStart + total) {
@@ -708,7 +656,7 @@ private struct SerializedItems {
                         // An implicit UID object, written after the stored ones.
                         let uid = ~reference
                         guard uid < implicitUIDCount else {
-                            throw PropertyListError(.unrepresentableValue, "internal error: object \(object) refers to UID object \(uid) of \(implicitUIDCount)")
+                            throw PropertyListError(.unrepresentableValue, "internal error: object \(item) refers to UID object \(uid) of \(implicitUIDCount)")
                         }
                         out.appendBigEndian(UInt64(storedCount &+ uid), width: refSize)
                         continue

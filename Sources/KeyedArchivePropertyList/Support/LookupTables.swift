@@ -510,6 +510,90 @@ package struct NumberTable {
     }
 }
 
+/// The numbers added lately, for writers that share a number only with an equal one nearby
+/// (see `BinaryPropertyListObjects.NumberSharing.nearby`): a small cache from a number's bits
+/// and kind to an object index. Each key has a bucket of two slots, chosen by its hash; a new
+/// key takes the first slot, moving the one there to the second, and the one in the second
+/// slot is forgotten (two recurring keys that share a bucket do not push each other out).
+///
+/// Its cost does not grow with the document (at most 4,096 slots of 16 bytes, 64 KiB, in the
+/// cache), where a table of every number grows past the cache and costs a miss per new
+/// number. Numbers that recur (counts, flags, codes) stay in it; one equal to a number met
+/// long before and forgotten since is simply stored again. The hash is not seeded: what is
+/// shared, and so the bytes written, is the same in every process. Input chosen to collide
+/// only makes more objects, at most one per number added, as with no sharing at all.
+package struct RecentNumberCache {
+    private struct Slot {
+        var bits: UInt64
+        /// The object index; truncated past `Int32.max` objects, which no list writes (see
+        /// `BinaryPropertyListObjects.maximumObjectCount`).
+        var index: Int32
+        /// The kind (never 0); 0 marks an empty slot.
+        var tag: UInt8
+
+        static let empty = Slot(bits: 0, index: 0, tag: 0)
+    }
+
+    /// Empty until the first number; then ``firstSlotCount``, grown to ``maximumSlotCount``
+    /// as numbers keep coming (a small archive, W1, should not clear 64 KiB). Buckets are
+    /// slots `2b` (the newer) and `2b + 1`.
+    private var slots: [Slot] = []
+    /// Numbers not found since the last growth.
+    private var misses = 0
+
+    private static let firstSlotCount = 64
+    /// The most slots: 4,096 of 16 bytes.
+    package static let maximumSlotCount = 1 << 12
+
+    /// An empty cache.
+    package init() {}
+
+    /// The index stored for the number `bits` of kind `tag` (not 0), or `nil` after storing
+    /// `index` for it.
+    @inline(__always)
+    package mutating func findOrInsert(bits: UInt64, tag: UInt8, _ index: Int) -> Int? {
+        if slots.isEmpty { slots = Array(repeating: .empty, count: Self.firstSlotCount) }
+        let first = Self.bucket(bits: bits, tag: tag, slotCount: slots.count) &* 2
+        let newer = slots[first]
+        if newer.tag == tag, newer.bits == bits { return Int(newer.index) }
+        let older = slots[first &+ 1]
+        if older.tag == tag, older.bits == bits {
+            slots[first &+ 1] = newer
+            slots[first] = older
+            return Int(older.index)
+        }
+        slots[first &+ 1] = newer
+        slots[first] = Slot(bits: bits, index: Int32(truncatingIfNeeded: index), tag: tag)
+        misses &+= 1
+        if misses > 2 &* slots.count, slots.count < Self.maximumSlotCount { grow() }
+        return nil
+    }
+
+    /// The bucket of a key among `slotCount / 2` (a power of two): the high bits of a
+    /// multiplicative hash, which depend on every bit of the key.
+    @inline(__always)
+    private static func bucket(bits: UInt64, tag: UInt8, slotCount: Int) -> Int {
+        let mixed = (bits ^ (UInt64(tag) &* 0x632B_E59B_D9B4_E019)) &* 0x9E37_79B9_7F4A_7C15
+        return Int(truncatingIfNeeded: mixed >> UInt64(65 &- slotCount.trailingZeroBitCount))
+    }
+
+    /// Eight times the slots, keeping what they hold: the keys of one bucket go to buckets
+    /// whose numbers start with its own (the hash's next bits), two at most to one.
+    private mutating func grow() {
+        let count = Swift.min(slots.count &* 8, Self.maximumSlotCount)
+        var grown = Array(repeating: Slot.empty, count: count)
+        for first in stride(from: 0, to: slots.count, by: 2) {
+            for old in [slots[first &+ 1], slots[first]] where old.tag != 0 {
+                let target = Self.bucket(bits: old.bits, tag: old.tag, slotCount: count) &* 2
+                grown[target &+ 1] = grown[target]
+                grown[target] = old
+            }
+        }
+        slots = grown
+        misses = 0
+    }
+}
+
 /// A key of a ``LiteralBytesTable``: its bytes, and a `Hashable` form of it that compares the
 /// bytes exactly (for the rare keys whose hashes collide).
 protocol LiteralBytesKey {
