@@ -244,6 +244,54 @@ final class FoundationPeerTests: XCTestCase {
         XCTAssertEqual(String(decoding: summary, as: UTF8.self), expected + "\n")
     }
 
+    /// Our archiver shares a string leaf only with an equal one stored since its string table
+    /// last started over (every 4,096 new strings): strings that recur are stored about once
+    /// per window, one repeated thousands of strings later is stored again. Foundation's
+    /// unarchiver, plistlib and our own reader read every name as it was.
+    func testStringsSharedWithinAWindowDecodeInFoundationAndPlistlib() throws {
+        let count = 12_000
+        // Every fourth object has one of 7 recurring names; the others "name k" for k the
+        // index modulo 6,000, so each of those comes back 6,000 objects (4,500 new names)
+        // later: 4,500 far repeats.
+        let objects = (0..<count).map { index -> Primitives in
+            let object = Primitives()
+            object.int = index
+            object.name = index % 4 == 0 ? "recurring \(index % 7)" : "name \(index % 6_000)"
+            return object
+        }
+        let data = try KeyedArchiver.archivedData(withRootObject: objects, format: .binary)
+
+        // String objects in the file: each distinct name, the far repeats stored again, the
+        // recurring names once per window (about four), and the few keys and class names.
+        let layout = try XCTUnwrap(BinaryObjectLayout(data))
+        let strings = layout.objects.indices.filter { layout.objects[$0].marker >> 4 == 0x5 || layout.objects[$0].marker >> 4 == 0x6 }.count
+        let distinct = Set(objects.compactMap(\.name)).count
+        let storedAgain = strings - distinct
+        XCTAssertGreaterThanOrEqual(storedAgain, 4_500, "far repeats are stored again")
+        XCTAssertLessThanOrEqual(storedAgain, 4_500 + 7 * 4 + 40, "recurring names stay shared within a window")
+
+        // Foundation.
+        let unarchiver = try NSKeyedUnarchiver(forReadingFrom: data)
+        unarchiver.requiresSecureCoding = false
+        unarchiver.setClass(FPrimitives.self, forClassName: Primitives.archivedClassName)
+        let theirs = try XCTUnwrap(unarchiver.decodeObject(forKey: NSKeyedArchiveRootObjectKey) as? [FPrimitives])
+        XCTAssertEqual(theirs.map(\.name), objects.map(\.name))
+        XCTAssertEqual(theirs.map(\.int), objects.map(\.int))
+
+        // Ours.
+        let ours = try XCTUnwrap(try KeyedUnarchiver.unarchivedObject(ofClasses: [.array, .type(Primitives.self)], from: data) as? [Primitives])
+        XCTAssertEqual(ours.map(\.name), objects.map(\.name))
+
+        // plistlib.
+        guard Python.executable != nil else { print("SKIP: python3 not found: no plistlib check"); return }
+        let summary = try Python.run(
+            "import sys, plistlib; p = plistlib.loads(sys.stdin.buffer.read()); o = p['$objects']; "
+                + "root = o[p['$top']['root'].data]; "
+                + "print('|'.join(o[o[u.data]['name'].data] for u in root['NS.objects']))",
+            input: data)
+        XCTAssertEqual(String(decoding: summary, as: UTF8.self), objects.compactMap(\.name).joined(separator: "|") + "\n")
+    }
+
     // MARK: NSCoding classes with every primitive
 
     func testPrimitiveCoderOperationsMatchFoundationBothWays() throws {
