@@ -185,6 +185,35 @@ final class FoundationPeerTests: XCTestCase {
         }
     }
 
+    /// The root array of `Primitives` in `data`, as Foundation's unarchiver reads it.
+    private func primitivesInFoundation(_ data: Data) throws -> [FPrimitives] {
+        let unarchiver = try NSKeyedUnarchiver(forReadingFrom: data)
+        unarchiver.requiresSecureCoding = false
+        unarchiver.setClass(FPrimitives.self, forClassName: Primitives.archivedClassName)
+        return try XCTUnwrap(unarchiver.decodeObject(forKey: NSKeyedArchiveRootObjectKey) as? [FPrimitives])
+    }
+
+    /// The root array of `Primitives` in `data`, as our unarchiver reads it.
+    private func primitivesInOurs(_ data: Data) throws -> [Primitives] {
+        try XCTUnwrap(try KeyedUnarchiver.unarchivedObject(ofClasses: [.array, .type(Primitives.self)], from: data) as? [Primitives])
+    }
+
+    /// What plistlib prints for the objects of the root array of `data`: `expression` of `e`
+    /// (an object's dictionary) and `o` (`$objects`) for each, joined by `separator`; `nil`
+    /// (and a SKIP line) without python3.
+    private func plistlibRootObjects(_ data: Data, _ expression: String, separator: String) throws -> String? {
+        guard Python.executable != nil else {
+            print("SKIP: python3 not found: no plistlib check")
+            return nil
+        }
+        let summary = try Python.run(
+            "import sys, plistlib; p = plistlib.loads(sys.stdin.buffer.read()); o = p['$objects']; "
+                + "root = o[p['$top']['root'].data]; "
+                + "print('\(separator)'.join(\(expression) for e in (o[u.data] for u in root['NS.objects'])))",
+            input: data)
+        return String(decoding: summary, as: UTF8.self)
+    }
+
     /// Our archiver shares a number inside objects only with an equal one written lately
     /// (BinaryPropertyListObjects.NumberSharing.nearby): numbers that recur are one object each,
     /// one equal to a number thousands of objects back is stored again. Foundation's
@@ -216,10 +245,7 @@ final class FoundationPeerTests: XCTestCase {
         XCTAssertLessThanOrEqual(storedAgain, count - echoFrom + 100, "recurring numbers stay shared")
 
         // Foundation.
-        let unarchiver = try NSKeyedUnarchiver(forReadingFrom: data)
-        unarchiver.requiresSecureCoding = false
-        unarchiver.setClass(FPrimitives.self, forClassName: Primitives.archivedClassName)
-        let theirs = try XCTUnwrap(unarchiver.decodeObject(forKey: NSKeyedArchiveRootObjectKey) as? [FPrimitives])
+        let theirs = try primitivesInFoundation(data)
         XCTAssertEqual(theirs.map(\.int), objects.map(\.int))
         XCTAssertEqual(theirs.map(\.int32), objects.map(\.int32))
         XCTAssertEqual(theirs.map(\.int64), objects.map(\.int64))
@@ -228,20 +254,14 @@ final class FoundationPeerTests: XCTestCase {
         XCTAssertEqual(theirs.map(\.name), objects.map(\.name))
 
         // Ours.
-        let ours = try XCTUnwrap(try KeyedUnarchiver.unarchivedObject(ofClasses: [.array, .type(Primitives.self)], from: data) as? [Primitives])
+        let ours = try primitivesInOurs(data)
         XCTAssertEqual(ours.map(\.int32), objects.map(\.int32))
         XCTAssertEqual(ours.map(\.dollarKey), objects.map(\.dollarKey))
         XCTAssertEqual(ours.map(\.double), objects.map(\.double))
 
         // plistlib.
-        guard Python.executable != nil else { print("SKIP: python3 not found: no plistlib check"); return }
-        let summary = try Python.run(
-            "import sys, plistlib; p = plistlib.loads(sys.stdin.buffer.read()); o = p['$objects']; "
-                + "root = o[p['$top']['root'].data]; "
-                + "print(' '.join(str(o[u.data]['int32']) + ',' + str(o[u.data]['$$dollar']) for u in root['NS.objects']))",
-            input: data)
-        let expected = objects.map { "\($0.int32),\($0.dollarKey)" }.joined(separator: " ")
-        XCTAssertEqual(String(decoding: summary, as: UTF8.self), expected + "\n")
+        guard let summary = try plistlibRootObjects(data, "str(e['int32']) + ',' + str(e['$$dollar'])", separator: " ") else { return }
+        XCTAssertEqual(summary, objects.map { "\($0.int32),\($0.dollarKey)" }.joined(separator: " ") + "\n")
     }
 
     /// Our archiver shares a string leaf only with an equal one stored since its string table
@@ -271,25 +291,17 @@ final class FoundationPeerTests: XCTestCase {
         XCTAssertLessThanOrEqual(storedAgain, 4_500 + 7 * 4 + 40, "recurring names stay shared within a window")
 
         // Foundation.
-        let unarchiver = try NSKeyedUnarchiver(forReadingFrom: data)
-        unarchiver.requiresSecureCoding = false
-        unarchiver.setClass(FPrimitives.self, forClassName: Primitives.archivedClassName)
-        let theirs = try XCTUnwrap(unarchiver.decodeObject(forKey: NSKeyedArchiveRootObjectKey) as? [FPrimitives])
+        let theirs = try primitivesInFoundation(data)
         XCTAssertEqual(theirs.map(\.name), objects.map(\.name))
         XCTAssertEqual(theirs.map(\.int), objects.map(\.int))
 
         // Ours.
-        let ours = try XCTUnwrap(try KeyedUnarchiver.unarchivedObject(ofClasses: [.array, .type(Primitives.self)], from: data) as? [Primitives])
+        let ours = try primitivesInOurs(data)
         XCTAssertEqual(ours.map(\.name), objects.map(\.name))
 
         // plistlib.
-        guard Python.executable != nil else { print("SKIP: python3 not found: no plistlib check"); return }
-        let summary = try Python.run(
-            "import sys, plistlib; p = plistlib.loads(sys.stdin.buffer.read()); o = p['$objects']; "
-                + "root = o[p['$top']['root'].data]; "
-                + "print('|'.join(o[o[u.data]['name'].data] for u in root['NS.objects']))",
-            input: data)
-        XCTAssertEqual(String(decoding: summary, as: UTF8.self), objects.compactMap(\.name).joined(separator: "|") + "\n")
+        guard let summary = try plistlibRootObjects(data, "o[e['name'].data]", separator: "|") else { return }
+        XCTAssertEqual(summary, objects.compactMap(\.name).joined(separator: "|") + "\n")
     }
 
     // MARK: NSCoding classes with every primitive
