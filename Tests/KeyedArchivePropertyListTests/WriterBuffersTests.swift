@@ -152,6 +152,41 @@ final class WriterBuffersTests: XCTestCase {
         }
     }
 
+    /// Emptied (in place while small, anew once in blocks), a table forgets every key and then
+    /// takes the same keys again as new ones, with new values, any number of times.
+    func testTablesEmptiedForgetEveryKeyAndFillAgain() {
+        func check<Table: WordPairMap>(_ table: Table, keys: Int, _ name: String) {
+            var table = table
+            for round in 0..<3 {
+                for key in 0..<keys {
+                    let a = UInt64(key) &* 0x9E37_79B9_7F4A_7C15
+                    XCTAssertNil(table.find(a, 7), "\(name): key \(key) forgotten, round \(round)")
+                    XCTAssertNil(table.findOrInsert(a, 7, key + round), "\(name): key \(key) new, round \(round)")
+                }
+                for key in 0..<keys {
+                    XCTAssertEqual(table.find(UInt64(key) &* 0x9E37_79B9_7F4A_7C15, 7), key + round, "\(name): round \(round)")
+                }
+                table.removeAll()
+            }
+        }
+        check(WordPairTable(), keys: 5_000, "WordPairTable")
+        check(UniquingWordPairTable(), keys: 5_000, "UniquingWordPairTable, small")
+        check(UniquingWordPairTable(), keys: 20_000, "UniquingWordPairTable, in blocks")
+        check(UniquingWordPairTable(tagMask: 0, inlineLimit: 0), keys: 3_000, "UniquingWordPairTable, blocks from the first key")
+
+        var strings = LiteralStringTable()
+        let texts = (0..<3_000).map { "string \($0)" + String(repeating: "·", count: $0 % 20) }
+        for round in 0..<3 {
+            for (index, text) in texts.enumerated() {
+                XCTAssertNil(strings.findOrInsert(text, index + round), "\(text) new in round \(round)")
+            }
+            for (index, text) in texts.enumerated() {
+                XCTAssertEqual(strings.findOrInsert(text, -1), index + round, "\(text) found in round \(round)")
+            }
+            strings.removeAll()
+        }
+    }
+
     func testLiteralStringTableKeysByExactText() {
         var random = SeededGenerator(seed: 42)
         var table = LiteralStringTable()
@@ -464,6 +499,7 @@ final class WriterBuffersTests: XCTestCase {
 private protocol WordPairMap {
     func find(_ a: UInt64, _ b: UInt64) -> Int?
     mutating func findOrInsert(_ a: UInt64, _ b: UInt64, _ value: Int) -> Int?
+    mutating func removeAll()
 }
 
 extension WordPairTable: WordPairMap {}

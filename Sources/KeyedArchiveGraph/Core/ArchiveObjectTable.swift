@@ -285,7 +285,7 @@ package final class ArchiveObjectTable {
         newStringLeaves &+= 1
         if newStringLeaves >= Self.stringLeafWindow {
             newStringLeaves = 0
-            stringLeaves = LiteralStringTable()
+            stringLeaves.removeAll()
         }
     }
 

@@ -106,6 +106,14 @@ package struct WordPairTable {
         return nil
     }
 
+    /// Forgets every key and keeps the slots: a table emptied and then filled to about the
+    /// same size again does not grow through every doubling again.
+    package mutating func removeAll() {
+        guard count > 0 else { return }
+        slots.withUnsafeMutableBufferPointer { $0.update(repeating: Slot(a: 0, b: 0, value: 0)) }
+        count = 0
+    }
+
     /// Moves every key into a table of `capacity` slots, placing each directly (no lookup).
     private mutating func rehash(capacity: Int) {
         let old = slots
@@ -207,6 +215,16 @@ package struct UniquingWordPairTable {
     package init(tagMask: UInt64, inlineLimit: Int) {
         self.tagMask = tagMask & ~Self.positionMask
         self.inlineLimit = Swift.max(0, inlineLimit)
+    }
+
+    /// Forgets every key; a table still in its small layout keeps its slots (see
+    /// ``WordPairTable/removeAll()``).
+    package mutating func removeAll() {
+        if isLarge {
+            self = UniquingWordPairTable(tagMask: tagMask, inlineLimit: inlineLimit)
+        } else {
+            small.removeAll()
+        }
     }
 
     /// The value stored for the key `(a, b)`.
@@ -656,6 +674,15 @@ struct LiteralBytesTable<Key: LiteralBytesKey> {
     /// An empty table.
     init() {}
 
+    /// Forgets every key, keeping the memory of a small table.
+    mutating func removeAll() {
+        short.removeAll()
+        long.removeAll()
+        longKeys.removeAll(keepingCapacity: true)
+        longValues.removeAll(keepingCapacity: true)
+        collisions.removeAll()
+    }
+
     /// The value stored for `key`, or `nil` after storing `value` for it.
     mutating func findOrInsert(_ key: Key, _ value: Int) -> Int? {
         key.withLiteralBytes { findOrInsert(bytes: $0, value) { key } }
@@ -737,6 +764,12 @@ package struct LiteralStringTable {
 
     /// An empty table.
     package init() {}
+
+    /// Forgets every string, keeping the memory of a small table (a writer that starts its
+    /// table over every few thousand strings fills it to the same size again).
+    package mutating func removeAll() {
+        table.removeAll()
+    }
 
     /// The value stored for `string`'s text, or `nil` after storing `value` for it.
     package mutating func findOrInsert(_ string: String, _ value: Int) -> Int? {
