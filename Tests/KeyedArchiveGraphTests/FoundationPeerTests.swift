@@ -284,7 +284,7 @@ final class FoundationPeerTests: XCTestCase {
         // String objects in the file: each distinct name, the far repeats stored again, the
         // recurring names once per window (about four), and the few keys and class names.
         let layout = try XCTUnwrap(BinaryObjectLayout(data))
-        let strings = layout.objects.indices.filter { layout.objects[$0].marker >> 4 == 0x5 || layout.objects[$0].marker >> 4 == 0x6 }.count
+        let strings = layout.objects.indices.filter(layout.isString).count
         let distinct = Set(objects.compactMap(\.name)).count
         let storedAgain = strings - distinct
         XCTAssertGreaterThanOrEqual(storedAgain, 4_500, "far repeats are stored again")

@@ -32,6 +32,6 @@ public struct BinaryObjectLayout {
     /// Whether the object at `index` is an integer (marker 0x1n).
     public func isInteger(_ index: Int) -> Bool { objects[index].marker >> 4 == 0x1 }
 
-    /// Whether the object at `index` is a UID (marker 0x8n).
-    public func isUID(_ index: Int) -> Bool { objects[index].marker >> 4 == 0x8 }
+    /// Whether the object at `index` is a string, ASCII or UTF-16 (marker 0x5n or 0x6n).
+    public func isString(_ index: Int) -> Bool { objects[index].marker >> 4 == 0x5 || objects[index].marker >> 4 == 0x6 }
 }

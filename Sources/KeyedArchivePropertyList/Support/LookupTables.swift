@@ -561,7 +561,7 @@ package struct RecentNumberCache {
 
     private static let firstSlotCount = 64
     /// The most slots: 4,096 of 16 bytes.
-    package static let maximumSlotCount = 1 << 12
+    private static let maximumSlotCount = 1 << 12
 
     /// An empty cache.
     package init() {}
@@ -600,12 +600,16 @@ package struct RecentNumberCache {
     private mutating func grow() {
         let count = Swift.min(slots.count &* 8, Self.maximumSlotCount)
         var grown = Array(repeating: Slot.empty, count: count)
+        // The older slot of a bucket first, so that its newer one stays first in its new bucket.
+        func place(_ old: Slot) {
+            guard old.tag != 0 else { return }
+            let target = Self.bucket(bits: old.bits, tag: old.tag, slotCount: count) &* 2
+            grown[target &+ 1] = grown[target]
+            grown[target] = old
+        }
         for first in stride(from: 0, to: slots.count, by: 2) {
-            for old in [slots[first &+ 1], slots[first]] where old.tag != 0 {
-                let target = Self.bucket(bits: old.bits, tag: old.tag, slotCount: count) &* 2
-                grown[target &+ 1] = grown[target]
-                grown[target] = old
-            }
+            place(slots[first &+ 1])
+            place(slots[first])
         }
         slots = grown
         misses = 0
