@@ -169,29 +169,38 @@ final class ArchiveDecodingState: Decoder {
     /// (see ``KeyedStorage``). `nil` sends the caller to the general path (other classes,
     /// malformed entries, archives read whole), which also reports any error.
     private func keyedStorageInPlace(_ uid: UInt32) throws -> (storage: KeyedStorage, classUID: UInt32)? {
-        guard let (lookup, kind, classUID) = try fieldsInPlace(uid), kind == .keyed else { return nil }
-        // A storage no container refers to any more (its value's init(from:) has returned) is
-        // used again: making and freeing one per object was a tenth of what a keyed container
-        // cost. A storage still referred to (an outer object's, or one kept by its type) is left
-        // alone, so the pool holds at most one per nesting level in use.
-        for index in spareStorages.indices where isKnownUniquelyReferenced(&spareStorages[index]) {
-            let storage = spareStorages[index]
-            storage.reuse(lookup, depth: keys.count)
-            return (storage, classUID)
-        }
-        let storage = InPlaceKeyedStorage(lookup, state: self, depth: keys.count)
-        if spareStorages.count < Self.spareStorageLimit { spareStorages.append(storage) }
+        guard let storage = spareStorage(),
+            let classUID = (try? document.restartInPlace(&storage.lookup, at: uid, path: "")) ?? nil,
+            try kind(ofClass: classUID, uid: uid) == .keyed
+        else { return nil }
+        storage.reuse(depth: keys.count)
         return (storage, classUID)
     }
 
-    /// The fields of the object at `uid` read in place, with its class, when the archive is read
-    /// by index and the entry is an object dictionary; `nil` otherwise (errors too: the general
-    /// path reports them). Only the class's kind is returned: a ``ClassInfo`` copied here
-    /// retained and released its name at every object.
-    private func fieldsInPlace(_ uid: UInt32) throws -> (lookup: InPlaceLookup, kind: ClassInfo.Kind, classUID: UInt32)? {
-        guard let (lookup, classUID) = try? document.objectInPlace(uid, path: "") else { return nil }
-        let kind = try knownKind(classUID) ?? describeClass(classUID, uid: uid, key: nil).0.kind
-        return (lookup, kind, classUID)
+    /// A storage for an object read in place, its lookup to be restarted (in place: copying a
+    /// lookup in retained its references, and the copy's end released them); `nil` when the
+    /// archive is not read by index. A storage no container refers to any more (its value's
+    /// init(from:) has returned) is used again: making and freeing one per object was a tenth
+    /// of what a keyed container cost. A storage still referred to (an outer object's, one kept
+    /// by its type, or one a member list is being read with) is left alone, so the pool holds
+    /// at most one per nesting level in use.
+    @inline(__always)
+    private func spareStorage() -> InPlaceKeyedStorage? {
+        for index in spareStorages.indices where isKnownUniquelyReferenced(&spareStorages[index]) {
+            return spareStorages[index]
+        }
+        guard let lookup = document.inPlaceLookup else { return nil }
+        let storage = InPlaceKeyedStorage(lookup, state: self, depth: keys.count)
+        if spareStorages.count < Self.spareStorageLimit { spareStorages.append(storage) }
+        return storage
+    }
+
+    /// The kind of the class at `classUID` (named by the object at `uid`), described at first
+    /// use. Only the kind: a ``ClassInfo`` copied here retained and released its name at every
+    /// object.
+    @inline(__always)
+    private func kind(ofClass classUID: UInt32, uid: UInt32) throws -> ClassInfo.Kind {
+        try knownKind(classUID) ?? describeClass(classUID, uid: uid, key: nil).0.kind
     }
 
     /// The members of an NSArray or NSSet (`NS.objects`, an array of UIDs in range) read in
@@ -228,16 +237,18 @@ final class ArchiveDecodingState: Decoder {
     private func membersInPlace<Member>(
         _ uid: UInt32, counted: (Int) throws -> Void, _ transform: (PropertyListValue, Int) throws -> Member
     ) throws -> [Member]? {
-        // The lookup is bound once and its reader used in place (each copy of either was a
-        // retain and a release).
-        guard case (var fields, let kind, _)? = try fieldsInPlace(uid), kind == .array || kind == .set else { return nil }
-        guard let index = (try? fields.index(ofStoredKey: FoundationClassNames.objectsKey)) ?? nil,
-            let list = try? fields.reader.arraySpan(ofObject: fields.valueObject(at: index))
+        // The fields are read with a spare storage's lookup, restarted and used in place.
+        guard let storage = spareStorage(),
+            let classUID = (try? document.restartInPlace(&storage.lookup, at: uid, path: "")) ?? nil,
+            case let kind = try kind(ofClass: classUID, uid: uid), kind == .array || kind == .set,
+            let index = (try? storage.lookup.index(ofStoredKey: FoundationClassNames.objectsKey)) ?? nil,
+            let list = try? storage.lookup.reader.arraySpan(ofObject: storage.lookup.valueObject(at: index))
         else { return nil }
+        let reader = storage.lookup.reader
         var members: [Member] = []
         members.reserveCapacity(list.count)
         for member in 0..<list.count {
-            guard let element = try? fields.reader.value(ofObject: fields.reader.element(member, of: list)),
+            guard let element = try? reader.value(ofObject: reader.element(member, of: list)),
                 case .uid(let reference) = element, Int(reference) < objectCount
             else { return nil }
             if member == 0 { try counted(list.count) }

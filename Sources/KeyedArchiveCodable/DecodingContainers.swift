@@ -152,11 +152,11 @@ final class InPlaceKeyedStorage: KeyedStorage {
         super.init(entries: [], state: state, depth: depth)
     }
 
-    /// Makes this storage the fields of another object: only when no container refers to it
-    /// any more (the decoding state checks), so no reader can see the change.
+    /// Makes this storage the fields of another object at `depth` (the caller restarts its
+    /// lookup in place): only when no container refers to it any more (the decoding state
+    /// checks), so no reader can see the change.
     @inline(__always)
-    func reuse(_ lookup: InPlaceLookup, depth: Int) {
-        self.lookup = lookup
+    func reuse(depth: Int) {
         self.depth = depth
     }
 

@@ -75,6 +75,55 @@ final class ReadingByIndexTests: XCTestCase {
         }
     }
 
+    /// Objects read in place share a few storages, each restarted at the next object once no
+    /// container refers to it. Containers a type keeps while the decode goes on (here, every
+    /// record's, read again after all the records and their arrays of strings, which are
+    /// read with a spare storage too) still read their own object, and nested ones theirs.
+    func testContainersKeptDuringTheDecodeReadTheirOwnObject() throws {
+        struct Inner: Codable, Equatable {
+            var label: String
+            enum CodingKeys: CodingKey { case label }
+        }
+        struct Record: Codable, Equatable {
+            var name: String
+            var tags: [String]
+            var inner: Inner
+            enum CodingKeys: CodingKey { case name, tags, inner }
+        }
+        final class Keeper: Decodable {
+            let container: KeyedDecodingContainer<Record.CodingKeys>
+            let innerContainer: KeyedDecodingContainer<Inner.CodingKeys>
+            let tags: [String]
+            init(from decoder: any Decoder) throws {
+                container = try decoder.container(keyedBy: Record.CodingKeys.self)
+                innerContainer = try container.nestedContainer(keyedBy: Inner.CodingKeys.self, forKey: .inner)
+                tags = try container.decode([String].self, forKey: .tags)
+            }
+        }
+        struct Batch: Decodable {
+            var reread: [Record]
+            init(from decoder: any Decoder) throws {
+                var list = try decoder.unkeyedContainer()
+                var keepers: [Keeper] = []
+                while !list.isAtEnd { keepers.append(try list.decode(Keeper.self)) }
+                // Read after every record was decoded: each container is still its own record's.
+                reread = try keepers.map { keeper in
+                    Record(
+                        name: try keeper.container.decode(String.self, forKey: .name),
+                        tags: try keeper.container.decode([String].self, forKey: .tags),
+                        inner: Inner(label: try keeper.innerContainer.decode(String.self, forKey: .label)))
+                }
+                XCTAssertEqual(keepers.map(\.tags), reread.map(\.tags))
+            }
+        }
+        let records = (0..<40).map { index in
+            Record(name: "record \(index)", tags: ["tag \(index)", "t\(index % 3)"], inner: Inner(label: "inner \(index)"))
+        }
+        let data = try KeyedArchiveEncoder().encode(records)
+        XCTAssertEqual(try KeyedArchiveDecoder().decode(Batch.self, from: data).reread, records)
+        XCTAssertEqual(try decodeWhole(Batch.self, data).reread, records)
+    }
+
     func testDamagedArchivesDecodeAsTheWholeReadDoesOrFail() throws {
         var generator = ModelGenerator(seed: 0x1DE7)
         try assertDamageAgrees(generator.model(depth: 0))

@@ -26,6 +26,9 @@ package final class ArchiveDocument {
     /// each object read in place: the copy's two retains are the ones the result needs, where
     /// binding the reader and the key cache out of `byIndex` retained each twice.
     private let lookupTemplate: InPlaceLookup?
+    /// `$objects` in the file read by index (the template's span, kept apart: lookups restarted
+    /// in place have moved theirs).
+    private let objectsSpan: BinaryPropertyListObjectReader.ContainerSpan?
     /// The number of entries in `$objects`.
     package let objectCount: Int
     /// The limits in force.
@@ -182,6 +185,7 @@ package final class ArchiveDocument {
         self.tree = tree
         self.byIndex = byIndex
         self.lookupTemplate = byIndex.map { InPlaceLookup(reader: $0.reader, span: $0.objects, keyCache: $0.keyCache) }
+        self.objectsSpan = byIndex?.objects
         self.objectCount = objectCount
         self.limits = limits
     }
@@ -321,14 +325,30 @@ package final class ArchiveDocument {
     @inline(__always)
     package func objectInPlace(_ uid: UInt32, path: @autoclosure () -> String) throws(KeyedArchiveError) -> (lookup: InPlaceLookup, classUID: UInt32)? {
         guard Int(uid) < objectCount, var lookup = lookupTemplate else { return nil }
+        guard let classUID = try restartInPlace(&lookup, at: uid, path: path()) else { return nil }
+        return (lookup, classUID)
+    }
+
+    /// ``objectInPlace(_:path:)`` on a lookup the caller keeps: makes `lookup` (one this document
+    /// gave, or a copy of one) a lookup over the fields of the object dictionary at `uid` and
+    /// returns the UID of its `$class`; `nil`, with `lookup` left over some other dictionary or
+    /// as it was, when ``objectInPlace(_:path:)`` gives `nil`. A reader that keeps a lookup per
+    /// nesting level restarts it in place: copying one out of the template retained the reader and
+    /// the key cache, and storing it released the old ones (a twentieth of a W5 decode).
+    @inline(__always)
+    package func restartInPlace(_ lookup: inout InPlaceLookup, at uid: UInt32, path: @autoclosure () -> String) throws(KeyedArchiveError) -> UInt32? {
+        guard Int(uid) < objectCount, let objects = objectsSpan else { return nil }
         let span = try Self.reading(path: path()) { () throws in
-            try lookup.reader.dictionarySpan(ofObject: try lookup.reader.element(Int(uid), of: lookup.span))
+            try lookup.reader.dictionarySpan(ofObject: try lookup.reader.element(Int(uid), of: objects))
         }
         guard let span else { return nil }
         lookup.restart(at: span)
         let classValue = try Self.reading(path: "$objects[\(uid)]") { () throws in try lookup.value(forStoredKey: ArchiveKeys.classReference) }
-        return (lookup, try classReference(classValue, uid: uid))
+        return try classReference(classValue, uid: uid)
     }
+
+    /// A lookup in the file when the archive is read by index, for ``restartInPlace(_:at:path:)``.
+    package var inPlaceLookup: InPlaceLookup? { lookupTemplate }
 
     /// Whether the archive is read by index (its objects' fields can be read in place).
     package var isReadByIndex: Bool { lookupTemplate != nil }
