@@ -194,8 +194,10 @@ struct KeyedArchiveDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProt
         try lookup(named: key.stringValue, key: key)
     }
 
+    /// (Generic over the key, so that it is made an existential only when the read fails: an
+    /// `any CodingKey` parameter boxed the key at every field.)
     @inline(__always)
-    private func lookup(named name: String, key: any CodingKey) throws -> PropertyListValue? {
+    private func lookup<FieldKey: CodingKey>(named name: String, key: FieldKey) throws -> PropertyListValue? {
         do {
             return try storage.value(forKey: name)
         } catch {

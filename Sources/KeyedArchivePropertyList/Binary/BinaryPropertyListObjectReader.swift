@@ -87,16 +87,24 @@ package final class BinaryPropertyListObjectReader {
     /// Ends reading: borrowed bytes may go away after this, and every later read throws.
     package func close() { isOpen = false }
 
-    private func closedError() -> PropertyListError {
-        PropertyListError(.invalidObject, "the archive's bytes were given back: a decoder or unarchiver was used after its decode returned")
+    /// Throws the error for a read after ``close()``, out of line (see
+    /// ``throwReferenceError(_:at:in:)``).
+    @inline(never)
+    private func throwClosedError() throws -> Never {
+        throw PropertyListError(.invalidObject, "the archive's bytes were given back: a decoder or unarchiver was used after its decode returned")
+    }
+
+    /// Throws the error for an object index out of range, out of line (see
+    /// ``throwReferenceError(_:at:in:)``).
+    @inline(never)
+    private func throwObjectIndexError(_ index: Int) throws -> Never {
+        throw PropertyListError(.invalidReference, "object \(index) is not below the object count \(objectCount)")
     }
 
     /// The value of object `index`, containers with all their members.
     package func value(ofObject index: Int) throws -> PropertyListValue {
-        guard isOpen else { throw closedError() }
-        guard index >= 0, index < objectCount else {
-            throw PropertyListError(.invalidReference, "object \(index) is not below the object count \(objectCount)")
-        }
+        guard isOpen else { try throwClosedError() }
+        guard index >= 0, index < objectCount else { try throwObjectIndexError(index) }
         // The scalars an archive's objects hold most (UIDs, integers, reals, booleans) are
         // read here; anything else, and anything out of the ordinary, by the decoder.
         let offset = self.offset(of: index)
@@ -182,14 +190,19 @@ package final class BinaryPropertyListObjectReader {
     /// The object index stored at byte `position`, checked to be below the object count.
     @inline(__always)
     private func reference(at position: Int, in container: Int) throws -> Int {
-        guard isOpen else { throw closedError() }
+        guard isOpen else { try throwClosedError() }
         let reference = BinaryBytes.readUInt(bytes, at: position, width: referenceWidth)
-        guard reference < UInt64(objectCount) else {
-            throw PropertyListError(
-                .invalidReference, "reference \(reference) is not below the object count \(objectCount)",
-                byteOffset: position, objectIndex: container)
-        }
+        guard reference < UInt64(objectCount) else { try throwReferenceError(reference, at: position, in: container) }
         return Int(truncatingIfNeeded: reference)
+    }
+
+    /// Throws the error for a reference out of range, out of line: made inline, the error
+    /// gave every reference read (one per key looked up in place) a stack frame to hold it.
+    @inline(never)
+    private func throwReferenceError(_ reference: UInt64, at position: Int, in container: Int) throws -> Never {
+        throw PropertyListError(
+            .invalidReference, "reference \(reference) is not below the object count \(objectCount)",
+            byteOffset: position, objectIndex: container)
     }
 
     /// Where the references of a container are: its object index, its member count (entries for
@@ -222,10 +235,8 @@ package final class BinaryPropertyListObjectReader {
     }
 
     private func span(ofObject index: Int, kind: UInt8) throws -> ContainerSpan? {
-        guard isOpen else { throw closedError() }
-        guard index >= 0, index < objectCount else {
-            throw PropertyListError(.invalidReference, "object \(index) is not below the object count \(objectCount)")
-        }
+        guard isOpen else { try throwClosedError() }
+        guard index >= 0, index < objectCount else { try throwObjectIndexError(index) }
         let offset = offset(of: index)
         let marker = bytes[offset]
         guard marker & 0xF0 == kind else { return nil }
