@@ -122,18 +122,23 @@ package final class BinaryPropertyListObjectReader {
             return .real(PropertyListReal(Double(bitPattern: BinaryBytes.readUInt64(bytes, at: offset &+ 1))))
         case 0x00 where marker == 0x08 || marker == 0x09:
             return .bool(marker == 0x09)
-        case 0x50:
-            // Strings stored as ASCII: every key and most text. Read again at each use (an
-            // archive's strings are each one entry, used about once).
-            if let text = asciiBytes(marker: marker, at: offset), text.count <= maximumStringLength,
-                BinaryPropertyListDecoder.firstNonASCII(text) == nil
-            {
-                return .string(PropertyListString(validatedUTF8: text, storage: .ascii))
-            }
-            return try decoder.decodeObject(index)
         default:
-            return try decoder.decodeObject(index)
+            return try otherValue(ofObject: index, marker: marker, at: offset)
         }
+    }
+
+    /// ``value(ofObject:)`` for anything but the scalars it reads itself, out of line: inlined,
+    /// the string's read gave every scalar read a larger frame and a stack guard to set up.
+    @inline(never)
+    private func otherValue(ofObject index: Int, marker: UInt8, at offset: Int) throws -> PropertyListValue {
+        // Strings stored as ASCII: every key and most text. Read again at each use (an
+        // archive's strings are each one entry, used about once).
+        if marker & 0xF0 == 0x50, let text = asciiBytes(marker: marker, at: offset), text.count <= maximumStringLength,
+            BinaryPropertyListDecoder.firstNonASCII(text) == nil
+        {
+            return .string(PropertyListString(validatedUTF8: text, storage: .ascii))
+        }
+        return try decoder.decodeObject(index)
     }
 
     /// The text of object `index` when it is a string stored as ASCII of at most
