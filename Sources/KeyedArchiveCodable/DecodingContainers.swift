@@ -201,17 +201,28 @@ struct KeyedArchiveDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProt
         do {
             return try storage.value(forKey: name)
         } catch {
-            throw state.unreadable(error, key: key)
+            try throwUnreadable(error, key: key)
         }
     }
 
     @inline(__always)
     private func require(_ key: Key) throws -> PropertyListValue {
-        guard let value = try lookup(key) else {
-            throw DecodingError.keyNotFound(
-                key, DecodingError.Context(codingPath: codingPath, debugDescription: "no value for key \"\(key.stringValue)\""))
-        }
+        guard let value = try lookup(key) else { try throwKeyNotFound(key) }
         return value
+    }
+
+    // The errors are made out of line: inlined into every `decode(_:forKey:)`, they gave each
+    // field's read a frame of hundreds of bytes to set up.
+
+    @inline(never)
+    private func throwUnreadable<FieldKey: CodingKey>(_ error: any Error, key: FieldKey) throws -> Never {
+        throw state.unreadable(error, key: key)
+    }
+
+    @inline(never)
+    private func throwKeyNotFound(_ key: Key) throws -> Never {
+        throw DecodingError.keyNotFound(
+            key, DecodingError.Context(codingPath: codingPath, debugDescription: "no value for key \"\(key.stringValue)\""))
     }
 
     func decodeNil(forKey key: Key) throws -> Bool {
