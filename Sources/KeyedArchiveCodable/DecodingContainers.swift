@@ -52,26 +52,19 @@ class KeyedStorage {
         InPlaceLookup.fingerprint(length: length, first: first, last: last)
     }
 
-    /// Whether a user key starts with `$` (and is stored escaped), read from its bytes in place
-    /// (`utf8.first` went through the generic collection path: 23 instructions at every field).
-    @inline(__always)
-    static func startsWithDollar(_ key: String) -> Bool {
-        key.utf8.withContiguousStorageIfAvailable { $0.first == UInt8(ascii: "$") } ?? (key.utf8.first == UInt8(ascii: "$"))
-    }
-
     /// The value for a user key (escaped as stored when it starts with `$`). Throws only when
     /// the fields are read in place and the file is damaged there.
     @inline(__always)
     final func value(forKey key: String) throws -> PropertyListValue? {
         if let map { return map[key] }
-        let stored = Self.startsWithDollar(key) ? ArchiveKeys.escape(key) : key
+        let stored = ArchiveKeys.startsWithDollar(key) ? ArchiveKeys.escape(key) : key
         return try storedValue(forKey: stored)
     }
 
     /// True when a user key has a value (which is not read).
     final func hasValue(forKey key: String) -> Bool {
         if let map { return map[key] != nil }
-        let stored = Self.startsWithDollar(key) ? ArchiveKeys.escape(key) : key
+        let stored = ArchiveKeys.startsWithDollar(key) ? ArchiveKeys.escape(key) : key
         return hasValue(forStoredKey: stored)
     }
 
