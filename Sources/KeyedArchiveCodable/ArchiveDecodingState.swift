@@ -507,12 +507,14 @@ final class ArchiveDecodingState: Decoder {
             // What Array.init(from:) does through unkeyedContainer(), without the generic path.
             return try typed(arrayType.decodeArchiveArray(from: value, state: self), as: type)
         }
-        let savedValue = current
+        // Swapped in and out (moves: saving a copy of the value and assigning it back copied
+        // and destroyed it twice per value).
+        var saved = value
+        swap(&current, &saved)
         let savedType = currentType
-        current = value
         currentType = T.self
         defer {
-            current = savedValue
+            swap(&current, &saved)
             currentType = savedType
         }
         let result = try T(from: self)
