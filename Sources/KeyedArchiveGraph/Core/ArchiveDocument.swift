@@ -354,7 +354,16 @@ package final class ArchiveDocument {
     package var isReadByIndex: Bool { lookupTemplate != nil }
 
     /// The UID (in range) of an object's `$class`, given the value stored under `$class`.
+    @inline(__always)
     private func classReference(_ classValue: PropertyListValue?, uid: UInt32) throws(KeyedArchiveError) -> UInt32 {
+        // The usual case here; the checks that throw out of line (inlined, their errors gave
+        // every object read in place a large frame to set up).
+        if case .uid(let classUID)? = classValue, Int(classUID) < objectCount { return classUID }
+        return try checkedClassReference(classValue, uid: uid)
+    }
+
+    @inline(never)
+    private func checkedClassReference(_ classValue: PropertyListValue?, uid: UInt32) throws(KeyedArchiveError) -> UInt32 {
         guard let classValue else {
             throw KeyedArchiveError(.invalidClass, "object dictionary has no $class", path: "$objects[\(uid)]")
         }
