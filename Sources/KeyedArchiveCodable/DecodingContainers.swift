@@ -57,15 +57,20 @@ class KeyedStorage {
     @inline(__always)
     final func value(forKey key: String) throws -> PropertyListValue? {
         if let map { return map[key] }
-        let stored = ArchiveKeys.startsWithDollar(key) ? ArchiveKeys.escape(key) : key
-        return try storedValue(forKey: stored)
+        return try storedValue(forKey: Self.stored(key))
     }
 
     /// True when a user key has a value (which is not read).
     final func hasValue(forKey key: String) -> Bool {
         if let map { return map[key] != nil }
-        let stored = ArchiveKeys.startsWithDollar(key) ? ArchiveKeys.escape(key) : key
-        return hasValue(forStoredKey: stored)
+        return hasValue(forStoredKey: Self.stored(key))
+    }
+
+    /// A user key as stored (``ArchiveKeys/escape(_:)``), checked here first: `escape` is not
+    /// inlined across modules, and most keys need no escape.
+    @inline(__always)
+    private static func stored(_ key: String) -> String {
+        ArchiveKeys.startsWithDollar(key) ? ArchiveKeys.escape(key) : key
     }
 
     /// True when a key as stored has a value.

@@ -26,9 +26,6 @@ package final class ArchiveDocument {
     /// each object read in place: the copy's two retains are the ones the result needs, where
     /// binding the reader and the key cache out of `byIndex` retained each twice.
     private let lookupTemplate: InPlaceLookup?
-    /// `$objects` in the file read by index (the template's span, kept apart: lookups restarted
-    /// in place have moved theirs).
-    private let objectsSpan: BinaryPropertyListObjectReader.ContainerSpan?
     /// The number of entries in `$objects`.
     package let objectCount: Int
     /// The limits in force.
@@ -185,7 +182,6 @@ package final class ArchiveDocument {
         self.tree = tree
         self.byIndex = byIndex
         self.lookupTemplate = byIndex.map { InPlaceLookup(reader: $0.reader, span: $0.objects, keyCache: $0.keyCache) }
-        self.objectsSpan = byIndex?.objects
         self.objectCount = objectCount
         self.limits = limits
     }
@@ -337,7 +333,7 @@ package final class ArchiveDocument {
     /// the key cache, and storing it released the old ones (a twentieth of a W5 decode).
     @inline(__always)
     package func restartInPlace(_ lookup: inout InPlaceLookup, at uid: UInt32, path: @autoclosure () -> String) throws(KeyedArchiveError) -> UInt32? {
-        guard Int(uid) < objectCount, let objects = objectsSpan else { return nil }
+        guard Int(uid) < objectCount, let objects = byIndex?.objects else { return nil }
         let span = try Self.reading(path: path()) { () throws in
             try lookup.reader.dictionarySpan(ofObject: try lookup.reader.element(Int(uid), of: objects))
         }
