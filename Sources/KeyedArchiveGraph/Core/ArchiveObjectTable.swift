@@ -497,34 +497,53 @@ private struct ArchiveLayout {
             var references = scratch
             scratch = []
             defer { scratch = references }
-            references.removeAll(keepingCapacity: true)
-            for field in fields { references.append(try keyReference(field.key)) }
-            if let array { references.append(try keyReference(array.key)) }
-            let uidCount = UInt64(entryIndices.count)
-            for field in fields {
-                let value = field.value
-                if value.kind == .uid, value.bits < uidCount {
-                    references.append(BinaryPropertyListObjects.implicitUIDReference(Int(truncatingIfNeeded: value.bits)))
-                } else {
-                    references.append(try list.add(self.value(of: value)))
+            // Filled by position, not appended: an append checked the array's uniqueness and
+            // capacity for every key and value.
+            let keyCount = fields.count + (array == nil ? 0 : 1)
+            let total = 2 * keyCount
+            if references.count < total { references.append(contentsOf: repeatElement(0, count: total - references.count)) }
+            try references.withUnsafeMutableBufferPointer { references in
+                var position = 0
+                for field in fields {
+                    references[position] = try keyReference(field.key)
+                    position += 1
                 }
-            }
-            if let array {
-                if array.elements.allSatisfy({ $0.kind == .uid && $0.bits < uidCount }) {
-                    members.removeAll(keepingCapacity: true)
-                    for element in array.elements {
-                        members.append(BinaryPropertyListObjects.implicitUIDReference(Int(truncatingIfNeeded: element.bits)))
+                if let array {
+                    references[position] = try keyReference(array.key)
+                    position += 1
+                }
+                let uidCount = UInt64(entryIndices.count)
+                for field in fields {
+                    let value = field.value
+                    if value.kind == .uid, value.bits < uidCount {
+                        references[position] = BinaryPropertyListObjects.implicitUIDReference(Int(truncatingIfNeeded: value.bits))
+                    } else {
+                        references[position] = try list.addScalar(self.value(of: value))
                     }
-                    references.append(list.addContainer(kind: 0xA0, references: members))
-                } else {
-                    // A member that is not one of the entries: flattened as the value would be.
-                    references.append(try list.add(.array(array.elements.map { self.value(of: $0) })))
+                    position += 1
                 }
+                if let array {
+                    references[position] = try arrayReference(array.elements, uidCount: uidCount)
+                }
+                list.setContainer(kind: 0xD0, references: UnsafeBufferPointer(rebasing: references[..<total]), at: index)
             }
-            list.setContainer(kind: 0xD0, references: references, at: index)
         } catch {
             if self.error == nil { self.error = error }
         }
+    }
+
+    /// The reference of an object's array member list (`NS.objects`): an array of the
+    /// entries' UID objects, or, when a member is not one of the entries, flattened as the
+    /// value would be.
+    private mutating func arrayReference(_ elements: [ArchiveSlot], uidCount: UInt64) throws -> Int {
+        guard elements.allSatisfy({ $0.kind == .uid && $0.bits < uidCount }) else {
+            return try list.add(.array(elements.map { self.value(of: $0) }))
+        }
+        members.removeAll(keepingCapacity: true)
+        for element in elements {
+            members.append(BinaryPropertyListObjects.implicitUIDReference(Int(truncatingIfNeeded: element.bits)))
+        }
+        return list.addContainer(kind: 0xA0, references: members)
     }
 
     /// The reference of a key slot: an interned stored key is flattened once.

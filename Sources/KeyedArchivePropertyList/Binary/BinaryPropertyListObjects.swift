@@ -179,10 +179,15 @@ package struct BinaryPropertyListObjects {
     /// Sets a reserved object to a container whose members are the given object indices
     /// (dictionaries: all keys, then all values).
     package mutating func setContainer(kind: UInt8, references members: [Int], at index: Int) {
+        members.withUnsafeBufferPointer { setContainer(kind: kind, references: $0, at: index) }
+    }
+
+    /// ``setContainer(kind:references:at:)`` with the members in a buffer.
+    package mutating func setContainer(kind: UInt8, references members: UnsafeBufferPointer<Int>, at index: Int) {
         let count = kind == 0xD0 ? members.count / 2 : members.count
         objects[index] = .container(count: count, refsStart: references.count, kind: kind)
         // Truncated: a list past ``maximumObjectCount`` objects throws when it is written.
-        members.withUnsafeBufferPointer { references.append($0) { Int32(truncatingIfNeeded: $0) } }
+        references.append(members) { Int32(truncatingIfNeeded: $0) }
     }
 
     /// Adds a container whose members are the given object indices and returns its index.
@@ -259,12 +264,7 @@ package struct BinaryPropertyListObjects {
             objects.append(.container(count: count, refsStart: references.count, kind: 0xD0))
             references.append(contentsOf: repeatElement(0, count: 2 * count))
         case .bool(let bool):
-            objects.append(.scalar(value))
-            if bool {
-                if let first = firstTrue { reference = first } else { firstTrue = index }
-            } else {
-                if let first = firstFalse { reference = first } else { firstFalse = index }
-            }
+            reference = addBool(bool)
         case .null:
             objects.append(.scalar(value))
             if let first = firstNull { reference = first } else { firstNull = index }
@@ -274,14 +274,9 @@ package struct BinaryPropertyListObjects {
             objects.append(.scalar(value))
             if let first = firstUID[uid] { reference = first } else { firstUID[uid] = index }
         case .integer(let integer):
-            let width = integer.widthForWriting
-            if numberSharing == .everywhere, !integer.isAboveInt64Max, !integer.isNegative, width == integer.canonicalWidth {
-                reference = addNumber(numbers.findOrInsert(integer: integer.bitPattern, tag: UInt64(width), index), value)
-            } else {
-                reference = addNumber(NumberKey(bits: integer.bitPattern, tag: width | (integer.isAboveInt64Max ? 0x80 : 0)), value)
-            }
+            reference = addInteger(integer, value)
         case .real(let real):
-            reference = addNumber(NumberKey(bits: real.value.bitPattern, tag: real.isSinglePrecision ? 0x40 : 0x41), value)
+            reference = addReal(real, value)
         case .date(let date):
             try Self.checkDate(date)
             reference = addNumber(NumberKey(bits: date.timeIntervalSinceReferenceDate.bitPattern, tag: 0x50), value)
@@ -302,6 +297,53 @@ package struct BinaryPropertyListObjects {
             }
         }
         return (reference, frame)
+    }
+
+    /// ``add(_:)`` for a value that is not a container, with the same sharing: the keyed
+    /// archiver adds an inline number or boolean for most fields, and the flattening's
+    /// general path (its frame, returned and destroyed at every value) cost that as much as
+    /// the number itself.
+    @inline(__always)
+    package mutating func addScalar(_ value: PropertyListValue) throws -> Int {
+        switch value {
+        case .integer(let integer): return addInteger(integer, value)
+        case .real(let real): return addReal(real, value)
+        case .bool(let bool): return addBool(bool)
+        default: return try add(value)
+        }
+    }
+
+    /// The index of a boolean: every reference goes to the first `true` or `false` added, and
+    /// each one is still stored, as CoreFoundation's writer does (its object table is keyed by
+    /// the boolean singletons, its object list is not).
+    @inline(__always)
+    private mutating func addBool(_ bool: Bool) -> Int {
+        let index = objects.count
+        objects.append(.scalar(.bool(bool)))
+        if bool {
+            if let first = firstTrue { return first }
+            firstTrue = index
+        } else {
+            if let first = firstFalse { return first }
+            firstFalse = index
+        }
+        return index
+    }
+
+    /// The index of an integer (`value` is `.integer(integer)`), shared as ``numberSharing`` says.
+    @inline(__always)
+    private mutating func addInteger(_ integer: PropertyListInteger, _ value: PropertyListValue) -> Int {
+        let width = integer.widthForWriting
+        if numberSharing == .everywhere, !integer.isAboveInt64Max, !integer.isNegative, width == integer.canonicalWidth {
+            return addNumber(numbers.findOrInsert(integer: integer.bitPattern, tag: UInt64(width), objects.count), value)
+        }
+        return addNumber(NumberKey(bits: integer.bitPattern, tag: width | (integer.isAboveInt64Max ? 0x80 : 0)), value)
+    }
+
+    /// The index of a real (`value` is `.real(real)`), shared as ``numberSharing`` says.
+    @inline(__always)
+    private mutating func addReal(_ real: PropertyListReal, _ value: PropertyListValue) -> Int {
+        addNumber(NumberKey(bits: real.value.bitPattern, tag: real.isSinglePrecision ? 0x40 : 0x41), value)
     }
 
     private mutating func addNumber(_ key: NumberKey, _ value: PropertyListValue) -> Int {
