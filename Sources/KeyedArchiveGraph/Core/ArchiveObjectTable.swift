@@ -26,11 +26,28 @@
 ///
 /// Entries go straight into the binary writer's flat object list as they are set (laid out
 /// while they are still in the cache, and freed then): the table holds no tree of the archive.
+/// Past ``pipelineThreshold`` entries, on a machine with a spare core, they are laid out on a
+/// second thread while the caller goes on (``ArchiveLayoutPipeline``), with the same bytes.
 /// Only objects whose conditional references are patched later (``pin(_:)``) wait as values.
 /// Other formats than binary are made from the binary bytes.
 package final class ArchiveObjectTable {
     /// The entries laid out so far, in the binary writer's object list.
     @exclusivity(unchecked) private var layout = ArchiveLayout()
+    /// While the layout is made on a second thread: that thread and the steps recorded for it
+    /// (``ArchiveLayoutPipeline``); `layout` is then an empty stand-in.
+    @exclusivity(unchecked) private var pipeline: ArchiveLayoutPipeline?
+    /// The steps recorded for the pipeline since its last hand-over (kept here, not in the
+    /// pipeline object: reaching them through it retained and released it at every step).
+    @exclusivity(unchecked) private var batch = ArchiveLayoutBatch()
+    @exclusivity(unchecked) private var isPipelined = false
+    /// The table's copy of the layout's slot values while the layout is pipelined.
+    @exclusivity(unchecked) private var pipelinedSlotValues = ArchiveSlotValues()
+    /// The number of entries in `$objects`, `$null` included (the layout's count, kept here
+    /// too so that it can be read while the layout is on the other thread).
+    @exclusivity(unchecked) private var entryCount = 0
+    /// The entry count from which the layout is made on a second thread, on a machine with a
+    /// spare core (see ``ArchiveLayoutPipeline``); `Int.max`: never.
+    @exclusivity(unchecked) private var pipelineThreshold: Int
     /// Entries kept as values until the end: pinned objects (their conditional references are
     /// patched after they are set), by UID.
     @exclusivity(unchecked) private var pending: [UInt32: PropertyListValue] = [:]
@@ -70,12 +87,100 @@ package final class ArchiveObjectTable {
 
     /// An empty table (just `$null`).
     package init() {
-        let null = layout.newEntry()
-        layout.layOut(.string(PropertyListString(ArchiveKeys.null)), at: null)
+        let threshold = Self.pipelineThresholdOverride.withLock { $0 }
+        pipelineThreshold = threshold ?? (SecondThread<Void>.hasSpareCore ? Self.pipelineThreshold : .max)
+        let null = newEntry()
+        layOut(.string(PropertyListString(ArchiveKeys.null)), at: null)
     }
 
+    /// Entries from which a table lays its entries out on a second thread: a small archive is
+    /// written before a thread would pay for its start.
+    static let pipelineThreshold = 1 << 14
+
+    /// When set, the entry count from which every table made from then on uses a second
+    /// thread, on any machine (tests and fuzzing: the bytes are the same either way).
+    package static let pipelineThresholdOverride = Protected<Int?>(nil)
+
+    /// Second threads started for layouts so far, and those not joined yet (tests: that the
+    /// second thread was used, and that every path joins it).
+    package static let pipelineCounts = Protected((started: 0, running: 0))
+
     /// The number of entries in `$objects`, including `$null`.
-    package var count: Int { layout.entryIndices.count }
+    package var count: Int { entryCount }
+
+    // MARK: Layout, here or on the second thread
+
+    /// A new entry's UID; starts the second thread once there are ``pipelineThreshold`` entries.
+    private func newEntry() -> UInt32 {
+        let uid = UInt32(truncatingIfNeeded: entryCount)
+        entryCount += 1
+        if isPipelined {
+            record(.newEntry)
+        } else {
+            _ = layout.newEntry()
+            if entryCount >= pipelineThreshold && !isFinished { startPipeline() }
+        }
+        return uid
+    }
+
+    private func startPipeline() {
+        // Moved, not copied: a copy would share the lists, and the second thread's first
+        // change to each would copy all of it.
+        var moved = ArchiveLayout()
+        swap(&moved, &layout)
+        let slotValues = moved.slotValues
+        guard let started = ArchiveLayoutPipeline(layout: moved) else {
+            // No thread: laid out here from now on.
+            pipelineThreshold = .max
+            layout = moved
+            return
+        }
+        pipelinedSlotValues = slotValues
+        pipeline = started
+        isPipelined = true
+    }
+
+    /// Records a step for the pipeline.
+    @inline(__always)
+    private func record(_ step: ArchiveLayoutStep) {
+        if batch.append(step) { pipeline?.handOver(&batch) }
+    }
+
+    /// Takes the layout back from the second thread (for good: a table that needed its
+    /// layout once lays out the rest itself).
+    private func stopPipeline() {
+        guard let pipeline else { return }
+        self.pipeline = nil
+        isPipelined = false
+        pipelineThreshold = .max
+        pipelinedSlotValues = ArchiveSlotValues()
+        var last = ArchiveLayoutBatch()
+        swap(&last, &batch)
+        guard let finished = pipeline.finish(last: last) else {
+            // Not reached (the layout is handed back once): reported rather than written wrong.
+            writeFailure = KeyedArchiveError(.unsupportedValue, "internal error: the archive's layout was lost")
+            return
+        }
+        layout = finished
+    }
+
+    private func layOut(_ value: PropertyListValue, at uid: UInt32) {
+        if isPipelined { record(.value(value, uid: uid)) } else { layout.layOut(value, at: uid) }
+    }
+
+    private func layOut(fields: [ArchiveField], array: (key: ArchiveSlot, elements: [ArchiveSlot])?, at uid: UInt32) {
+        if isPipelined {
+            if batch.appendObject(fields: fields, array: array, at: uid) { pipeline?.handOver(&batch) }
+            return
+        }
+        fields.withUnsafeBufferPointer { fields in
+            if let array {
+                array.elements.withUnsafeBufferPointer { layout.layOut(fields: fields, array: (array.key, $0), at: uid) }
+            } else {
+                layout.layOut(fields: fields, array: nil, at: uid)
+            }
+        }
+    }
 
     /// The UID an object was given by ``reserveUID(for:)``, if any.
     package func uid(for object: AnyObject) -> UInt32? {
@@ -96,19 +201,18 @@ package final class ArchiveObjectTable {
     /// ``reserveUID(for:)`` does (`isNew` true). One lookup where ``uid(for:)`` then
     /// ``reserveUID(for:)`` would take two.
     package func uidOrReserve(for object: AnyObject) -> (uid: UInt32, isNew: Bool) {
-        let uid = layout.entryIndices.count
-        if let found = identities.findOrInsert(Self.address(of: ObjectIdentifier(object)), 0, uid) {
+        if let found = identities.findOrInsert(Self.address(of: ObjectIdentifier(object)), 0, entryCount) {
             return (UInt32(truncatingIfNeeded: found), false)
         }
         retained.append(object)
-        return (layout.newEntry(), true)
+        return (newEntry(), true)
     }
 
     /// Appends an entry for an object whose contents come later (``setObject(_:at:)``) and
     /// returns its UID; with `object`, registers its identity first so that references to it
     /// met while encoding its fields (cycles) get the same UID.
     package func reserveUID(for object: AnyObject? = nil) -> UInt32 {
-        let uid = layout.newEntry()
+        let uid = newEntry()
         if let object {
             _ = identities.findOrInsert(Self.address(of: ObjectIdentifier(object)), 0, Int(uid))
             retained.append(object)
@@ -132,11 +236,11 @@ package final class ArchiveObjectTable {
     /// added stays in the file, unreferenced).
     package func setObject(_ value: PropertyListValue, at uid: UInt32) {
         let index = Int(uid)
-        guard index > 0, index < layout.entryIndices.count, !isFinished else { return }
+        guard index > 0, index < entryCount, !isFinished else { return }
         if !pinned.isEmpty && pinned.contains(uid) {
             pending[uid] = value
         } else {
-            layout.layOut(value, at: uid)
+            layOut(value, at: uid)
         }
     }
 
@@ -146,11 +250,11 @@ package final class ArchiveObjectTable {
     /// value, byte for byte, without building it.
     package func setObject(fields: [ArchiveField], array: (key: ArchiveSlot, elements: [ArchiveSlot])? = nil, at uid: UInt32) {
         let index = Int(uid)
-        guard index > 0, index < layout.entryIndices.count, !isFinished else { return }
+        guard index > 0, index < entryCount, !isFinished else { return }
         if !pinned.isEmpty && pinned.contains(uid) {
             pending[uid] = objectValue(fields: fields, array: array)
         } else {
-            layout.layOut(fields: fields, array: array, at: uid)
+            layOut(fields: fields, array: array, at: uid)
         }
     }
 
@@ -167,25 +271,30 @@ package final class ArchiveObjectTable {
     /// flattened once and every later use is an array lookup. One id per text: interning the
     /// same key again gives the same slot (callers cache it: ``StoredKeyCache/slot(for:in:)``).
     package func internStoredKey(_ key: PropertyListValue) -> ArchiveSlot {
-        layout.intern(key)
+        guard isPipelined else { return layout.intern(key) }
+        let (slot, isNew) = pipelinedSlotValues.intern(key)
+        if isNew { record(.intern(key)) }
+        return slot
     }
 
     /// `value` as a slot: inline when it needs no table, else kept aside until the table is
     /// written.
     package func slot(for value: PropertyListValue) -> ArchiveSlot {
         if let plain = ArchiveSlot(plain: value) { return plain }
-        return layout.keepAside(value)
+        guard isPipelined else { return layout.keepAside(value) }
+        record(.keepAside(value))
+        return pipelinedSlotValues.keepAside(value)
     }
 
     /// The value a slot stands for.
     package func value(of slot: ArchiveSlot) -> PropertyListValue {
-        layout.value(of: slot)
+        isPipelined ? pipelinedSlotValues.value(of: slot) : layout.value(of: slot)
     }
 
     /// Stores a copy of the entry at `source` (set already) at `uid`.
     package func setObject(copyOf source: UInt32, at uid: UInt32) {
         let from = Int(source), to = Int(uid)
-        guard from >= 0, from < layout.entryIndices.count, to > 0, to < layout.entryIndices.count, !isFinished else { return }
+        guard from >= 0, from < entryCount, to > 0, to < entryCount, !isFinished else { return }
         if pinned.contains(source) {
             // A copy of an entry still to be patched is patched with it: copied again at the end.
             pin(uid)
@@ -195,7 +304,7 @@ package final class ArchiveObjectTable {
             // The source is final: so is the copy.
             pinned.remove(uid)
             pending[uid] = nil
-            layout.copyEntry(from: from, to: to)
+            if isPipelined { record(.copyEntry(from: from, to: to)) } else { layout.copyEntry(from: from, to: to) }
         }
     }
 
@@ -203,7 +312,7 @@ package final class ArchiveObjectTable {
     /// it), for reachability checks.
     package func references(from uid: UInt32) -> [UInt32] {
         let index = Int(uid)
-        guard index >= 0, index < layout.entryIndices.count else { return [] }
+        guard index >= 0, index < entryCount else { return [] }
         if let value = pending[uid] {
             guard case .dictionary(let fields) = value else { return [] }
             var found: [UInt32] = []
@@ -217,6 +326,9 @@ package final class ArchiveObjectTable {
             }
             return found
         }
+        // The lists themselves are read: the layout comes back to this thread.
+        stopPipeline()
+        guard index < layout.entryIndices.count else { return [] }
         return layout.list.uids(reachableFrom: layout.entryIndices[index]).map { UInt32(truncatingIfNeeded: $0) }
     }
 
@@ -238,7 +350,7 @@ package final class ArchiveObjectTable {
     /// exact value (strings: within ``stringLeafWindow``). Other values are stored without
     /// uniquing.
     package func leafUID(_ value: PropertyListValue) -> UInt32 {
-        let next = layout.entryIndices.count
+        let next = entryCount
         let found: Int?
         switch value {
         case .string(let string):
@@ -262,8 +374,8 @@ package final class ArchiveObjectTable {
             found = nil
         }
         if let found { return UInt32(truncatingIfNeeded: found) }
-        let uid = layout.newEntry()
-        layout.layOut(value, at: uid)
+        let uid = newEntry()
+        layOut(value, at: uid)
         return uid
     }
 
@@ -271,10 +383,10 @@ package final class ArchiveObjectTable {
     /// ``leafUID(_:)`` for a caller that has a `String`, with no ``PropertyListString`` made
     /// of it (a long one is boxed).
     package func leafUID(string: String) -> UInt32 {
-        if let found = stringLeaves.findOrInsert(string, layout.entryIndices.count) { return UInt32(truncatingIfNeeded: found) }
+        if let found = stringLeaves.findOrInsert(string, entryCount) { return UInt32(truncatingIfNeeded: found) }
         countNewStringLeaf()
-        let uid = layout.newEntry()
-        layout.layOutString(string, at: uid)
+        let uid = newEntry()
+        if isPipelined { record(.string(string, uid: uid)) } else { layout.layOutString(string, at: uid) }
         return uid
     }
 
@@ -293,8 +405,8 @@ package final class ArchiveObjectTable {
     /// stored once per equal dictionary.
     package func valueObjectUID(_ value: PropertyListValue) -> UInt32 {
         if let uid = valueObjects[value] { return uid }
-        let uid = layout.newEntry()
-        layout.layOut(value, at: uid)
+        let uid = newEntry()
+        layOut(value, at: uid)
         valueObjects[value] = uid
         return uid
     }
@@ -312,8 +424,8 @@ package final class ArchiveObjectTable {
         if let hints {
             description.entries.append((PropertyListValue(ArchiveKeys.classHints), .array(hints.map { PropertyListValue($0) })))
         }
-        let uid = layout.newEntry()
-        layout.layOut(.dictionary(description), at: uid)
+        let uid = newEntry()
+        layOut(.dictionary(description), at: uid)
         if firstClassDescriptions.count < 16 {
             firstClassDescriptions.append((key, uid))
         } else {
@@ -384,6 +496,8 @@ package final class ArchiveObjectTable {
     private func finishedBinary(top: PropertyListDictionary, archiverName: String) throws -> Data {
         guard !isFinished else { throw KeyedArchiveError(.unsupportedValue, "the archive table has been written already") }
         isFinished = true
+        stopPipeline()
+        if let writeFailure { throw writeFailure }
         let top = patchConditionals(top)
         for (uid, source) in aliases { pending[uid] = pending[source] }
         for uid in pending.keys.sorted() {
@@ -409,7 +523,7 @@ package final class ArchiveObjectTable {
 ///
 /// A struct, so that the table's calls work on it in place: as class properties, the list and
 /// the scratch references cost a retain, a release and a uniqueness check at every access.
-private struct ArchiveLayout {
+struct ArchiveLayout {
     private static let envelopeSize = 9
 
     /// The objects so far.
@@ -422,17 +536,10 @@ private struct ArchiveLayout {
     private var keys = KeyReferenceCache()
     private var scratch: [Int] = []
     private var members: [Int] = []
-    /// Stored keys interned by ``intern(_:)``, and each one's reference once it is flattened
-    /// (-1 before).
-    private var internedKeys: [PropertyListValue] = []
+    /// The stored keys and kept-aside values that slots refer to.
+    private(set) var slotValues = ArchiveSlotValues()
+    /// The reference of each interned key once it is flattened (-1 before), by id.
     private var internedKeyReferences: [Int] = []
-    /// The id of each interned key, by its text (equal by bytes), once there are more than
-    /// ``linearInternedKeys``; until then `internedKeys` is searched in turn (hashing the
-    /// first keys into a new dictionary cost a small archive, W1, 2,500 instructions a key).
-    private var internedIDs: [PropertyListValue: UInt64] = [:]
-    private static let linearInternedKeys = 16
-    /// Values without a slot of their own, by ``keepAside(_:)`` index.
-    private var keptAside: [PropertyListValue] = []
     /// The first error met laying out an entry (a date out of range, a key a binary property
     /// list cannot hold), thrown by ``finish(top:archiverName:)``.
     private var error: (any Error)?
@@ -491,7 +598,9 @@ private struct ArchiveLayout {
     /// Lays out the entry at `uid` as an object dictionary given as slots (see
     /// ``ArchiveObjectTable/setObject(fields:array:at:)``): the references of its keys, then
     /// of its values, as ``layOut(_:at:)`` adds them for the same dictionary.
-    mutating func layOut(fields: [ArchiveField], array: (key: ArchiveSlot, elements: [ArchiveSlot])?, at uid: UInt32) {
+    mutating func layOut(
+        fields: UnsafeBufferPointer<ArchiveField>, array: (key: ArchiveSlot, elements: UnsafeBufferPointer<ArchiveSlot>)?, at uid: UInt32
+    ) {
         guard let index = claim(uid) else { return }
         do {
             var references = scratch
@@ -535,7 +644,7 @@ private struct ArchiveLayout {
     /// The reference of an object's array member list (`NS.objects`): an array of the
     /// entries' UID objects, or, when a member is not one of the entries, flattened as the
     /// value would be.
-    private mutating func arrayReference(_ elements: [ArchiveSlot], uidCount: UInt64) throws -> Int {
+    private mutating func arrayReference(_ elements: UnsafeBufferPointer<ArchiveSlot>, uidCount: UInt64) throws -> Int {
         guard elements.allSatisfy({ $0.kind == .uid && $0.bits < uidCount }) else {
             return try list.add(.array(elements.map { self.value(of: $0) }))
         }
@@ -548,7 +657,7 @@ private struct ArchiveLayout {
 
     /// The reference of a key slot: an interned stored key is flattened once.
     private mutating func keyReference(_ slot: ArchiveSlot) throws -> Int {
-        guard slot.kind == .storedKey, slot.bits < UInt64(internedKeys.count) else {
+        guard slot.kind == .storedKey, slot.bits < UInt64(internedKeyReferences.count) else {
             let key = value(of: slot)
             try BinaryPropertyListObjects.checkKey(key)
             return try list.add(key)
@@ -556,7 +665,7 @@ private struct ArchiveLayout {
         let id = Int(truncatingIfNeeded: slot.bits)
         let known = internedKeyReferences[id]
         if known >= 0 { return known }
-        let key = internedKeys[id]
+        let key = slotValues.value(of: slot)
         try BinaryPropertyListObjects.checkKey(key)
         let reference = try list.add(key)
         internedKeyReferences[id] = reference
@@ -565,45 +674,22 @@ private struct ArchiveLayout {
 
     /// Interns a stored key (see ``ArchiveObjectTable/internStoredKey(_:)``).
     mutating func intern(_ key: PropertyListValue) -> ArchiveSlot {
-        if internedKeys.count <= Self.linearInternedKeys {
-            for (index, known) in internedKeys.enumerated() where known == key { return ArchiveSlot(.storedKey, UInt64(index)) }
-        } else if let id = internedIDs[key] {
-            return ArchiveSlot(.storedKey, id)
+        let (slot, isNew) = slotValues.intern(key)
+        if isNew {
+            if internedKeyReferences.capacity == 0 { internedKeyReferences.reserveCapacity(16) }
+            internedKeyReferences.append(-1)
         }
-        if internedKeys.capacity == 0 {
-            // Room for a few types' keys at once: growing from one cost a small archive (W1)
-            // six allocations.
-            internedKeys.reserveCapacity(16)
-            internedKeyReferences.reserveCapacity(16)
-        }
-        let id = UInt64(internedKeys.count)
-        internedKeys.append(key)
-        internedKeyReferences.append(-1)
-        if internedKeys.count > Self.linearInternedKeys {
-            if internedIDs.isEmpty {
-                internedIDs.reserveCapacity(internedKeys.count * 2)
-                for (index, known) in internedKeys.enumerated() { internedIDs[known] = UInt64(index) }
-            } else {
-                internedIDs[key] = id
-            }
-        }
-        return ArchiveSlot(.storedKey, id)
+        return slot
     }
 
     /// Keeps a value that has no slot of its own (see ``ArchiveObjectTable/slot(for:)``).
     mutating func keepAside(_ value: PropertyListValue) -> ArchiveSlot {
-        keptAside.append(value)
-        return ArchiveSlot(.boxed, UInt64(keptAside.count - 1))
+        slotValues.keepAside(value)
     }
 
     /// The value a slot stands for (`$null` for an id that was never given out).
     func value(of slot: ArchiveSlot) -> PropertyListValue {
-        if let plain = slot.plainValue { return plain }
-        let position = Int(truncatingIfNeeded: slot.bits)
-        switch slot.kind {
-        case .storedKey: return position >= 0 && position < internedKeys.count ? internedKeys[position] : .null
-        default: return position >= 0 && position < keptAside.count ? keptAside[position] : .null
-        }
+        slotValues.value(of: slot)
     }
 
     /// Lays out the entry at `uid` as a string leaf.
@@ -640,10 +726,8 @@ private struct ArchiveLayout {
         list.setContainer(kind: 0xD0, references: scratch, at: 7)
         try list.setLeaf(PropertyListValue(ArchiveKeys.formatVersion), at: 8)
         keys = KeyReferenceCache()
-        internedKeys = []
+        slotValues = ArchiveSlotValues()
         internedKeyReferences = []
-        internedIDs = [:]
-        keptAside = []
         entryIndices = []
         isLaidOut = []
         return try list.serializedData()
@@ -689,6 +773,66 @@ private struct ArchiveLayout {
                     references.append(try list.add(value.pointee))
                 }
             }
+        }
+    }
+}
+
+/// The values behind a table's slots that are not plain values: the stored keys interned by
+/// ``ArchiveObjectTable/internStoredKey(_:)`` and the values kept aside by
+/// ``ArchiveObjectTable/slot(for:)``, by id. The layout keeps one; while the layout is made on
+/// a second thread, the table keeps a copy that it changes in the same order, so that both
+/// give the same ids and values.
+struct ArchiveSlotValues {
+    /// Stored keys, by id.
+    private(set) var internedKeys: [PropertyListValue] = []
+    /// The id of each interned key, by its text (equal by bytes), once there are more than
+    /// ``linearInternedKeys``; until then `internedKeys` is searched in turn (hashing the
+    /// first keys into a new dictionary cost a small archive, W1, 2,500 instructions a key).
+    private var internedIDs: [PropertyListValue: UInt64] = [:]
+    private static let linearInternedKeys = 16
+    /// Values without a slot of their own, by ``keepAside(_:)`` index.
+    private var keptAside: [PropertyListValue] = []
+
+    /// The slot of a stored key, and whether it is new (one id per text).
+    mutating func intern(_ key: PropertyListValue) -> (slot: ArchiveSlot, isNew: Bool) {
+        if internedKeys.count <= Self.linearInternedKeys {
+            for (index, known) in internedKeys.enumerated() where known == key {
+                return (ArchiveSlot(.storedKey, UInt64(index)), false)
+            }
+        } else if let id = internedIDs[key] {
+            return (ArchiveSlot(.storedKey, id), false)
+        }
+        if internedKeys.capacity == 0 {
+            // Room for a few types' keys at once: growing from one cost a small archive (W1)
+            // six allocations.
+            internedKeys.reserveCapacity(16)
+        }
+        let id = UInt64(internedKeys.count)
+        internedKeys.append(key)
+        if internedKeys.count > Self.linearInternedKeys {
+            if internedIDs.isEmpty {
+                internedIDs.reserveCapacity(internedKeys.count * 2)
+                for (index, known) in internedKeys.enumerated() { internedIDs[known] = UInt64(index) }
+            } else {
+                internedIDs[key] = id
+            }
+        }
+        return (ArchiveSlot(.storedKey, id), true)
+    }
+
+    /// The slot of a value kept aside (one id per call).
+    mutating func keepAside(_ value: PropertyListValue) -> ArchiveSlot {
+        keptAside.append(value)
+        return ArchiveSlot(.boxed, UInt64(keptAside.count - 1))
+    }
+
+    /// The value a slot stands for (`$null` for an id that was never given out).
+    func value(of slot: ArchiveSlot) -> PropertyListValue {
+        if let plain = slot.plainValue { return plain }
+        let position = Int(truncatingIfNeeded: slot.bits)
+        switch slot.kind {
+        case .storedKey: return position >= 0 && position < internedKeys.count ? internedKeys[position] : .null
+        default: return position >= 0 && position < keptAside.count ? keptAside[position] : .null
         }
     }
 }

@@ -19,18 +19,37 @@ import Darwin
 ///
 /// `@unchecked Sendable`: `work` and `result` are used by one thread at a time: the worker between
 /// its start and its exit, the caller only after `pthread_join` (or, without a thread, in `init`).
-final class SecondThread<Result>: @unchecked Sendable {
+package final class SecondThread<Result>: @unchecked Sendable {
     private var work: (() -> Result)?
     private var result: Result?
     #if canImport(Glibc) || canImport(Musl) || canImport(Darwin)
     private var thread: pthread_t?
     #endif
     private var joined = false
+    /// True when the work runs on a thread of its own.
+    private var isBesideCaller = false
 
     /// Starts `work` at once on another thread (or runs it now if none can be started).
-    init(_ work: @escaping () -> Result) {
+    package convenience init(_ work: @escaping () -> Result) {
+        self.init(work: work, runsHereWithoutThread: true)
+    }
+
+    private init(work: @escaping () -> Result, runsHereWithoutThread: Bool) {
         self.work = work
-        if !startThread() { run() }
+        if startThread() {
+            isBesideCaller = true
+        } else if runsHereWithoutThread {
+            run()
+        } else {
+            self.work = nil
+        }
+    }
+
+    /// Starts `work` on another thread, or returns nil when no thread can be started: for work
+    /// that waits for the caller, which must not run on the caller's own thread.
+    package static func beside(_ work: @escaping () -> Result) -> SecondThread? {
+        let thread = SecondThread(work: work, runsHereWithoutThread: false)
+        return thread.isBesideCaller ? thread : nil
     }
 
     /// Starts the thread that calls ``run()``; false when none could be started.
@@ -67,7 +86,7 @@ final class SecondThread<Result>: @unchecked Sendable {
     }
 
     /// Waits for the work and hands over its result (nil on every later call).
-    func join() -> Result? {
+    package func join() -> Result? {
         guard !joined else { return nil }
         joined = true
         #if canImport(Glibc) || canImport(Musl) || canImport(Darwin)
@@ -78,7 +97,7 @@ final class SecondThread<Result>: @unchecked Sendable {
     }
 
     /// True when a second thread can run beside the caller (more than one core).
-    static var hasSpareCore: Bool { processHasSpareCore }
+    package static var hasSpareCore: Bool { processHasSpareCore }
 
     /// Whether work on `count` items goes to two threads: from `threshold` items (at least two)
     /// on, on a machine with a spare core; or on any machine when a test lowered the threshold

@@ -1,0 +1,170 @@
+import KeyedArchivePropertyList
+
+/// One change to an ``ArchiveLayout``, recorded by the table and made on the layout's thread
+/// in the order the table made it.
+enum ArchiveLayoutStep {
+    /// ``ArchiveLayout/newEntry()``.
+    case newEntry
+    /// ``ArchiveLayout/layOutString(_:at:)``.
+    case string(String, uid: UInt32)
+    /// ``ArchiveLayout/layOut(_:at:)``.
+    case value(PropertyListValue, uid: UInt32)
+    /// ``ArchiveLayout/layOut(fields:array:at:)`` with the next `fieldCount` fields of the
+    /// batch and, with an array key, its next `elementCount` elements.
+    case object(fieldCount: Int, arrayKey: ArchiveSlot?, elementCount: Int, uid: UInt32)
+    /// ``ArchiveLayout/intern(_:)``.
+    case intern(PropertyListValue)
+    /// ``ArchiveLayout/keepAside(_:)``.
+    case keepAside(PropertyListValue)
+    /// ``ArchiveLayout/copyEntry(from:to:)``.
+    case copyEntry(from: Int, to: Int)
+}
+
+/// Steps handed over together (one lock and one wake-up for thousands of them), with the
+/// objects' fields and array elements copied out of the encoder's reused buffers.
+struct ArchiveLayoutBatch {
+    var steps: [ArchiveLayoutStep] = []
+    var fields: [ArchiveField] = []
+    var elements: [ArchiveSlot] = []
+
+    /// Steps, fields or elements past which a batch is handed over.
+    static let stepLimit = 4_096
+    static let slotLimit = 16_384
+
+    /// Records a step; true when the batch should be handed over.
+    @inline(__always)
+    mutating func append(_ step: ArchiveLayoutStep) -> Bool {
+        steps.append(step)
+        return steps.count >= Self.stepLimit
+    }
+
+    /// Records an object's layout, copying its fields and elements; true when the batch should
+    /// be handed over.
+    mutating func appendObject(fields: [ArchiveField], array: (key: ArchiveSlot, elements: [ArchiveSlot])?, at uid: UInt32) -> Bool {
+        self.fields.append(contentsOf: fields)
+        if let array { elements.append(contentsOf: array.elements) }
+        steps.append(.object(fieldCount: fields.count, arrayKey: array?.key, elementCount: array?.elements.count ?? 0, uid: uid))
+        return steps.count >= Self.stepLimit || self.fields.count >= Self.slotLimit || elements.count >= Self.slotLimit
+    }
+
+    /// Empties the batch, keeping its memory for the next one.
+    mutating func removeAll() {
+        steps.removeAll(keepingCapacity: true)
+        fields.removeAll(keepingCapacity: true)
+        elements.removeAll(keepingCapacity: true)
+    }
+}
+
+/// An ``ArchiveLayout`` made on a second thread while the encoder goes on: the table records
+/// each change as a step in a batch of its own, hands batches over, and takes the layout back
+/// when it is written (or a question needs the layout itself).
+///
+/// Laying an object out (its keys', numbers' and members' references in the binary writer's
+/// lists) is about a fifth of encoding W5's records and does not need to be done before the
+/// encoder moves on: nothing the encoder asks for depends on it except the entries' UIDs, which
+/// the table counts itself. The bytes are the same as when the table lays out entries itself:
+/// the layout makes the same changes in the same order.
+///
+/// Batches go round between the two threads (``batchCount`` of them), so that the encoder waits
+/// when the layout falls that far behind instead of holding ever more steps in memory, and
+/// their arrays keep their memory from one round to the next.
+///
+/// `@unchecked Sendable`: the layout is the second thread's from ``init(layout:)`` to
+/// ``finish(last:)``; a batch is the table's until it is put in `full`, and the second
+/// thread's until it is put back in `empty` (the queues' lock orders both hand-overs).
+final class ArchiveLayoutPipeline: @unchecked Sendable {
+    private let full: HandoffQueue<ArchiveLayoutBatch?>
+    private let empty: HandoffQueue<ArchiveLayoutBatch>
+    private let worker: SecondThread<ArchiveLayout>
+    private var isFinished = false
+
+    /// Batches in circulation, the one being filled included.
+    static let batchCount = 4
+
+    /// Starts making `layout` on a second thread; nil when no thread can be started.
+    init?(layout: ArchiveLayout) {
+        let full = HandoffQueue<ArchiveLayoutBatch?>()
+        let empty = HandoffQueue<ArchiveLayoutBatch>()
+        guard let worker = SecondThread<ArchiveLayout>.beside({
+            var layout = layout
+            // Taken as the only copy, so that emptying it keeps its arrays' memory.
+            while var batch = full.take() {
+                layout.apply(batch)
+                batch.removeAll()
+                empty.put(batch)
+            }
+            return layout
+        }) else { return nil }
+        self.full = full
+        self.empty = empty
+        self.worker = worker
+        for _ in 1..<Self.batchCount { empty.put(ArchiveLayoutBatch()) }
+        ArchiveObjectTable.pipelineCounts.withLock {
+            $0.started += 1
+            $0.running += 1
+        }
+    }
+
+    deinit {
+        // A table dropped before it was written: the thread still holds the layout.
+        _ = finish(last: ArchiveLayoutBatch())
+    }
+
+    /// Hands `batch` over and gives it an empty one (waiting for the second thread to free one
+    /// when all are in use).
+    func handOver(_ batch: inout ArchiveLayoutBatch) {
+        full.put(batch)
+        batch = empty.take()
+    }
+
+    /// Hands over the `last` steps, waits for the second thread and returns the layout (nil on
+    /// a second call).
+    func finish(last: ArchiveLayoutBatch) -> ArchiveLayout? {
+        guard !isFinished else { return nil }
+        isFinished = true
+        full.put(last)
+        full.put(nil)
+        let layout = worker.join()
+        ArchiveObjectTable.pipelineCounts.withLock { $0.running -= 1 }
+        return layout
+    }
+}
+
+extension ArchiveLayout {
+    /// Makes a batch's steps, in order.
+    mutating func apply(_ batch: ArchiveLayoutBatch) {
+        var fieldStart = 0
+        var elementStart = 0
+        batch.fields.withUnsafeBufferPointer { fields in
+            batch.elements.withUnsafeBufferPointer { elements in
+                for step in batch.steps {
+                    switch step {
+                    case .newEntry:
+                        _ = newEntry()
+                    case .string(let string, let uid):
+                        layOutString(string, at: uid)
+                    case .value(let value, let uid):
+                        layOut(value, at: uid)
+                    case .object(let fieldCount, let arrayKey, let elementCount, let uid):
+                        // The counts were those of the arrays copied into the batch.
+                        let objectFields = UnsafeBufferPointer(rebasing: fields[fieldStart..<(fieldStart + fieldCount)])
+                        fieldStart += fieldCount
+                        if let arrayKey {
+                            let objectElements = UnsafeBufferPointer(rebasing: elements[elementStart..<(elementStart + elementCount)])
+                            elementStart += elementCount
+                            layOut(fields: objectFields, array: (arrayKey, objectElements), at: uid)
+                        } else {
+                            layOut(fields: objectFields, array: nil, at: uid)
+                        }
+                    case .intern(let key):
+                        _ = intern(key)
+                    case .keepAside(let value):
+                        _ = keepAside(value)
+                    case .copyEntry(let from, let to):
+                        copyEntry(from: from, to: to)
+                    }
+                }
+            }
+        }
+    }
+}

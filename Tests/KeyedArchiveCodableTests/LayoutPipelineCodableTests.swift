@@ -1,0 +1,86 @@
+import Foundation
+import KeyedArchive
+import KeyedArchiveGraph
+import XCTest
+
+/// The Codable encoder's archives are the same bytes whether its table lays entries out itself
+/// or on a second thread (see ``ArchiveObjectTable``'s pipeline), and a failed encode joins
+/// that thread.
+final class LayoutPipelineCodableTests: XCTestCase {
+    override func tearDown() {
+        ArchiveObjectTable.pipelineThresholdOverride.withLock { $0 = nil }
+        super.tearDown()
+    }
+
+    private var counts: (started: Int, running: Int) { ArchiveObjectTable.pipelineCounts.withLock { $0 } }
+
+    /// `encode` with the layout made by the table itself, then on a second thread from the
+    /// table's second entry on.
+    private func assertSameBytes(_ message: String, _ encode: () throws -> Data) throws {
+        ArchiveObjectTable.pipelineThresholdOverride.withLock { $0 = .max }
+        let direct = try encode()
+        let started = counts.started
+        ArchiveObjectTable.pipelineThresholdOverride.withLock { $0 = 2 }
+        let pipelined = try encode()
+        ArchiveObjectTable.pipelineThresholdOverride.withLock { $0 = nil }
+        XCTAssertGreaterThan(counts.started, started, "\(message): no second thread")
+        XCTAssertEqual(direct, pipelined, message)
+    }
+
+    /// Models with every kind of value (dictionaries and sets as NSDictionary / NSSet, data,
+    /// dates, URLs, UUIDs, optionals, nested arrays), in both formats.
+    func testSeededModelsAreTheSameBytes() throws {
+        for seed in UInt64(1)...12 {
+            var generator = ModelGenerator(seed: seed)
+            let models = (0..<6).map { _ in generator.model(depth: 2) }
+            for format in [PropertyListFormat.binary, .xml] {
+                try assertSameBytes("seed \(seed), \(format)") {
+                    let encoder = KeyedArchiveEncoder()
+                    encoder.outputFormat = format
+                    return try encoder.encode(models)
+                }
+            }
+        }
+        XCTAssertEqual(counts.running, 0)
+    }
+
+    /// Shared class instances, cycles broken by conditional references resolved before and
+    /// after their targets (the encoder reads an entry's references at the end, which takes
+    /// the layout back from the second thread).
+    func testSharedInstancesAndConditionalsAreTheSameBytes() throws {
+        let people = (0..<200).map { Person("person \($0)") }
+        // Shared, never cyclic (Codable has no cycles): friends come earlier in the list.
+        for (index, person) in people.enumerated() where index > 0 {
+            person.friends = [people[(index * 7 + 3) % index], people[(index * 13 + 1) % index]]
+        }
+        defer { for person in people { person.friends = [] } }
+        let pets = (0..<50).map { Pet("pet \($0)") }
+        var owners: [Owner] = []
+        for index in 0..<100 {
+            let pet: Pet? = index % 3 == 0 ? nil : pets[index % pets.count]
+            owners.append(Owner(pet: pet, favorite: pets[(index * 3) % pets.count], conditionalFirst: index % 2 == 0))
+        }
+        try assertSameBytes("people") { try KeyedArchiveEncoder().encode(people) }
+        try assertSameBytes("owners") { try KeyedArchiveEncoder().encode(owners) }
+        XCTAssertEqual(counts.running, 0)
+    }
+
+    /// An encode that fails half way, with the layout on the second thread: the error comes
+    /// out and the thread is joined.
+    func testAFailedEncodeJoinsTheSecondThread() {
+        struct Failing: Encodable {
+            var index: Int
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.unkeyedContainer()
+                try container.encode("record \(index)")
+                if index == 3_000 { throw EncodingError.invalidValue(index, .init(codingPath: [], debugDescription: "stop")) }
+            }
+        }
+        ArchiveObjectTable.pipelineThresholdOverride.withLock { $0 = 2 }
+        let started = counts.started
+        XCTAssertThrowsError(try KeyedArchiveEncoder().encode((0..<6_000).map(Failing.init)))
+        ArchiveObjectTable.pipelineThresholdOverride.withLock { $0 = nil }
+        XCTAssertEqual(counts.started, started + 1)
+        XCTAssertEqual(counts.running, 0)
+    }
+}

@@ -1,0 +1,129 @@
+import KeyedArchiveGraph
+import KeyedArchive
+import KeyedArchiveTestSupport
+import XCTest
+
+/// A table lays its entries out on a second thread once it has many (``ArchiveObjectTable``'s
+/// pipeline): the archive must be the same bytes as when it lays them out itself, whatever the
+/// table was asked in between, and the thread must be joined on every path.
+final class LayoutPipelineTests: XCTestCase {
+    override func tearDown() {
+        ArchiveObjectTable.pipelineThresholdOverride.withLock { $0 = nil }
+        super.tearDown()
+    }
+
+    /// `make` run with the layout made by the table itself, then on a second thread from the
+    /// `threshold`-th entry on; also returns how many second threads the second run started.
+    private func bothWays<T>(threshold: Int = 2, _ make: () throws -> T) rethrows -> (direct: T, pipelined: T, started: Int) {
+        ArchiveObjectTable.pipelineThresholdOverride.withLock { $0 = .max }
+        let direct = try make()
+        let before = ArchiveObjectTable.pipelineCounts.withLock { $0.started }
+        ArchiveObjectTable.pipelineThresholdOverride.withLock { $0 = threshold }
+        let pipelined = try make()
+        let started = ArchiveObjectTable.pipelineCounts.withLock { $0.started } - before
+        ArchiveObjectTable.pipelineThresholdOverride.withLock { $0 = nil }
+        return (direct, pipelined, started)
+    }
+
+    private var running: Int { ArchiveObjectTable.pipelineCounts.withLock { $0.running } }
+
+    /// Random graphs with shared nodes, cycles and conditional links (pinned entries patched at
+    /// the end), in both formats, pipelined from their second entry and from their hundredth.
+    func testRandomGraphsAreTheSameBytesWithTheLayoutOnASecondThread() throws {
+        var pipelinedRuns = 0
+        for seed in UInt64(1)...40 {
+            var random = SeededGenerator(seed: seed)
+            let count = Int.random(in: 1...400, using: &random)
+            let nodes = (0..<count).map { Node(label: $0) }
+            for node in nodes {
+                for _ in 0..<Int.random(in: 0...4, using: &random) {
+                    node.links.append(nodes[Int.random(in: 0..<count, using: &random)])
+                }
+                if random.chance(0.3) { node.weak = nodes[Int.random(in: 0..<count, using: &random)] }
+            }
+            defer { for node in nodes { node.links = []; node.weak = nil } }
+            let format: PropertyListFormat = random.chance(0.5) ? .binary : .xml
+            for threshold in [2, 100] {
+                let result = try bothWays(threshold: threshold) {
+                    try KeyedArchiver.archivedData(withRootObject: nodes[0], format: format)
+                }
+                XCTAssertEqual(result.direct, result.pipelined, "seed \(seed), threshold \(threshold)")
+                pipelinedRuns += result.started
+            }
+        }
+        // Every archive has its second entry; most of them a hundredth.
+        XCTAssertGreaterThan(pipelinedRuns, 60)
+        XCTAssertEqual(running, 0)
+    }
+
+    /// Everything a table is asked while its layout is on the other thread: stored keys and
+    /// values kept aside (read back at once), copies, leaves, class descriptions, pinned
+    /// entries, and the references of an entry (which take the layout back mid-way).
+    func testEveryTableCallWhilePipelined() throws {
+        func build(readReferences: Bool) throws -> (data: Data, values: [PropertyListValue], references: [[UInt32]]) {
+            let table = ArchiveObjectTable()
+            var values: [PropertyListValue] = []
+            var references: [[UInt32]] = []
+            let classUID = table.classUID(chain: ["Thing", "NSObject"])
+            let nameKey = table.internStoredKey(PropertyListValue("name"))
+            let listKey = table.internStoredKey(PropertyListValue("NS.objects"))
+            var uids: [UInt32] = []
+            for index in 0..<300 {
+                let uid = table.reserveUID()
+                uids.append(uid)
+                let name = table.leafUID(string: "thing \(index % 37)")
+                let aside = table.slot(for: .array([.integer(PropertyListInteger(index)), .string(PropertyListString("x\(index)"))]))
+                values.append(table.value(of: aside))
+                let key = table.internStoredKey(PropertyListValue("field\(index % 20)"))
+                values.append(table.value(of: key))
+                let fields = [
+                    ArchiveField(key: table.internStoredKey(PropertyListValue("$class")), value: .uid(classUID)),
+                    ArchiveField(key: nameKey, value: .uid(name)),
+                    ArchiveField(key: key, value: aside),
+                    ArchiveField(key: table.internStoredKey(PropertyListValue("count")), value: .integer(Int64(index))),
+                ]
+                let elements = uids.suffix(3).map { ArchiveSlot.uid($0) }
+                table.setObject(fields: fields, array: index % 2 == 0 ? (listKey, elements) : nil, at: uid)
+                if index % 50 == 7 {
+                    let copy = table.reserveUID()
+                    table.setObject(copyOf: uid, at: copy)
+                }
+                if index % 60 == 11 {
+                    let pinned = table.reserveUID()
+                    table.pin(pinned)
+                    table.setObject(.dictionary(PropertyListDictionary(stringKeys: [("$class", .uid(classUID)), ("late", .uid(uid))])), at: pinned)
+                }
+                _ = table.leafUID(.real(PropertyListReal(Double(index) / 4)))
+                if readReferences && index % 100 == 99 { references.append(table.references(from: uid)) }
+            }
+            let data = try table.encodedData(top: PropertyListDictionary(stringKeys: [("root", .uid(uids[0]))]))
+            return (data, values, references)
+        }
+        for readReferences in [false, true] {
+            let result = try bothWays { try build(readReferences: readReferences) }
+            XCTAssertEqual(result.started, 1)
+            XCTAssertEqual(result.direct.data, result.pipelined.data, "references read: \(readReferences)")
+            // Compared whole, reported briefly (the lists are long).
+            XCTAssertTrue(result.direct.values == result.pipelined.values, "slot values differ")
+            XCTAssertTrue(result.direct.references == result.pipelined.references, "references differ")
+            if readReferences { XCTAssertFalse(result.pipelined.references.allSatisfy(\.isEmpty)) }
+        }
+        XCTAssertEqual(running, 0)
+    }
+
+    /// A table dropped before it is written (an encoder that failed) joins its second thread.
+    func testATableDroppedWhilePipelinedJoinsItsThread() throws {
+        ArchiveObjectTable.pipelineThresholdOverride.withLock { $0 = 2 }
+        let before = ArchiveObjectTable.pipelineCounts.withLock { $0.started }
+        do {
+            let table = ArchiveObjectTable()
+            for index in 0..<50_000 {
+                let uid = table.reserveUID()
+                table.setObject(fields: [ArchiveField(key: table.internStoredKey(PropertyListValue("n")), value: .integer(Int64(index)))], at: uid)
+            }
+            XCTAssertEqual(running, 1)
+        }
+        XCTAssertEqual(ArchiveObjectTable.pipelineCounts.withLock { $0.started }, before + 1)
+        XCTAssertEqual(running, 0)
+    }
+}
