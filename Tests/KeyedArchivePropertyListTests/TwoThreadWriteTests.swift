@@ -140,6 +140,62 @@ final class TwoThreadWriteTests: XCTestCase {
         }
     }
 
+    /// The writer knows each part's start from sizes counted as objects are stored, replaced
+    /// and copied (``BinaryPropertyListObjects/sizeBlockLength`` to a block): a list whose
+    /// placeholders are set, set again (to strings of other lengths, ASCII and UTF-16,
+    /// containers, numbers) and copied over, across several blocks, writes the same bytes as
+    /// a list given each final object once, on one thread and on two.
+    func testObjectsReplacedAcrossSizeBlocksWriteAsIfSetOnce() throws {
+        var generator = SeededGenerator(seed: 0x5_12E5)
+        let count = 3 * BinaryPropertyListObjects.sizeBlockLength + 123
+        func leaf(_ index: Int, _ round: Int) -> PropertyListValue {
+            switch (index + round) % 5 {
+            case 0: return .string(PropertyListString(String(repeating: "a", count: (index * 7 + round) % 40)))
+            case 1: return .string(PropertyListString("ü€" + String(repeating: "x", count: (index + round) % 30)))
+            case 2: return .integer(PropertyListInteger(Int64(index) << (round * 9)))
+            case 3: return .real(PropertyListReal(Double(index) / 3))
+            default: return .data(Data(repeating: UInt8(truncatingIfNeeded: index), count: (index + round) % 20))
+            }
+        }
+        var replaced = BinaryPropertyListObjects()
+        var members: [[Int]] = Array(repeating: [], count: count)
+        var final: [PropertyListValue?] = Array(repeating: nil, count: count)
+        _ = replaced.reserve(count)
+        for round in 0..<3 {
+            for index in 1..<count where generator.next() % 3 != 0 || round == 2 {
+                if index % 11 == 0 {
+                    let list = (0..<Int(generator.next() % 20)).map { _ in 1 + Int(generator.next() % UInt64(count - 1)) }
+                    replaced.setContainer(kind: index % 2 == 0 ? 0xA0 : 0xD0, references: index % 2 == 0 ? list : list + list, at: index)
+                    members[index] = index % 2 == 0 ? list : list + list
+                    final[index] = nil
+                } else {
+                    try replaced.setLeaf(leaf(index, round), at: index)
+                    final[index] = leaf(index, round)
+                }
+            }
+        }
+        for target in stride(from: 5, to: count, by: 997) {
+            replaced.copyObject(from: target - 4, to: target)
+            final[target] = final[target - 4]
+            members[target] = members[target - 4]
+        }
+        replaced.setContainer(kind: 0xA0, references: Array(1..<count), at: 0)
+        var once = BinaryPropertyListObjects()
+        _ = once.reserve(count)
+        for index in 1..<count {
+            if let value = final[index] {
+                try once.setLeaf(value, at: index)
+            } else {
+                once.setContainer(kind: index % 2 == 0 ? 0xA0 : 0xD0, references: members[index], at: index)
+            }
+        }
+        once.setContainer(kind: 0xA0, references: Array(1..<count), at: 0)
+        let expected = try once.serializedData(secondThreadObjectCount: .max)
+        let (one, two) = write(replaced)
+        XCTAssertTrue(try one.get() == expected, "one thread")
+        XCTAssertTrue(try two.get() == expected, "two threads")
+    }
+
     /// The parts are whole runs: the run bounds cover every object once, in order.
     func testRunsCoverTheObjectsInOrder() {
         for count in [1, 2, 15, 16, 17, 33, 1_000] {
