@@ -10,6 +10,11 @@ enum FuzzSupport {
         maximumDepth: 512, maximumObjectCount: 1 << 20, maximumExpandedNodeCount: 1 << 22,
         maximumStringLength: 1 << 24, maximumDataLength: 1 << 24)
 
+    /// Whether `KA_FUZZ_PIPELINE` is set: targets that encode also compare their archives
+    /// written with the table's layout on a second thread (from the second entry on) and
+    /// without (a thread started per input: slower, so not by default).
+    static let checksLayoutPipeline = getenv("KA_FUZZ_PIPELINE") != nil
+
     /// The input as a buffer; libFuzzer may pass a null pointer for size 0.
     static func buffer(_ data: UnsafePointer<UInt8>?, _ size: Int) -> UnsafeRawBufferPointer {
         guard let data, size > 0 else { return UnsafeRawBufferPointer(start: nil, count: 0) }

@@ -1,4 +1,5 @@
 import KeyedArchive
+import KeyedArchiveGraph
 
 /// A recursive Codable model: nested structs, optionals, dictionaries, enums with payloads and
 /// a class (identity is kept by the decoder).
@@ -51,6 +52,18 @@ public func fuzzCodableRecursive(_ data: UnsafePointer<UInt8>?, _ size: Int) -> 
     }
     if !sameTree(again, tree) {
         FuzzSupport.fail("FuzzTree round trip changed the value:\n\(tree)\n->\n\(again)")
+    }
+    if FuzzSupport.checksLayoutPipeline {
+        // The table's layout made on a second thread from its second entry on must write the
+        // same bytes as the table laying out entries itself.
+        func encoded(threshold: Int) -> Data {
+            ArchiveObjectTable.pipelineThresholdOverride.withLock { $0 = threshold }
+            defer { ArchiveObjectTable.pipelineThresholdOverride.withLock { $0 = nil } }
+            do { return try KeyedArchiveEncoder().encode(tree) } catch { FuzzSupport.fail("encoding a decoded FuzzTree failed: \(error)") }
+        }
+        if encoded(threshold: .max) != encoded(threshold: 2) {
+            FuzzSupport.fail("the pipelined layout wrote other bytes for:\n\(tree)")
+        }
     }
     return 0
 }
