@@ -413,14 +413,14 @@ package struct BinaryPropertyListObjects {
 
     /// The `bplist00` bytes of the list, object 0 at the top.
     ///
-    /// Two passes: the first adds up the objects' sizes, and so gives the offset table's place
-    /// and the exact output size; the second writes each object into one buffer of that size and
-    /// its offset straight into the table's slot, so no list of offsets is kept (8 bytes per
-    /// object: 170 MB for a 21-million-object archive). The buffer becomes the `Data` without a
+    /// The objects' sizes, counted as they were stored (by block: ``sizeBlockLength``), give
+    /// the offset table's place and the exact output size; one pass writes each object into one
+    /// buffer of that size and its offset straight into the table's slot, so no list of offsets
+    /// is kept (8 bytes per object: 170 MB for a 21-million-object archive). The buffer becomes the `Data` without a
     /// copy (large outputs, such as an archive holding an image, are touched once, not three times).
     ///
     /// Lists of `secondThreadObjectCount` objects or more (implicit UID objects included) are
-    /// written by two threads on a machine with a spare core: each pass cuts the objects into
+    /// written by two threads on a machine with a spare core: the objects are cut into
     /// ``serializationBlockCount`` runs, the second thread takes the later ones, and each thread
     /// writes its objects and their table slots into its own part of the buffer (the second part
     /// starts where the first one's sizes add up to). The bytes are the same either way; most of
@@ -437,7 +437,7 @@ package struct BinaryPropertyListObjects {
             throw PropertyListError(.lengthLimitExceeded, "the binary property list would exceed \(Self.maximumObjectCount) objects")
         }
         let twoThreads = SecondThread<Void>.splits(objectCount, from: secondThreadObjectCount, usually: Self.secondThreadObjectCount)
-        // Both passes read the objects in place (a copy of each retained its string or value).
+        // The objects are read in place (a copy of each retained its string or value).
         return try objects.withUnsafeBufferPointer { objects in
             try references.withUnsafeBufferPointer { references in
                 let items = SerializedItems(
@@ -623,8 +623,9 @@ private struct SerializedItems {
         startOfEvenRun(block, of: blocks, count: count)..<startOfEvenRun(block &+ 1, of: blocks, count: count)
     }
 
-    /// The file: both passes over the items cut into `blocks` runs, the runs from the middle
-    /// (by bytes) on written by a second thread when there are two runs or more.
+    /// The file: the items cut into `blocks` runs (each run's start from the counted sizes),
+    /// the runs from the middle (by bytes) on written by a second thread when there are two
+    /// runs or more.
     func serialize(blocks: Int) throws -> Data {
         let blocks = Swift.max(1, Swift.min(blocks, count))
         // The bytes of each run, from the sizes counted as the objects were stored.
@@ -661,7 +662,7 @@ private struct SerializedItems {
         defer { if ownsBuffer { free(base) } }
         var header = RawByteWriter(base: base, capacity: 8)
         header.append(contentsOf: [0x62, 0x70, 0x6C, 0x69, 0x73, 0x74, 0x30, 0x30] as [UInt8])  // bplist00
-        // Pass 2: the second thread writes the runs from the one whose start is nearest the
+        // The second thread writes the runs from the one whose start is nearest the
         // middle of the objects' bytes.
         var split = blocks
         if blocks > 1 {
@@ -747,7 +748,7 @@ private struct SerializedItems {
         return bytes
     }
 
-    /// Pass 2: writes `items` into `base` from byte `start` (nothing at or past `end`), and each
+    /// Writes `items` into `base` from byte `start` (nothing at or past `end`), and each
     /// one's offset into its slot of the offset table.
     func write(_ items: Range<Int>, into base: UnsafeMutableRawPointer, from start: Int, to end: Int, layout: (tableOffset: Int, offsetSize: Int, total: Int)) throws {
         var out = RawByteWriter(base: base, capacity: end, count: start)
