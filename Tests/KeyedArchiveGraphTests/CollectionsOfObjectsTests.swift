@@ -16,12 +16,7 @@ final class ArrayOfObjectsTests: XCTestCase {
         for seed in UInt64(1)...20 {
             var random = SeededGenerator(seed: seed)
             let count = Int.random(in: 1...200, using: &random)
-            let nodes = (0..<count).map { Node(label: $0) }
-            for node in nodes {
-                for _ in 0..<Int.random(in: 0...5, using: &random) {
-                    node.links.append(nodes[Int.random(in: 0..<count, using: &random)])
-                }
-            }
+            let nodes = Node.randomGraph(count: count, maximumLinks: 5, using: &random)
             let data = try KeyedArchiver.archivedData(withRootObject: nodes, format: .binary)
             for node in nodes { node.links = [] }  // break cycles
             let inPlace = try XCTUnwrap(KeyedUnarchiver.unarchivedObject(ofClasses: [.array, .type(Node.self)], from: data) as? [Node])

@@ -34,13 +34,7 @@ final class LayoutPipelineTests: XCTestCase {
         for seed in UInt64(1)...40 {
             var random = SeededGenerator(seed: seed)
             let count = Int.random(in: 1...400, using: &random)
-            let nodes = (0..<count).map { Node(label: $0) }
-            for node in nodes {
-                for _ in 0..<Int.random(in: 0...4, using: &random) {
-                    node.links.append(nodes[Int.random(in: 0..<count, using: &random)])
-                }
-                if random.chance(0.3) { node.weak = nodes[Int.random(in: 0..<count, using: &random)] }
-            }
+            let nodes = Node.randomGraph(count: count, maximumLinks: 4, weakChance: 0.3, using: &random)
             defer { for node in nodes { node.links = []; node.weak = nil } }
             let format: PropertyListFormat = random.chance(0.5) ? .binary : .xml
             for threshold in [2, 100] {

@@ -9,13 +9,7 @@ final class RandomGraphTests: XCTestCase {
         for seed in UInt64(1)...60 {
             var random = SeededGenerator(seed: seed)
             let count = Int.random(in: 1...60, using: &random)
-            let nodes = (0..<count).map { Node(label: $0) }
-            for node in nodes {
-                for _ in 0..<Int.random(in: 0...4, using: &random) {
-                    node.links.append(nodes[Int.random(in: 0..<count, using: &random)])  // repeats, self, cycles
-                }
-                if random.chance(0.3) { node.weak = nodes[Int.random(in: 0..<count, using: &random)] }
-            }
+            let nodes = Node.randomGraph(count: count, maximumLinks: 4, weakChance: 0.3, using: &random)
             let format: PropertyListFormat = random.chance(0.5) ? .binary : .xml
             let data = try KeyedArchiver.archivedData(withRootObject: nodes[0], format: format)
             let decoded = try XCTUnwrap(KeyedUnarchiver.unarchivedObject(ofClass: Node.self, from: data), "seed \(seed)")
@@ -67,12 +61,7 @@ final class RandomGraphTests: XCTestCase {
         for seed in UInt64(100)...120 {
             var random = SeededGenerator(seed: seed)
             let count = Int.random(in: 1...30, using: &random)
-            let nodes = (0..<count).map { Node(label: $0) }
-            for node in nodes {
-                for _ in 0..<Int.random(in: 0...3, using: &random) {
-                    node.links.append(nodes[Int.random(in: 0..<count, using: &random)])
-                }
-            }
+            let nodes = Node.randomGraph(count: count, maximumLinks: 3, using: &random)
             let data = try KeyedArchiver.archivedData(withRootObject: nodes[0], format: .binary)
             // Nobody allows Node: it decodes as ArchivedObject, a cyclic graph of inert objects.
             let generic = try KeyedUnarchiver.unarchivedObject(

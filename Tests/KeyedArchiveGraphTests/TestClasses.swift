@@ -1,4 +1,5 @@
 import KeyedArchive
+import KeyedArchiveTestSupport
 
 /// A class with every primitive coder operation.
 final class Primitives: KeyedArchiving {
@@ -60,6 +61,22 @@ final class Node: KeyedArchiving {
     func decodeReferences(with coder: KeyedUnarchiver) throws {
         links = try coder.decodeArrayOfObjects(ofClass: Node.self, forKey: "links") ?? []
         weak = try coder.decodeObject(of: Node.self, forKey: "weak")
+    }
+}
+
+extension Node {
+    /// `count` nodes, each linked to `0...maximumLinks` random nodes (repeats, itself, cycles)
+    /// and, with `weakChance`, conditionally to one more; the same graph for the same
+    /// generator state.
+    static func randomGraph(count: Int, maximumLinks: Int, weakChance: Double = 0, using random: inout SeededGenerator) -> [Node] {
+        let nodes = (0..<count).map { Node(label: $0) }
+        for node in nodes {
+            for _ in 0..<Int.random(in: 0...maximumLinks, using: &random) {
+                node.links.append(nodes[Int.random(in: 0..<count, using: &random)])
+            }
+            if weakChance > 0, random.chance(weakChance) { node.weak = nodes[Int.random(in: 0..<count, using: &random)] }
+        }
+        return nodes
     }
 }
 
