@@ -126,7 +126,7 @@ package final class ArchiveObjectTable {
     private func startPipeline() {
         // Moved, not copied: a copy would share the lists, and the second thread's first
         // change to each would copy all of it.
-        var moved = ArchiveLayout()
+        var moved = ArchiveLayout.standIn
         swap(&moved, &layout)
         let slotValues = moved.slotValues
         guard let started = ArchiveLayoutPipeline(layout: moved) else {
@@ -511,7 +511,7 @@ package final class ArchiveObjectTable {
         otherLeaves = [:]
         valueObjects = [:]
         var layout = self.layout
-        self.layout = ArchiveLayout()
+        self.layout = ArchiveLayout.standIn
         return try layout.finish(top: top, archiverName: archiverName)
     }
 }
@@ -544,7 +544,17 @@ struct ArchiveLayout {
     /// list cannot hold), thrown by ``finish(top:archiverName:)``.
     private var error: (any Error)?
 
+    /// A layout with nothing in it, not even the envelope's placeholders: the table's
+    /// stand-in while its layout is on the second thread or being written (one is made for
+    /// every archive, so it reserves nothing).
+    static var standIn: ArchiveLayout { ArchiveLayout(reserving: false) }
+
     init() {
+        self.init(reserving: true)
+    }
+
+    private init(reserving: Bool) {
+        guard reserving else { return }
         // An archive's numbers are its objects' fields: shared only with equal ones nearby.
         list.numberSharing = .nearby
         _ = list.reserve(Self.envelopeSize)
