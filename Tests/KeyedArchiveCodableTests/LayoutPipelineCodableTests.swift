@@ -1,6 +1,7 @@
 import Foundation
 import KeyedArchive
 import KeyedArchiveGraph
+import KeyedArchiveTestSupport
 import XCTest
 
 /// The Codable encoder's archives are the same bytes whether its table lays entries out itself
@@ -12,19 +13,14 @@ final class LayoutPipelineCodableTests: XCTestCase {
         super.tearDown()
     }
 
-    private var counts: (started: Int, running: Int) { ArchiveObjectTable.pipelineCounts.withLock { $0 } }
+    private var counts: (started: Int, running: Int) { layoutPipelineCounts }
 
     /// `encode` with the layout made by the table itself, then on a second thread from the
     /// table's second entry on.
     private func assertSameBytes(_ message: String, _ encode: () throws -> Data) throws {
-        ArchiveObjectTable.pipelineThresholdOverride.withLock { $0 = .max }
-        let direct = try encode()
-        let started = counts.started
-        ArchiveObjectTable.pipelineThresholdOverride.withLock { $0 = 2 }
-        let pipelined = try encode()
-        ArchiveObjectTable.pipelineThresholdOverride.withLock { $0 = nil }
-        XCTAssertGreaterThan(counts.started, started, "\(message): no second thread")
-        XCTAssertEqual(direct, pipelined, message)
+        let result = try withAndWithoutLayoutPipeline(encode)
+        XCTAssertGreaterThan(result.started, 0, "\(message): no second thread")
+        XCTAssertEqual(result.direct, result.pipelined, message)
     }
 
     /// Models with every kind of value (dictionaries and sets as NSDictionary / NSSet, data,

@@ -12,20 +12,7 @@ final class LayoutPipelineTests: XCTestCase {
         super.tearDown()
     }
 
-    /// `make` run with the layout made by the table itself, then on a second thread from the
-    /// `threshold`-th entry on; also returns how many second threads the second run started.
-    private func bothWays<T>(threshold: Int = 2, _ make: () throws -> T) rethrows -> (direct: T, pipelined: T, started: Int) {
-        ArchiveObjectTable.pipelineThresholdOverride.withLock { $0 = .max }
-        let direct = try make()
-        let before = ArchiveObjectTable.pipelineCounts.withLock { $0.started }
-        ArchiveObjectTable.pipelineThresholdOverride.withLock { $0 = threshold }
-        let pipelined = try make()
-        let started = ArchiveObjectTable.pipelineCounts.withLock { $0.started } - before
-        ArchiveObjectTable.pipelineThresholdOverride.withLock { $0 = nil }
-        return (direct, pipelined, started)
-    }
-
-    private var running: Int { ArchiveObjectTable.pipelineCounts.withLock { $0.running } }
+    private var running: Int { layoutPipelineCounts.running }
 
     /// Random graphs with shared nodes, cycles and conditional links (pinned entries patched at
     /// the end), in both formats, pipelined from their second entry and from their hundredth.
@@ -38,7 +25,7 @@ final class LayoutPipelineTests: XCTestCase {
             defer { for node in nodes { node.links = []; node.weak = nil } }
             let format: PropertyListFormat = random.chance(0.5) ? .binary : .xml
             for threshold in [2, 100] {
-                let result = try bothWays(threshold: threshold) {
+                let result = try withAndWithoutLayoutPipeline(threshold: threshold) {
                     try KeyedArchiver.archivedData(withRootObject: nodes[0], format: format)
                 }
                 XCTAssertEqual(result.direct, result.pipelined, "seed \(seed), threshold \(threshold)")
@@ -94,7 +81,7 @@ final class LayoutPipelineTests: XCTestCase {
             return (data, values, references)
         }
         for readReferences in [false, true] {
-            let result = try bothWays { try build(readReferences: readReferences) }
+            let result = try withAndWithoutLayoutPipeline { try build(readReferences: readReferences) }
             XCTAssertEqual(result.started, 1)
             XCTAssertEqual(result.direct.data, result.pipelined.data, "references read: \(readReferences)")
             // Compared whole, reported briefly (the lists are long).

@@ -78,15 +78,33 @@ final class ArchiveLayoutPipeline: @unchecked Sendable {
     private let worker: SecondThread<ArchiveLayout>
     private var isFinished = false
 
+    /// A layout on its way to the second thread: the caller's until the thread starts, the
+    /// thread's from then on.
+    private final class HandedLayout: @unchecked Sendable {
+        var layout = ArchiveLayout.standIn
+
+        /// The layout, leaving a stand-in.
+        func take() -> ArchiveLayout {
+            var taken = ArchiveLayout.standIn
+            swap(&taken, &layout)
+            return taken
+        }
+    }
+
     /// Batches in circulation, the one being filled included.
     static let batchCount = 4
 
-    /// Starts making `layout` on a second thread; nil when no thread can be started.
-    init?(layout: ArchiveLayout) {
+    /// Starts making `layout` on a second thread, leaving the caller a stand-in; nil (and the
+    /// caller's layout as it was) when no thread can be started.
+    init?(layout: inout ArchiveLayout) {
         let full = HandoffQueue<ArchiveLayoutBatch?>()
         let empty = HandoffQueue<ArchiveLayoutBatch>()
+        // Moved through a box, not captured: a captured copy would share the layout's lists,
+        // and the second thread's first change to each would copy all of it.
+        let handed = HandedLayout()
+        swap(&handed.layout, &layout)
         guard let worker = SecondThread<ArchiveLayout>.beside({
-            var layout = layout
+            var layout = handed.take()
             // Taken as the only copy, so that emptying it keeps its arrays' memory.
             while var batch = full.take() {
                 layout.apply(batch)
@@ -94,7 +112,10 @@ final class ArchiveLayoutPipeline: @unchecked Sendable {
                 empty.put(batch)
             }
             return layout
-        }) else { return nil }
+        }) else {
+            swap(&handed.layout, &layout)
+            return nil
+        }
         self.full = full
         self.empty = empty
         self.worker = worker

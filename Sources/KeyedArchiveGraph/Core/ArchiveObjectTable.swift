@@ -39,7 +39,6 @@ package final class ArchiveObjectTable {
     /// The steps recorded for the pipeline since its last hand-over (kept here, not in the
     /// pipeline object: reaching them through it retained and released it at every step).
     @exclusivity(unchecked) private var batch = ArchiveLayoutBatch()
-    @exclusivity(unchecked) private var isPipelined = false
     /// The table's copy of the layout's slot values while the layout is pipelined.
     @exclusivity(unchecked) private var pipelinedSlotValues = ArchiveSlotValues()
     /// The number of entries in `$objects`, `$null` included (the layout's count, kept here
@@ -123,21 +122,18 @@ package final class ArchiveObjectTable {
         return uid
     }
 
+    /// Whether the layout is on the second thread.
+    private var isPipelined: Bool { pipeline != nil }
+
     private func startPipeline() {
-        // Moved, not copied: a copy would share the lists, and the second thread's first
-        // change to each would copy all of it.
-        var moved = ArchiveLayout.standIn
-        swap(&moved, &layout)
-        let slotValues = moved.slotValues
-        guard let started = ArchiveLayoutPipeline(layout: moved) else {
+        let slotValues = layout.slotValues
+        guard let started = ArchiveLayoutPipeline(layout: &layout) else {
             // No thread: laid out here from now on.
             pipelineThreshold = .max
-            layout = moved
             return
         }
         pipelinedSlotValues = slotValues
         pipeline = started
-        isPipelined = true
     }
 
     /// Records a step for the pipeline.
@@ -151,7 +147,6 @@ package final class ArchiveObjectTable {
     private func stopPipeline() {
         guard let pipeline else { return }
         self.pipeline = nil
-        isPipelined = false
         pipelineThreshold = .max
         pipelinedSlotValues = ArchiveSlotValues()
         var last = ArchiveLayoutBatch()
