@@ -22,6 +22,16 @@ final class ArchiveEncodingState: Encoder {
     /// Finished builders no container refers to, for ``makeBuilder(kind:uid:classUID:capacity:)``:
     /// a builder and its arrays were three allocations for every object.
     @exclusivity(unchecked) private var spareBuilders: [ContainerBuilder] = []
+    /// Keyed containers kept for reuse, each with its builder: a `KeyedEncodingContainer` made
+    /// for a coding-key type costs three generic-metadata lookups (its box, our container type,
+    /// the conformance), about 55 ns, at every keyed value; a kept one is found by a short
+    /// scan. An entry is in use while the value that took it is being encoded (recursion takes
+    /// one per level), and for good once a copy of its container outlives that value (a
+    /// container kept past `encode(to:)` must not write into later objects). The entries refer
+    /// to this state, so ``boxRoot(_:)`` drops them at the end.
+    @exclusivity(unchecked) private var keyedContainers: [KeyedContainerEntry] = []
+    /// Past this many entries (types times recursion depth) containers are made each time.
+    private let keyedContainerLimit: Int
     /// Class-description UIDs by type: a short list scanned linearly, then a dictionary.
     @exclusivity(unchecked) private var classTypes: [(id: ObjectIdentifier, uid: UInt32, fields: Int)] = []
     @exclusivity(unchecked) private var moreClassUIDs: [ObjectIdentifier: UInt32] = [:]
@@ -43,8 +53,22 @@ final class ArchiveEncodingState: Encoder {
         var type: Any.Type?
         var reservedUID: UInt32 = 0
         var builder: ContainerBuilder?
+        /// Where `builder` came from in ``keyedContainers`` (-1: not from there).
+        var keyedContainerIndex = -1
         var single: PropertyListValue?
         var misuse: String?
+    }
+
+    /// A keyed container kept for reuse (``keyedContainers``).
+    struct KeyedContainerEntry {
+        var keyType: ObjectIdentifier
+        /// A `KeyedEncodingContainer` of the coding-key type `keyType`, stored as what it is:
+        /// one reference to the standard library's box (kept only when its size says so). Held
+        /// as that reference, its uniqueness tells whether a copy of the container is still
+        /// around when its value is done.
+        var box: AnyObject
+        var builder: ContainerBuilder
+        var inUse: Bool
     }
 
     /// A conditional reference whose target had no UID yet.
@@ -63,6 +87,7 @@ final class ArchiveEncodingState: Encoder {
         self.classNames = classNames
         self.sendableUserInfo = userInfo
         self.maximumDepth = maximumDepth
+        keyedContainerLimit = KeyedArchiveEncoder.keptContainerLimitOverride.withLock { $0 } ?? 32
     }
 
     // MARK: Encoder
@@ -75,25 +100,64 @@ final class ArchiveEncodingState: Encoder {
             if builder.kind != .object && builder.kind != .dictionary {
                 level.misuse = "asked for a keyed container after an unkeyed one"
             }
+            releaseKeptContainer(of: builder)
             return KeyedEncodingContainer(KeyedArchiveEncodingContainer<Key>(state: self, builder: builder))
         }
         if level.single != nil { level.misuse = "asked for a keyed container after encoding a single value" }
-        let builder: ContainerBuilder
+        let kind: ContainerBuilder.Kind
+        let uid: UInt32
+        let classUID: UInt32
+        var capacity = 1
+        var hintSlot = -1
+        var hint = 0
         if let type = level.type {
             // The UID first, then the class description (the order of `$objects` entries).
-            let uid = takeUID()
+            kind = .object
+            uid = takeUID()
             let slot = classSlot(for: type)
+            classUID = slot.uid
             // As many entries as the last object of this type had: no regrowth, no slack. The
             // first object of a type gets room for eight (grown from one, W1's took four
             // allocations).
-            builder = makeBuilder(kind: .object, uid: uid, classUID: slot.uid, capacity: slot.fields > 0 ? slot.fields : 8)
-            builder.fieldHintSlot = slot.index
-            builder.fieldHint = slot.fields
+            capacity = slot.fields > 0 ? slot.fields : 8
+            hintSlot = slot.index
+            hint = slot.fields
         } else {
-            builder = makeBuilder(kind: .dictionary, uid: takeUID(), classUID: dictionaryClass())
+            kind = .dictionary
+            uid = takeUID()
+            classUID = dictionaryClass()
         }
+        let keyType = ObjectIdentifier(Key.self)
+        for index in keyedContainers.indices where keyedContainers[index].keyType == keyType && !keyedContainers[index].inUse {
+            let builder = keyedContainers[index].builder
+            builder.reuse(kind: kind, uid: uid, classUID: classUID, keys: keySlots, depth: keys.count, capacity: capacity)
+            builder.fieldHintSlot = hintSlot
+            builder.fieldHint = hint
+            keyedContainers[index].inUse = true
+            level.builder = builder
+            level.keyedContainerIndex = index
+            // Sound: entries are found by `Key`'s identity, and `box` is a container made for it.
+            return unsafeBitCast(keyedContainers[index].box, to: KeyedEncodingContainer<Key>.self)
+        }
+        let builder = makeBuilder(kind: kind, uid: uid, classUID: classUID, capacity: capacity)
+        builder.fieldHintSlot = hintSlot
+        builder.fieldHint = hint
         level.builder = builder
-        return KeyedEncodingContainer(KeyedArchiveEncodingContainer<Key>(state: self, builder: builder))
+        let container = KeyedEncodingContainer(KeyedArchiveEncodingContainer<Key>(state: self, builder: builder))
+        if keyedContainers.count < keyedContainerLimit
+            && MemoryLayout<KeyedEncodingContainer<Key>>.size == MemoryLayout<AnyObject>.size {
+            keyedContainers.append(
+                KeyedContainerEntry(keyType: keyType, box: unsafeBitCast(container, to: AnyObject.self), builder: builder, inUse: true))
+            level.keyedContainerIndex = keyedContainers.count - 1
+        }
+        return container
+    }
+
+    /// Called when something besides its kept container gets hold of `builder` (a second
+    /// container of the value, a super encoder), which could outlive the value unseen: the
+    /// kept entry is left in use for good, so the builder is never reused.
+    func releaseKeptContainer(of builder: ContainerBuilder) {
+        if level.keyedContainerIndex >= 0 && level.builder === builder { level.keyedContainerIndex = -1 }
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
@@ -186,6 +250,8 @@ final class ArchiveEncodingState: Encoder {
 
     /// Encodes the root value: its stored form is always a reference.
     func boxRoot<T: Encodable>(_ value: T) throws -> PropertyListValue {
+        // The kept containers refer to this state (a cycle until they are dropped).
+        defer { keyedContainers.removeAll() }
         let result = try box(value, inline: false)
         finishNested(from: 0)
         return result
@@ -250,8 +316,20 @@ final class ArchiveEncodingState: Encoder {
             if builder.fieldHintSlot >= 0 && builder.fields.count != builder.fieldHint { noteFieldCount(of: builder) }
             builder.finish(into: table, keys: keySlots)
             let uid = builder.uid
-            // Reused when no container still refers to it (none can write to it then).
-            if isKnownUniquelyReferenced(&builder) { spareBuilders.append(builder) }
+            if level.keyedContainerIndex >= 0 {
+                // Free for the next value of its type, unless a copy of the container outlived
+                // this value: then the entry stays in use, and no other value writes into its
+                // builder. (Checked through the buffer: `&keyedContainers[index].box` checked
+                // a temporary copy.)
+                let index = level.keyedContainerIndex
+                let unique = keyedContainers.withUnsafeMutableBufferPointer { entries in
+                    index < entries.count && isKnownUniquelyReferenced(&entries[index].box)
+                }
+                if unique { keyedContainers[index].inUse = false }
+            } else if isKnownUniquelyReferenced(&builder) {
+                // Reused when no container still refers to it (none can write to it then).
+                spareBuilders.append(builder)
+            }
             return .uid(uid)
         }
         if let single = level.single {

@@ -55,6 +55,52 @@ final class ContainerReuseTests: XCTestCase {
         XCTAssertNotNil(archive["$objects"])
     }
 
+    /// Like the test above, for the other ways a value's code can get hold of its object's
+    /// storage: a second container of the same value, and a super encoder (written through
+    /// later, it adds a `super` entry to whatever object holds that storage then).
+    func testASecondContainerOrSuperEncoderKeptAfterItsValueDoesNotWriteIntoLaterObjects() throws {
+        final class Keeper: @unchecked Sendable {
+            var second: KeyedEncodingContainer<Item.Keys>?
+            var superEncoder: (any Encoder)?
+        }
+        struct Keeping: Encodable {
+            let number: Int
+            let keeper: Keeper
+            let keepsSecond: Bool
+            let keeps: Bool
+
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: Item.Keys.self)
+                if !keeps {
+                    if var second = keeper.second { try second.encode(-1, forKey: .late) }
+                    if let kept = keeper.superEncoder {
+                        var single = kept.singleValueContainer()
+                        try single.encode(-2)
+                    }
+                }
+                try container.encode(number, forKey: .number)
+                if keeps && keepsSecond { keeper.second = encoder.container(keyedBy: Item.Keys.self) }
+                if keeps && !keepsSecond { keeper.superEncoder = container.superEncoder() }
+            }
+        }
+        for keepsSecond in [true, false] {
+            let keeper = Keeper()
+            let values = (1...6).map { Keeping(number: $0, keeper: keeper, keepsSecond: keepsSecond, keeps: $0 == 1) }
+            let data = try KeyedArchiveEncoder().encode(values)
+            keeper.second = nil
+            keeper.superEncoder = nil
+            let objects = try XCTUnwrap(PropertyList.decode(data)["$objects"]?.arrayValue)
+            var numbered = 0
+            for object in objects {
+                guard case .dictionary(let fields) = object, let number = fields["number"] else { continue }
+                numbered += 1
+                guard number != .integer(1) else { continue }
+                XCTAssertEqual(fields.count, 2, "keeps \(keepsSecond ? "a second container" : "a super encoder"): \(object)")
+            }
+            XCTAssertEqual(numbered, 6)
+        }
+    }
+
     /// Objects of one type encoded one after another (each reusing the storage of the one
     /// before) keep their own fields, including when they have different numbers of fields.
     func testReusedContainersStartEmpty() throws {
@@ -66,6 +112,134 @@ final class ContainerReuseTests: XCTestCase {
         let values = (0..<50).map { Varying(a: $0, b: $0 % 3 == 0 ? nil : "b\($0)", c: $0 % 4 == 0 ? Array(0..<($0 % 7)) : nil) }
         let data = try KeyedArchiveEncoder().encode(values)
         XCTAssertEqual(try KeyedArchiveDecoder().decode([Varying].self, from: data), values)
+    }
+
+    // MARK: Keyed containers kept for reuse
+
+    /// Runs `encode` with every keyed container made anew, then with the encoder's kept ones.
+    private func withAndWithoutKeptContainers(_ encode: () throws -> Data) rethrows -> (made: Data, kept: Data) {
+        defer { KeyedArchiveEncoder.keptContainerLimitOverride.withLock { $0 = nil } }
+        KeyedArchiveEncoder.keptContainerLimitOverride.withLock { $0 = 0 }
+        let made = try encode()
+        KeyedArchiveEncoder.keptContainerLimitOverride.withLock { $0 = nil }
+        return (made, try encode())
+    }
+
+    /// One type at every level of a tree (one coding-key type), nested deeper than the encoder
+    /// keeps containers for: each level has its own container, the same bytes as containers
+    /// made anew, and the tree decodes to itself.
+    func testKeptContainersOfARecursiveTypeKeepEachLevelApart() throws {
+        struct Branch: Codable, Equatable {
+            var name: String
+            var weight: Int
+            var children: [Branch]
+        }
+        var generator = SeededGenerator(seed: 7)
+        // A spine 45 levels deep, with short side branches (about 400 nodes in all).
+        func branch(depth: Int, spine: Bool) -> Branch {
+            var children: [Branch] = []
+            if spine && depth < 45 { children.append(branch(depth: depth + 1, spine: true)) }
+            let sides = depth < 48 ? Int(generator.next() % 3) : 0
+            for _ in 0..<sides where generator.next() % 4 != 0 { children.insert(branch(depth: depth + 1, spine: false), at: 0) }
+            return Branch(name: "b\(depth)-\(generator.next() % 1000)", weight: Int(generator.next() % 100), children: children)
+        }
+        // The encoder keeps a container as the one reference it is on this toolchain (else
+        // it makes every container anew and this test compares two identical runs).
+        XCTAssertEqual(MemoryLayout<KeyedEncodingContainer<Item.Keys>>.size, MemoryLayout<AnyObject>.size)
+        let trees = (0..<3).map { _ in branch(depth: 0, spine: true) }
+        func count(_ branch: Branch) -> (nodes: Int, depth: Int) {
+            branch.children.map(count).reduce((1, 1)) { ($0.nodes + $1.nodes, max($0.depth, $1.depth + 1)) }
+        }
+        XCTAssertGreaterThan(trees.map { count($0).depth }.min() ?? 0, 40)
+        XCTAssertLessThan(trees.map { count($0).nodes }.reduce(0, +), 20_000)
+        for format in [PropertyListFormat.binary, .xml] {
+            let result = try withAndWithoutKeptContainers {
+                let encoder = KeyedArchiveEncoder()
+                encoder.outputFormat = format
+                return try encoder.encode(trees)
+            }
+            XCTAssertEqual(result.kept, result.made, "\(format)")
+            XCTAssertEqual(try KeyedArchiveDecoder().decode([Branch].self, from: result.kept), trees)
+        }
+    }
+
+    struct Flaky: Encodable {
+        enum Keys: String, CodingKey { case number, after }
+        struct Failure: Error {}
+        let number: Int
+        let fails: Bool
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(number, forKey: .number)
+            if fails { throw Failure() }
+            try container.encode(number * 2, forKey: .after)
+        }
+    }
+
+    /// Asks for a second keyed container of another key type at the same level, and
+    /// swallows its elements' failures (`try?`), so values of one type are left unfinished
+    /// in the middle of a run.
+    struct Shelf: Encodable {
+        enum Keys: String, CodingKey { case label }
+        struct ItemKey: CodingKey {
+            var stringValue: String
+            var intValue: Int? { nil }
+            init(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue: Int) { nil }
+        }
+        let label: String
+        let items: [Flaky]
+
+        func encode(to encoder: any Encoder) throws {
+            var labels = encoder.container(keyedBy: Keys.self)
+            try labels.encode(label, forKey: .label)
+            var items = encoder.container(keyedBy: ItemKey.self)
+            for (index, item) in self.items.enumerated() {
+                try? items.encode(item, forKey: ItemKey(stringValue: "item\(index)"))
+            }
+        }
+    }
+
+    struct DecodedFlaky: Decodable, Equatable {
+        let number: Int
+        let after: Int
+    }
+
+    /// Values that fail after their container was taken (the error swallowed by the caller)
+    /// and containers asked for twice at one level leave nothing behind: later values of the
+    /// same types have their own fields, the same bytes as with containers made anew.
+    func testFailedValuesAndSecondContainersLeaveKeptContainersClean() throws {
+        let shelves = (0..<20).map { shelf in
+            Shelf(label: "shelf \(shelf)", items: (0..<6).map { Flaky(number: shelf * 10 + $0, fails: ($0 + shelf) % 4 == 0) })
+        }
+        let result = try withAndWithoutKeptContainers { try KeyedArchiveEncoder().encode(shelves) }
+        XCTAssertEqual(result.kept, result.made)
+        // Each unfailed item decodes with its own two fields, under its shelf.
+        struct DecodedShelf: Decodable {
+            let label: String
+            let items: [String: DecodedFlaky]
+            init(from decoder: any Decoder) throws {
+                let labels = try decoder.container(keyedBy: Shelf.Keys.self)
+                label = try labels.decode(String.self, forKey: .label)
+                let items = try decoder.container(keyedBy: Shelf.ItemKey.self)
+                var found: [String: DecodedFlaky] = [:]
+                for key in items.allKeys where key.stringValue.hasPrefix("item") {
+                    found[key.stringValue] = try items.decode(DecodedFlaky.self, forKey: key)
+                }
+                self.items = found
+            }
+        }
+        let decoded = try KeyedArchiveDecoder().decode([DecodedShelf].self, from: result.kept)
+        XCTAssertEqual(decoded.count, shelves.count)
+        for (shelf, read) in zip(shelves, decoded) {
+            XCTAssertEqual(read.label, shelf.label)
+            var expected: [String: DecodedFlaky] = [:]
+            for (index, item) in shelf.items.enumerated() where !item.fails {
+                expected["item\(index)"] = DecodedFlaky(number: item.number, after: item.number * 2)
+            }
+            XCTAssertEqual(read.items, expected, shelf.label)
+        }
     }
 
     // MARK: Decoding
