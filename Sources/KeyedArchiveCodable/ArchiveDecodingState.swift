@@ -42,11 +42,31 @@ final class ArchiveDecodingState: Decoder {
     @exclusivity(unchecked) private var accepted: [AcceptKey: Bool] = [:]
     @exclusivity(unchecked) private var typeKinds = TypeKindCache(decoding: true)
     /// In-place storages made by this decode, for reuse once no container refers to them (see
-    /// ``keyedStorageInPlace(_:)``). Each refers to this state, so the list is emptied when the
+    /// ``keyedStorageInPlace(_:expected:keyType:)``). Each refers to this state, so the list is emptied when the
     /// decode ends (``decodeRoot(_:key:)``).
     @exclusivity(unchecked) private var spareStorages: [InPlaceKeyedStorage] = []
     /// The most storages kept for reuse: nesting levels deeper than this make their own.
     private static let spareStorageLimit = 8
+    /// Keyed containers kept for reuse with their in-place storages, found by coding-key type:
+    /// a `KeyedDecodingContainer` made for a type costs three generic-metadata lookups (its
+    /// box, our container type, the conformance) at every keyed value. One is reused when no
+    /// copy of it is left (its value's `init(from:)` has returned), so an outer object's, or
+    /// one kept by its type, goes on reading its own object. Emptied when the decode ends, as
+    /// ``spareStorages`` is.
+    @exclusivity(unchecked) private var keptContainers: [KeptContainer] = []
+    /// The most containers kept (coding-key types times nesting levels in use at once).
+    private static let keptContainerLimit = 32
+
+    /// A keyed container kept for reuse (``keptContainers``).
+    private struct KeptContainer {
+        var keyType: ObjectIdentifier
+        /// A `KeyedDecodingContainer` of the coding-key type `keyType`, stored as what it is:
+        /// one reference to the standard library's box (kept only when its size says so), whose
+        /// uniqueness tells whether a copy of the container is left.
+        var box: AnyObject
+        /// The storage the container reads (referred to by nothing else).
+        let storage: InPlaceKeyedStorage
+    }
 
     /// The value the `Decoder` methods read, and the type being decoded from it (for the class
     /// name check; cleared once a container is made).
@@ -113,6 +133,7 @@ final class ArchiveDecodingState: Decoder {
             keys.removeLast()
             // The storages refer to this state: kept, they would keep it alive.
             spareStorages.removeAll()
+            keptContainers.removeAll()
         }
         return try decodeValue(type, from: root, checkCycle: true)
     }
@@ -164,17 +185,61 @@ final class ArchiveDecodingState: Decoder {
         return string.value
     }
 
-    /// The storage of an archived object whose class is a keyed one, read in place when the
-    /// archive is read by index: the fields are looked up in the file, with no dictionary built
-    /// (see ``KeyedStorage``). `nil` sends the caller to the general path (other classes,
-    /// malformed entries, archives read whole), which also reports any error.
-    private func keyedStorageInPlace(_ uid: UInt32) throws -> (storage: KeyedStorage, classUID: UInt32)? {
-        guard let storage = spareStorage(),
-            let classUID = (try? document.restartInPlace(&storage.lookup, at: uid, path: "")) ?? nil,
+    /// An archived object whose class is a keyed one, read in place when the archive is read by
+    /// index: the fields are looked up in the file, with no dictionary built (see
+    /// ``KeyedStorage``). `nil` sends the caller to the general path (other classes, malformed
+    /// entries, archives read whole), which also reports any error.
+    ///
+    /// Not generic over the coding-key type: returning an optional container of it made two
+    /// generic-metadata lookups at every object.
+    private func keyedStorageInPlace(_ uid: UInt32, expected: Any.Type?, keyType: ObjectIdentifier) throws -> StorageInPlace? {
+        var kept = -1
+        for index in keptContainers.indices where keptContainers[index].keyType == keyType {
+            // (Through the buffer: `&keptContainers[index].box` checks a temporary copy.)
+            let free = keptContainers.withUnsafeMutableBufferPointer { isKnownUniquelyReferenced(&$0[index].box) }
+            if free {
+                kept = index
+                break
+            }
+        }
+        let storage: InPlaceKeyedStorage
+        if kept >= 0 {
+            storage = keptContainers[kept].storage
+        } else if let spare = spareStorage() {
+            storage = spare
+        } else {
+            return nil
+        }
+        guard let classUID = (try? document.restartInPlace(&storage.lookup, at: uid, path: "")) ?? nil,
             try kind(ofClass: classUID, uid: uid) == .keyed
         else { return nil }
         storage.reuse(depth: keys.count)
-        return (storage, classUID)
+        if isStrict {
+            // Described when the storage was made; looked up only here, in strict mode (never
+            // skipped: an unknown class is described again).
+            let info = try knownClass(classUID) ?? describeClass(classUID, uid: uid, key: nil).0
+            try checkAccepted(info, classUID: classUID, expected: expected)
+        }
+        return kept >= 0 ? .kept(keptContainers[kept].box) : .storage(storage)
+    }
+
+    /// What ``keyedStorageInPlace(_:expected:keyType:)`` found.
+    private enum StorageInPlace {
+        /// A kept container's box (see ``KeptContainer``), its storage restarted.
+        case kept(AnyObject)
+        /// A storage for a new container.
+        case storage(InPlaceKeyedStorage)
+    }
+
+    /// A new container of `storage`, kept for reuse while there is room.
+    private func keep<Key: CodingKey>(_ container: KeyedDecodingContainer<Key>, storage: InPlaceKeyedStorage) {
+        guard keptContainers.count < Self.keptContainerLimit,
+            MemoryLayout<KeyedDecodingContainer<Key>>.size == MemoryLayout<AnyObject>.size
+        else { return }
+        // The storage belongs to the kept container from now on.
+        spareStorages.removeAll { $0 === storage }
+        keptContainers.append(
+            KeptContainer(keyType: ObjectIdentifier(Key.self), box: unsafeBitCast(container, to: AnyObject.self), storage: storage))
     }
 
     /// A storage for an object read in place, its lookup to be restarted (in place: copying a
@@ -353,14 +418,16 @@ final class ArchiveDecodingState: Decoder {
             throw mismatch([String: Any].self, "expected an archived object, found an inline \(value.typeName)")
         }
         guard uid != 0 else { throw notFound(expected ?? [String: Any].self) }
-        if let (storage, classUID) = try keyedStorageInPlace(uid) {
-            if isStrict {
-                // Described when the storage was made; looked up only here, in strict mode (never
-                // skipped: an unknown class is described again).
-                let info = try knownClass(classUID) ?? describeClass(classUID, uid: uid, key: nil).0
-                try checkAccepted(info, classUID: classUID, expected: expected)
-            }
-            return KeyedDecodingContainer(KeyedArchiveDecodingContainer<Key>(storage: storage))
+        switch try keyedStorageInPlace(uid, expected: expected, keyType: ObjectIdentifier(Key.self)) {
+        case .kept(let box)?:
+            // Sound: kept containers are found by `Key`'s identity, and `box` is one made for it.
+            return unsafeBitCast(box, to: KeyedDecodingContainer<Key>.self)
+        case .storage(let storage)?:
+            let container = KeyedDecodingContainer(KeyedArchiveDecodingContainer<Key>(storage: storage))
+            keep(container, storage: storage)
+            return container
+        case nil:
+            break
         }
         let entry = try object(uid)
         guard case .dictionary(let fields) = entry else {

@@ -297,6 +297,34 @@ final class ContainerReuseTests: XCTestCase {
         XCTAssertEqual(stash.lateReads, [10, 10, 10, 10, 10], "a kept container read another object's fields")
     }
 
+    /// Strict class checks hold for every object, also those read through a container kept
+    /// from an earlier object of the same coding-key type.
+    func testStrictDecodingChecksObjectsReadThroughKeptContainers() throws {
+        struct Point: Codable, Equatable { var x: Int; var y: Int }
+        struct Impostor: Codable { var x: Int; var y: Int }
+        struct Row: Encodable { var first: Point; var second: Point; var third: Impostor }
+        struct StrictRow: Decodable, Equatable { var first: Point; var second: Point; var third: Point }
+        let encoder = KeyedArchiveEncoder()
+        encoder.setClassName("Point", for: Point.self)
+        encoder.setClassName("Impostor", for: Impostor.self)
+        encoder.setClassName("Row", for: Row.self)
+        let data = try encoder.encode(Row(first: Point(x: 1, y: 2), second: Point(x: 3, y: 4), third: Impostor(x: 5, y: 6)))
+        let lenient = KeyedArchiveDecoder()
+        XCTAssertEqual(try lenient.decode(StrictRow.self, from: data).third, Point(x: 5, y: 6))
+        let strict = KeyedArchiveDecoder()
+        strict.isStrict = true
+        strict.setClassName("Point", for: Point.self)
+        strict.setClassName("Row", for: StrictRow.self)
+        // `second` and `third` are read through the container `first` was read with.
+        XCTAssertThrowsError(try strict.decode(StrictRow.self, from: data)) { error in
+            guard case DecodingError.typeMismatch(_, let context) = error else { return XCTFail("\(error)") }
+            XCTAssertTrue(context.debugDescription.contains("\"Impostor\""), context.debugDescription)
+            XCTAssertEqual(context.codingPath.last?.stringValue, "third")
+        }
+        strict.setType(Point.self, forClassName: "Impostor")
+        XCTAssertEqual(try strict.decode(StrictRow.self, from: data).second, Point(x: 3, y: 4))
+    }
+
     /// The storages kept for reuse refer to the decode's state; they must not keep it alive
     /// once the decode has returned or thrown.
     func testTheDecodingStateIsFreedAfterTheDecode() throws {
