@@ -61,8 +61,8 @@ final class ArchiveDecodingState: Decoder {
     private struct KeptContainer {
         var keyType: ObjectIdentifier
         /// A `KeyedDecodingContainer` of the coding-key type `keyType`, stored as what it is:
-        /// one reference to the standard library's box (kept only when its size says so), whose
-        /// uniqueness tells whether a copy of the container is left.
+        /// one reference to the standard library's box (kept only when ``KeptContainers`` found
+        /// it so), whose uniqueness tells whether a copy of the container is left.
         var box: AnyObject
         /// The storage the container reads (referred to by nothing else).
         let storage: InPlaceKeyedStorage
@@ -234,7 +234,7 @@ final class ArchiveDecodingState: Decoder {
     /// A new container of `storage`, kept for reuse while there is room.
     private func keep<Key: CodingKey>(_ container: KeyedDecodingContainer<Key>, storage: InPlaceKeyedStorage) {
         guard keptContainers.count < Self.keptContainerLimit,
-            MemoryLayout<KeyedDecodingContainer<Key>>.size == MemoryLayout<AnyObject>.size
+            KeptContainers.canKeep(container)
         else { return }
         // The storage belongs to the kept container from now on.
         spareStorages.removeAll { $0 === storage }

@@ -63,9 +63,9 @@ final class ArchiveEncodingState: Encoder {
     struct KeyedContainerEntry {
         var keyType: ObjectIdentifier
         /// A `KeyedEncodingContainer` of the coding-key type `keyType`, stored as what it is:
-        /// one reference to the standard library's box (kept only when its size says so). Held
-        /// as that reference, its uniqueness tells whether a copy of the container is still
-        /// around when its value is done.
+        /// one reference to the standard library's box (kept only when ``KeptContainers`` found
+        /// it so). Held as that reference, its uniqueness tells whether a copy of the container
+        /// is still around when its value is done.
         var box: AnyObject
         var builder: ContainerBuilder
         var inUse: Bool
@@ -145,7 +145,7 @@ final class ArchiveEncodingState: Encoder {
         level.builder = builder
         let container = KeyedEncodingContainer(KeyedArchiveEncodingContainer<Key>(state: self, builder: builder))
         if keyedContainers.count < keyedContainerLimit
-            && MemoryLayout<KeyedEncodingContainer<Key>>.size == MemoryLayout<AnyObject>.size {
+            && KeptContainers.canKeep(container) {
             keyedContainers.append(
                 KeyedContainerEntry(keyType: keyType, box: unsafeBitCast(container, to: AnyObject.self), builder: builder, inUse: true))
             level.keyedContainerIndex = keyedContainers.count - 1
