@@ -45,13 +45,23 @@ public func fuzzCodableRecursive(_ data: UnsafePointer<UInt8>?, _ size: Int) -> 
     let input = Data(FuzzSupport.buffer(data, size))
     guard let tree = try? KeyedUnarchiver.unarchivedObject(ofType: FuzzTree.self, from: input, limits: FuzzSupport.limits) else { return 0 }
     let again: FuzzTree
+    let archive: Data
     do {
-        again = try KeyedUnarchiver.unarchivedObject(ofType: FuzzTree.self, from: try KeyedArchiveEncoder().encode(tree), limits: FuzzSupport.limits)
+        archive = try KeyedArchiveEncoder().encode(tree)
+        again = try KeyedUnarchiver.unarchivedObject(ofType: FuzzTree.self, from: archive, limits: FuzzSupport.limits)
     } catch {
         FuzzSupport.fail("re-encoding a decoded FuzzTree failed: \(error)")
     }
     if !sameTree(again, tree) {
         FuzzSupport.fail("FuzzTree round trip changed the value:\n\(tree)\n->\n\(again)")
+    }
+    // The encoder's kept keyed containers (one per coding-key type and nesting level) must
+    // write the same bytes as containers made anew for every value.
+    KeyedArchiveEncoder.keptContainerLimitOverride.withLock { $0 = 0 }
+    let anew = try? KeyedArchiveEncoder().encode(tree)
+    KeyedArchiveEncoder.keptContainerLimitOverride.withLock { $0 = nil }
+    if anew != archive {
+        FuzzSupport.fail("kept keyed containers wrote other bytes than containers made anew for:\n\(tree)")
     }
     if FuzzSupport.checksLayoutPipeline {
         // The table's layout made on a second thread from its second entry on must write the

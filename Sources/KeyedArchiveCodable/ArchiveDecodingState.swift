@@ -42,8 +42,8 @@ final class ArchiveDecodingState: Decoder {
     @exclusivity(unchecked) private var accepted: [AcceptKey: Bool] = [:]
     @exclusivity(unchecked) private var typeKinds = TypeKindCache(decoding: true)
     /// In-place storages made by this decode, for reuse once no container refers to them (see
-    /// ``keyedStorageInPlace(_:expected:keyType:)``). Each refers to this state, so the list is emptied when the
-    /// decode ends (``decodeRoot(_:key:)``).
+    /// ``keyedStorageInPlace(_:expected:keyType:)``). Each refers to this state, so the list is
+    /// emptied when the decode ends (``decodeRoot(_:key:)``).
     @exclusivity(unchecked) private var spareStorages: [InPlaceKeyedStorage] = []
     /// The most storages kept for reuse: nesting levels deeper than this make their own.
     private static let spareStorageLimit = 8

@@ -29,9 +29,9 @@ final class ArchiveEncodingState: Encoder {
     /// one per level), and for good once a copy of its container outlives that value (a
     /// container kept past `encode(to:)` must not write into later objects). The entries refer
     /// to this state, so ``boxRoot(_:)`` drops them at the end.
-    @exclusivity(unchecked) private var keyedContainers: [KeyedContainerEntry] = []
+    @exclusivity(unchecked) private var keptContainers: [KeptContainer] = []
     /// Past this many entries (types times recursion depth) containers are made each time.
-    private let keyedContainerLimit: Int
+    private let keptContainerLimit: Int
     /// Class-description UIDs by type: a short list scanned linearly, then a dictionary.
     @exclusivity(unchecked) private var classTypes: [(id: ObjectIdentifier, uid: UInt32, fields: Int)] = []
     @exclusivity(unchecked) private var moreClassUIDs: [ObjectIdentifier: UInt32] = [:]
@@ -53,14 +53,14 @@ final class ArchiveEncodingState: Encoder {
         var type: Any.Type?
         var reservedUID: UInt32 = 0
         var builder: ContainerBuilder?
-        /// Where `builder` came from in ``keyedContainers`` (-1: not from there).
-        var keyedContainerIndex = -1
+        /// Where `builder` came from in ``keptContainers`` (-1: not from there).
+        var keptContainerIndex = -1
         var single: PropertyListValue?
         var misuse: String?
     }
 
-    /// A keyed container kept for reuse (``keyedContainers``).
-    struct KeyedContainerEntry {
+    /// A keyed container kept for reuse (``keptContainers``).
+    struct KeptContainer {
         var keyType: ObjectIdentifier
         /// A `KeyedEncodingContainer` of the coding-key type `keyType`, stored as what it is:
         /// one reference to the standard library's box (kept only when ``KeptContainers`` found
@@ -87,7 +87,7 @@ final class ArchiveEncodingState: Encoder {
         self.classNames = classNames
         self.sendableUserInfo = userInfo
         self.maximumDepth = maximumDepth
-        keyedContainerLimit = KeyedArchiveEncoder.keptContainerLimitOverride.withLock { $0 } ?? 32
+        keptContainerLimit = KeyedArchiveEncoder.keptContainerLimitOverride.withLock { $0 } ?? 32
     }
 
     // MARK: Encoder
@@ -100,7 +100,7 @@ final class ArchiveEncodingState: Encoder {
             if builder.kind != .object && builder.kind != .dictionary {
                 level.misuse = "asked for a keyed container after an unkeyed one"
             }
-            releaseKeptContainer(of: builder)
+            retireKeptContainer(of: builder)
             return KeyedEncodingContainer(KeyedArchiveEncodingContainer<Key>(state: self, builder: builder))
         }
         if level.single != nil { level.misuse = "asked for a keyed container after encoding a single value" }
@@ -128,27 +128,27 @@ final class ArchiveEncodingState: Encoder {
             classUID = dictionaryClass()
         }
         let keyType = ObjectIdentifier(Key.self)
-        for index in keyedContainers.indices where keyedContainers[index].keyType == keyType && !keyedContainers[index].inUse {
-            let builder = keyedContainers[index].builder
+        for index in keptContainers.indices where keptContainers[index].keyType == keyType && !keptContainers[index].inUse {
+            let builder = keptContainers[index].builder
             builder.reuse(kind: kind, uid: uid, classUID: classUID, keys: keySlots, depth: keys.count, capacity: capacity)
             builder.fieldHintSlot = hintSlot
             builder.fieldHint = hint
-            keyedContainers[index].inUse = true
+            keptContainers[index].inUse = true
             level.builder = builder
-            level.keyedContainerIndex = index
+            level.keptContainerIndex = index
             // Sound: entries are found by `Key`'s identity, and `box` is a container made for it.
-            return unsafeBitCast(keyedContainers[index].box, to: KeyedEncodingContainer<Key>.self)
+            return unsafeBitCast(keptContainers[index].box, to: KeyedEncodingContainer<Key>.self)
         }
         let builder = makeBuilder(kind: kind, uid: uid, classUID: classUID, capacity: capacity)
         builder.fieldHintSlot = hintSlot
         builder.fieldHint = hint
         level.builder = builder
         let container = KeyedEncodingContainer(KeyedArchiveEncodingContainer<Key>(state: self, builder: builder))
-        if keyedContainers.count < keyedContainerLimit
+        if keptContainers.count < keptContainerLimit
             && KeptContainers.canKeep(container) {
-            keyedContainers.append(
-                KeyedContainerEntry(keyType: keyType, box: unsafeBitCast(container, to: AnyObject.self), builder: builder, inUse: true))
-            level.keyedContainerIndex = keyedContainers.count - 1
+            keptContainers.append(
+                KeptContainer(keyType: keyType, box: unsafeBitCast(container, to: AnyObject.self), builder: builder, inUse: true))
+            level.keptContainerIndex = keptContainers.count - 1
         }
         return container
     }
@@ -156,8 +156,8 @@ final class ArchiveEncodingState: Encoder {
     /// Called when something besides its kept container gets hold of `builder` (a second
     /// container of the value, a super encoder), which could outlive the value unseen: the
     /// kept entry is left in use for good, so the builder is never reused.
-    func releaseKeptContainer(of builder: ContainerBuilder) {
-        if level.keyedContainerIndex >= 0 && level.builder === builder { level.keyedContainerIndex = -1 }
+    func retireKeptContainer(of builder: ContainerBuilder) {
+        if level.keptContainerIndex >= 0 && level.builder === builder { level.keptContainerIndex = -1 }
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
@@ -251,7 +251,7 @@ final class ArchiveEncodingState: Encoder {
     /// Encodes the root value: its stored form is always a reference.
     func boxRoot<T: Encodable>(_ value: T) throws -> PropertyListValue {
         // The kept containers refer to this state (a cycle until they are dropped).
-        defer { keyedContainers.removeAll() }
+        defer { keptContainers.removeAll() }
         let result = try box(value, inline: false)
         finishNested(from: 0)
         return result
@@ -316,16 +316,16 @@ final class ArchiveEncodingState: Encoder {
             if builder.fieldHintSlot >= 0 && builder.fields.count != builder.fieldHint { noteFieldCount(of: builder) }
             builder.finish(into: table, keys: keySlots)
             let uid = builder.uid
-            if level.keyedContainerIndex >= 0 {
+            if level.keptContainerIndex >= 0 {
                 // Free for the next value of its type, unless a copy of the container outlived
                 // this value: then the entry stays in use, and no other value writes into its
-                // builder. (Checked through the buffer: `&keyedContainers[index].box` checked
+                // builder. (Checked through the buffer: `&keptContainers[index].box` checked
                 // a temporary copy.)
-                let index = level.keyedContainerIndex
-                let unique = keyedContainers.withUnsafeMutableBufferPointer { entries in
+                let index = level.keptContainerIndex
+                let unique = keptContainers.withUnsafeMutableBufferPointer { entries in
                     index < entries.count && isKnownUniquelyReferenced(&entries[index].box)
                 }
-                if unique { keyedContainers[index].inUse = false }
+                if unique { keptContainers[index].inUse = false }
             } else if isKnownUniquelyReferenced(&builder) {
                 // Reused when no container still refers to it (none can write to it then).
                 spareBuilders.append(builder)

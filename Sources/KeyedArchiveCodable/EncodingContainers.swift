@@ -84,7 +84,7 @@ struct KeyedArchiveEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProt
         let path = codingPath + [key]
         let builder = self.builder
         let state = self.state
-        state.releaseKeptContainer(of: builder)
+        state.retireKeptContainer(of: builder)
         return ReferencingArchiveEncoder(state: state, codingPath: path) { value in
             if builder.kind == .object {
                 builder.fields.append(
