@@ -15,19 +15,19 @@ package enum KeptContainers {
 
     /// Whether `container` (and so every `KeyedEncodingContainer`) is one reference to its box.
     package static func canKeep<Key>(_ container: KeyedEncodingContainer<Key>) -> Bool {
-        encodingLayout.withLock { known in
-            if let known { return known }
-            let checked = isOneReference(container)
-            known = checked
-            return checked
-        }
+        isOneReference(container, rememberedIn: encodingLayout)
     }
 
     /// Whether `container` (and so every `KeyedDecodingContainer`) is one reference to its box.
     package static func canKeep<Key>(_ container: KeyedDecodingContainer<Key>) -> Bool {
-        decodingLayout.withLock { known in
+        isOneReference(container, rememberedIn: decodingLayout)
+    }
+
+    /// ``isOneReference(_:)`` for the first value asked about, the answer kept in `known`.
+    private static func isOneReference<Value>(_ value: Value, rememberedIn known: Protected<Bool?>) -> Bool {
+        known.withLock { known in
             if let known { return known }
-            let checked = isOneReference(container)
+            let checked = isOneReference(value)
             known = checked
             return checked
         }
