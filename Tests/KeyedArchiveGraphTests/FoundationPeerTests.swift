@@ -304,6 +304,45 @@ final class FoundationPeerTests: XCTestCase {
         XCTAssertEqual(summary, objects.compactMap(\.name).joined(separator: "|") + "\n")
     }
 
+    /// While strings do not recur, the archiver stores them without looking them up, and goes
+    /// back to sharing them once they do: windows of 4,096 new strings, and after a window in
+    /// which fewer than one in 64 strings was found again, one skipped window, then two, four...
+    /// (`StringLeafSharing`). Foundation, plistlib and our reader read every name as it was.
+    func testStringsStoredWithoutLookupsWhileTheyDoNotRecurDecodeInFoundationAndPlistlib() throws {
+        let window = ArchiveObjectTable.stringLeafWindow
+        XCTAssertEqual(window, 4_096, "the counts below assume windows of 4,096")
+        // 16,384 names that never recur, then 30,000 objects cycling through 7 names.
+        let unique = 4 * window
+        let objects = (0..<(unique + 30_000)).map { index -> Primitives in
+            let object = Primitives()
+            object.int = index
+            object.name = index < unique ? "unique \(index)" : "recurring \(index % 7)"
+            return object
+        }
+        let data = try KeyedArchiver.archivedData(withRootObject: objects, format: .binary)
+
+        // Window 1 looks the unique names up and finds none again: window 2 is skipped. Window 3
+        // finds none again either: windows 4 and 5 are skipped. The recurring names begin with
+        // window 5, so its 4,096 are each stored; window 6 looks them up again and stores each
+        // of the 7 once (no more new strings: it never ends).
+        var stored: [String: Int] = [:]
+        for case .string(let text) in try XCTUnwrap(PropertyList.decode(data)["$objects"]?.arrayValue) {
+            stored[text.value, default: 0] += 1
+        }
+        let storedUnique = stored.filter { $0.key.hasPrefix("unique ") }.values.reduce(0, +)
+        let storedRecurring = stored.filter { $0.key.hasPrefix("recurring ") }.values.reduce(0, +)
+        XCTAssertEqual(storedUnique, unique)
+        XCTAssertEqual(storedRecurring, window + 7)
+
+        let theirs = try primitivesInFoundation(data)
+        XCTAssertEqual(theirs.map(\.name), objects.map(\.name))
+        XCTAssertEqual(theirs.map(\.int), objects.map(\.int))
+        let ours = try primitivesInOurs(data)
+        XCTAssertEqual(ours.map(\.name), objects.map(\.name))
+        guard let summary = try plistlibRootObjects(data, "o[e['name'].data]", separator: "|") else { return }
+        XCTAssertEqual(summary, objects.compactMap(\.name).joined(separator: "|") + "\n")
+    }
+
     // MARK: NSCoding classes with every primitive
 
     func testPrimitiveCoderOperationsMatchFoundationBothWays() throws {

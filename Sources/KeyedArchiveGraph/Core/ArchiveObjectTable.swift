@@ -60,11 +60,9 @@ package final class ArchiveObjectTable {
     @exclusivity(unchecked) private var identities = WordPairTable()
     @exclusivity(unchecked) private var retained: [AnyObject] = []
     /// Uniqued leaves: numbers, booleans and dates by bits and kind, strings by exact text
-    /// (within a window, see ``stringLeafWindow``), the rest (data) by value.
+    /// (within a window while they recur, see ``StringLeafSharing``), the rest (data) by value.
     @exclusivity(unchecked) private var numberLeaves = NumberTable()
-    @exclusivity(unchecked) private var stringLeaves = LiteralStringTable()
-    /// New strings stored since `stringLeaves` last started over.
-    @exclusivity(unchecked) private var newStringLeaves = 0
+    @exclusivity(unchecked) private var stringLeaves = StringLeafSharing()
     @exclusivity(unchecked) private var dataLeaves = LiteralDataTable()
     @exclusivity(unchecked) private var otherLeaves: [PropertyListValue: UInt32] = [:]
     @exclusivity(unchecked) private var valueObjects: [PropertyListValue: UInt32] = [:]
@@ -338,8 +336,9 @@ package final class ArchiveObjectTable {
     /// letters each, recur far apart). Foundation's archiver on Linux shares every equal
     /// string (its object map is keyed by value); what is shared changes no decoded value (a
     /// `String` has no identity; NSKeyedUnarchiver makes one object per entry, equal either
-    /// way).
-    static let stringLeafWindow = 4_096
+    /// way). Windows in which strings rarely recur make the next ones skip the lookups
+    /// (``StringLeafSharing``).
+    package static let stringLeafWindow = 4_096
 
     /// The UID of a leaf value (string, integer, real, boolean, data, date), stored once per
     /// exact value (strings: within ``stringLeafWindow``). Other values are stored without
@@ -350,7 +349,6 @@ package final class ArchiveObjectTable {
         switch value {
         case .string(let string):
             found = stringLeaves.findOrInsert(string, next)
-            if found == nil { countNewStringLeaf() }
         case .integer(let integer):
             found = integer.isNegative || integer.isAboveInt64Max
                 ? numberLeaves.findOrInsert(integer.bitPattern, integer.isAboveInt64Max ? 0x11 : 0x10, next)
@@ -379,21 +377,9 @@ package final class ArchiveObjectTable {
     /// of it (a long one is boxed).
     package func leafUID(string: String) -> UInt32 {
         if let found = stringLeaves.findOrInsert(string, entryCount) { return UInt32(truncatingIfNeeded: found) }
-        countNewStringLeaf()
         let uid = newEntry()
         if isPipelined { record(.string(string, uid: uid)) } else { layout.layOutString(string, at: uid) }
         return uid
-    }
-
-    /// Counts a string just added to the table, and starts the table over after
-    /// ``stringLeafWindow`` of them.
-    @inline(__always)
-    private func countNewStringLeaf() {
-        newStringLeaves &+= 1
-        if newStringLeaves >= Self.stringLeafWindow {
-            newStringLeaves = 0
-            stringLeaves.removeAll()
-        }
     }
 
     /// The UID of an object dictionary with value semantics (an NSDate, NSUUID, NSNull...),
@@ -501,7 +487,7 @@ package final class ArchiveObjectTable {
         // Done with everything but the layout: free it before the output is allocated.
         identities = WordPairTable()
         numberLeaves = NumberTable()
-        stringLeaves = LiteralStringTable()
+        stringLeaves = StringLeafSharing()
         dataLeaves = LiteralDataTable()
         otherLeaves = [:]
         valueObjects = [:]

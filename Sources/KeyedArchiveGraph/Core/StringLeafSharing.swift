@@ -1,0 +1,80 @@
+import KeyedArchivePropertyList
+
+/// Which strings of a keyed archive are stored once: an equal string stored since the table last
+/// started over, which it does every ``ArchiveObjectTable/stringLeafWindow`` new strings; and,
+/// while strings do not recur, none.
+///
+/// A window in which fewer than one string in ``rareRepeats`` is found again makes the next
+/// windows store their strings without looking them up (one window, then two, four... up to
+/// ``longestSkip`` after each such window in a row); the window after them looks strings up
+/// again, and one with repeats ends the skipping. Looking up a string that is never found again
+/// was a tenth of a W5 encode's instructions (its names, emails, streets, cities and tags recur
+/// nowhere within a window): 265 instructions a string and a 196 KB table cleared every window.
+/// Strings that recur within a window (kinds, states, a small set of tags) keep being found in
+/// every window; rare repeats met in a skipped window are stored again, which changes no decoded
+/// value (see ``ArchiveObjectTable/stringLeafWindow``).
+struct StringLeafSharing {
+    private var table = LiteralStringTable()
+    /// New strings in this window.
+    private var newStrings = 0
+    /// Strings found again in this window.
+    private var repeats = 0
+    /// Windows left to store without lookups (0: looking strings up).
+    private var skippedWindowsLeft = 0
+    /// Windows to skip after the next window with rare repeats.
+    private var nextSkip = 1
+
+    /// A window with fewer repeats than one in this many new strings is one of rare repeats.
+    static let rareRepeats = 64
+    /// The most windows skipped in a row.
+    static let longestSkip = 16
+
+    /// Whether the strings of this window are stored without lookups.
+    var isSkipping: Bool { skippedWindowsLeft > 0 }
+
+    /// The value stored for `string`'s text, or `nil` after storing `value` for it (or, in a
+    /// skipped window, without storing it).
+    @inline(__always)
+    mutating func findOrInsert(_ string: String, _ value: Int) -> Int? {
+        if skippedWindowsLeft == 0, let found = table.findOrInsert(string, value) {
+            repeats &+= 1
+            return found
+        }
+        countNew()
+        return nil
+    }
+
+    /// ``findOrInsert(_:_:)`` for a ``PropertyListString``.
+    @inline(__always)
+    mutating func findOrInsert(_ string: PropertyListString, _ value: Int) -> Int? {
+        if skippedWindowsLeft == 0, let found = table.findOrInsert(string, value) {
+            repeats &+= 1
+            return found
+        }
+        countNew()
+        return nil
+    }
+
+    @inline(__always)
+    private mutating func countNew() {
+        newStrings &+= 1
+        if newStrings >= ArchiveObjectTable.stringLeafWindow { endWindow() }
+    }
+
+    private mutating func endWindow() {
+        newStrings = 0
+        if skippedWindowsLeft > 0 {
+            // The table was emptied when the skipping began.
+            skippedWindowsLeft -= 1
+            return
+        }
+        table.removeAll()
+        if repeats &* Self.rareRepeats < ArchiveObjectTable.stringLeafWindow {
+            skippedWindowsLeft = nextSkip
+            nextSkip = min(nextSkip &* 2, Self.longestSkip)
+        } else {
+            nextSkip = 1
+        }
+        repeats = 0
+    }
+}
