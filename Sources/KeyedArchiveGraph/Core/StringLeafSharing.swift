@@ -29,9 +29,6 @@ struct StringLeafSharing {
     /// The most windows skipped in a row.
     static let longestSkip = 16
 
-    /// Whether the strings of this window are stored without lookups.
-    var isSkipping: Bool { skippedWindowsLeft > 0 }
-
     /// The value stored for `string`'s text, or `nil` after storing `value` for it (or, in a
     /// skipped window, without storing it).
     @inline(__always)
