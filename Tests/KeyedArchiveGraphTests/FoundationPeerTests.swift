@@ -290,18 +290,19 @@ final class FoundationPeerTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(storedAgain, 4_500, "far repeats are stored again")
         XCTAssertLessThanOrEqual(storedAgain, 4_500 + 7 * 4 + 40, "recurring names stay shared within a window")
 
-        // Foundation.
+        try assertNamesReadBack(data, objects)
+    }
+
+    /// Foundation's unarchiver, ours and plistlib read every object's name and number in
+    /// `data` (a root array of `Primitives`) as `objects` have them.
+    private func assertNamesReadBack(_ data: Data, _ objects: [Primitives], file: StaticString = #filePath, line: UInt = #line) throws {
         let theirs = try primitivesInFoundation(data)
-        XCTAssertEqual(theirs.map(\.name), objects.map(\.name))
-        XCTAssertEqual(theirs.map(\.int), objects.map(\.int))
-
-        // Ours.
+        XCTAssertEqual(theirs.map(\.name), objects.map(\.name), "Foundation", file: file, line: line)
+        XCTAssertEqual(theirs.map(\.int), objects.map(\.int), "Foundation", file: file, line: line)
         let ours = try primitivesInOurs(data)
-        XCTAssertEqual(ours.map(\.name), objects.map(\.name))
-
-        // plistlib.
+        XCTAssertEqual(ours.map(\.name), objects.map(\.name), "ours", file: file, line: line)
         guard let summary = try plistlibRootObjects(data, "o[e['name'].data]", separator: "|") else { return }
-        XCTAssertEqual(summary, objects.compactMap(\.name).joined(separator: "|") + "\n")
+        XCTAssertEqual(summary, objects.compactMap(\.name).joined(separator: "|") + "\n", "plistlib", file: file, line: line)
     }
 
     /// While strings do not recur, the archiver stores them without looking them up, and goes
@@ -334,13 +335,7 @@ final class FoundationPeerTests: XCTestCase {
         XCTAssertEqual(storedUnique, unique)
         XCTAssertEqual(storedRecurring, window + 7)
 
-        let theirs = try primitivesInFoundation(data)
-        XCTAssertEqual(theirs.map(\.name), objects.map(\.name))
-        XCTAssertEqual(theirs.map(\.int), objects.map(\.int))
-        let ours = try primitivesInOurs(data)
-        XCTAssertEqual(ours.map(\.name), objects.map(\.name))
-        guard let summary = try plistlibRootObjects(data, "o[e['name'].data]", separator: "|") else { return }
-        XCTAssertEqual(summary, objects.compactMap(\.name).joined(separator: "|") + "\n")
+        try assertNamesReadBack(data, objects)
     }
 
     // MARK: NSCoding classes with every primitive

@@ -33,18 +33,19 @@ struct StringLeafSharing {
     /// skipped window, without storing it).
     @inline(__always)
     mutating func findOrInsert(_ string: String, _ value: Int) -> Int? {
-        if skippedWindowsLeft == 0, let found = table.findOrInsert(string, value) {
-            repeats &+= 1
-            return found
-        }
-        countNew()
-        return nil
+        lookUp { $0.findOrInsert(string, value) }
     }
 
     /// ``findOrInsert(_:_:)`` for a ``PropertyListString``.
     @inline(__always)
     mutating func findOrInsert(_ string: PropertyListString, _ value: Int) -> Int? {
-        if skippedWindowsLeft == 0, let found = table.findOrInsert(string, value) {
+        lookUp { $0.findOrInsert(string, value) }
+    }
+
+    /// `findOrInsert` on the table, unless this window is skipped; counts what it found.
+    @inline(__always)
+    private mutating func lookUp(_ findOrInsert: (inout LiteralStringTable) -> Int?) -> Int? {
+        if skippedWindowsLeft == 0, let found = findOrInsert(&table) {
             repeats &+= 1
             return found
         }
