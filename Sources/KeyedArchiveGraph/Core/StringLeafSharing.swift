@@ -67,7 +67,7 @@ struct StringLeafSharing {
             return
         }
         table.removeAll()
-        if repeats &* Self.rareRepeats < ArchiveObjectTable.stringLeafWindow {
+        if repeats < ArchiveObjectTable.stringLeafWindow / Self.rareRepeats {
             skippedWindowsLeft = nextSkip
             nextSkip = min(nextSkip &* 2, Self.longestSkip)
         } else {
