@@ -54,8 +54,6 @@ final class ArchiveDecodingState: Decoder {
     /// one kept by its type, goes on reading its own object. Emptied when the decode ends, as
     /// ``spareStorages`` is.
     @exclusivity(unchecked) private var keptContainers: [KeptContainer] = []
-    /// The most containers kept (coding-key types times nesting levels in use at once).
-    private static let keptContainerLimit = 32
 
     /// A keyed container kept for reuse (``keptContainers``).
     private struct KeptContainer {
@@ -233,7 +231,7 @@ final class ArchiveDecodingState: Decoder {
 
     /// A new container of `storage`, kept for reuse while there is room.
     private func keep<Key: CodingKey>(_ container: KeyedDecodingContainer<Key>, storage: InPlaceKeyedStorage) {
-        guard keptContainers.count < Self.keptContainerLimit,
+        guard keptContainers.count < KeptContainers.limit,
             KeptContainers.canKeep(container)
         else { return }
         // The storage belongs to the kept container from now on.

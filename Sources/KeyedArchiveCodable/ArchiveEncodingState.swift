@@ -87,7 +87,7 @@ final class ArchiveEncodingState: Encoder {
         self.classNames = classNames
         self.sendableUserInfo = userInfo
         self.maximumDepth = maximumDepth
-        keptContainerLimit = KeyedArchiveEncoder.keptContainerLimitOverride.withLock { $0 } ?? 32
+        keptContainerLimit = KeyedArchiveEncoder.keptContainerLimitOverride.withLock { $0 } ?? KeptContainers.limit
     }
 
     // MARK: Encoder

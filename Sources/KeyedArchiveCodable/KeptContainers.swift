@@ -10,6 +10,10 @@
 /// process, by reflection, on the first container of each kind: where it differs, containers are
 /// made anew every time (the same archives, only slower).
 package enum KeptContainers {
+    /// The most containers an encode or a decode keeps (coding-key types times nesting levels
+    /// in use at once); past it, containers are made anew.
+    static let limit = 32
+
     private static let encodingLayout = Protected<Bool?>(nil)
     private static let decodingLayout = Protected<Bool?>(nil)
 

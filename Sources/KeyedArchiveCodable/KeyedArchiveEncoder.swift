@@ -25,7 +25,7 @@ public final class KeyedArchiveEncoder {
     public var archiverName: String = "NSKeyedArchiver"
     private(set) var classNameOverrides: [ObjectIdentifier: String] = [:]
     /// For tests: how many keyed containers (coding-key types times recursion depth) one encode
-    /// keeps for reuse; `nil` is the default (32), 0 makes every container anew. The bytes are
+    /// keeps for reuse; `nil` is the default (``KeptContainers/limit``), 0 makes every container anew. The bytes are
     /// the same either way.
     package static let keptContainerLimitOverride = Protected<Int?>(nil)
 
