@@ -356,6 +356,23 @@ final class BenchmarkSmokeTests: XCTestCase {
         XCTAssertEqual(made.map(\.tags.count), Array(repeating: 2, count: 50))
     }
 
+    /// The graph floor bounds W2's unarchives only if it makes the graph they return: the same
+    /// people, names, ages and scores, each linked to the same friends.
+    func testTheGraphFloorMakesTheUnarchivedGraph() {
+        let spec = GraphSpec.make(seed: 5, count: 300, cyclic: false)
+        let made = GraphFloor(spec).madeGraph()
+        XCTAssertEqual(made.count, 300)
+        XCTAssertEqual(made.names, spec.names)
+        XCTAssertEqual(made.ages, spec.ages)
+        XCTAssertEqual(made.scores, spec.scores)
+        XCTAssertEqual(made.friends, spec.friends)
+        XCTAssertEqual(spec.friends.joined().count, 3 * 299, "three friends for everyone but the first")
+        XCTAssertEqual(GraphFloor(spec).makeGraph(), 300)
+        // The row sits in W2's acyclic unarchive beside the coders it bounds.
+        let rows = Self.results.filter { $0.workload == "W2" && $0.operation == "acyclic unarchive" }.map(\.implementation)
+        XCTAssertTrue(rows.contains("graph floor") && rows.contains("KeyedArchive NSCoding-style"), "\(rows)")
+    }
+
     func testPeakMemoryInAChildStyleRun() throws {
         #if os(Linux)
         let rss = try XCTUnwrap(PeakMemory.status("VmRSS"))

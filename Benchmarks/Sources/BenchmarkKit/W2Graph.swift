@@ -125,13 +125,73 @@ public final class CodablePerson: Codable {
     }
 }
 
+/// W2's "graph floor": the graph an unarchive of an acyclic W2 archive makes, made without an
+/// archive. Any unarchiver that returns it pays this much: the people allocated, their names
+/// made from UTF-8 bytes (as an archive holds them), each friend appended (a retain of a
+/// person made earlier, at random), and the whole graph released when the result is dropped.
+public struct GraphFloor: Sendable {
+    /// The names' UTF-8 bytes one after another, and where each ends.
+    private let nameBytes: [UInt8]
+    private let nameEnds: [Int]
+    private let ages: [Int]
+    private let scores: [Double]
+    /// The friends' indices one after another, and where each person's end.
+    private let friends: [Int]
+    private let friendEnds: [Int]
+
+    /// The floor of an acyclic graph (friends made before the people who name them).
+    public init(_ spec: GraphSpec) {
+        var nameBytes: [UInt8] = [], nameEnds: [Int] = [], friends: [Int] = [], friendEnds: [Int] = []
+        for index in 0..<spec.count {
+            nameBytes += Array(spec.names[index].utf8)
+            nameEnds.append(nameBytes.count)
+            friends += spec.friends[index]
+            friendEnds.append(friends.count)
+        }
+        (self.nameBytes, self.nameEnds, self.friends, self.friendEnds) = (nameBytes, nameEnds, friends, friendEnds)
+        (ages, scores) = (spec.ages, spec.scores)
+    }
+
+    /// Makes the graph and returns how many people it has (the timed row: the graph is
+    /// released on return, as the unarchive rows release theirs).
+    public func makeGraph() -> Int { graph().count }
+
+    /// The graph made, read back as a spec (tests: it must be the spec it was made from).
+    public func madeGraph() -> GraphSpec {
+        let people = graph()
+        let indices = Dictionary(uniqueKeysWithValues: people.enumerated().map { (ObjectIdentifier($1), $0) })
+        return GraphSpec(
+            count: people.count, cyclic: false, names: people.map(\.name), ages: people.map(\.age), scores: people.map(\.score),
+            friends: people.map { $0.friends.map { indices[ObjectIdentifier($0)] ?? -1 } })
+    }
+
+    private func graph() -> [ArchivedPerson] {
+        var people: [ArchivedPerson] = []
+        people.reserveCapacity(ages.count)
+        nameBytes.withUnsafeBufferPointer { bytes in
+            var nameStart = 0, friendStart = 0
+            for index in ages.indices {
+                let name = String(decoding: UnsafeBufferPointer(rebasing: bytes[nameStart..<nameEnds[index]]), as: UTF8.self)
+                let person = ArchivedPerson(name: name, age: ages[index], score: scores[index])
+                for friend in friends[friendStart..<friendEnds[index]] { person.friends.append(people[friend]) }
+                people.append(person)
+                nameStart = nameEnds[index]
+                friendStart = friendEnds[index]
+            }
+        }
+        return people
+    }
+}
+
 extension Workload {
     /// W2: a graph of Person objects with three shared friends each, acyclic and cyclic.
     public static let w2 = Workload(
         id: "W2", title: "object graph",
         stresses: "object identity (shared references via UIDs), per-object class lookup and key dictionaries, cycles"
     ) { context in
-        graphOperations(context: context, ours: context.scale.w2Objects, peer: context.scale.w2PeerObjects, workload: "W2", friendLists: true)
+        graphOperations(
+            context: context, ours: context.scale.w2Objects, peer: context.scale.w2PeerObjects, workload: "W2", friendLists: true,
+            graphFloor: true)
     }
 
     /// The unarchive of an acyclic graph whose people keep their friends in one array.
@@ -157,8 +217,10 @@ extension Workload {
     /// one array (`decodeArrayOfObjects(ofClass:forKey:)`, the usual NSCoding shape): both
     /// sides read the same archive, written by our archiver (NSKeyedArchiver merges objects by
     /// equality and hashes an NSArray by its count, which makes it quadratic in such graphs).
+    /// With `graphFloor`, the acyclic unarchive also times ``GraphFloor`` (a reference row).
     static func graphOperations(
-        context: Context, ours: Int, peer: Int, workload: String, peerSkip: String? = nil, friendLists: Bool = false
+        context: Context, ours: Int, peer: Int, workload: String, peerSkip: String? = nil, friendLists: Bool = false,
+        graphFloor: Bool = false
     ) -> [BenchmarkOperation] {
         var operations: [BenchmarkOperation] = []
         for cyclic in [false, true] {
@@ -196,7 +258,7 @@ extension Workload {
                     skip: "not run: it copies every shared instance at each reference, so a graph with shared friends expands exponentially"
                 ) { 0 },
             ]))
-            operations.append(BenchmarkOperation(workload, "\(kind) unarchive", check: .objects, [
+            var unarchives = [
                 Implementation("KeyedArchive NSCoding-style", ours: true, units: ours, prepare: {
                     if oursBox.value == nil { oursBox.value = try coder.get().archive() }
                 }) {
@@ -213,7 +275,17 @@ extension Workload {
                     let root = try Peer.keyedUnarchive(peerBox.value ?? Data(), classes: [PeerPerson.self]) as? NSArray
                     return root?.count ?? 0
                 },
-            ]))
+            ]
+            if graphFloor && !cyclic {
+                let floor = GraphFloor(spec)
+                unarchives.append(Implementation(
+                    "graph floor", units: ours,
+                    note: "reference: the decoded graph alone (people made, named from UTF-8 bytes, linked, released; no archive read)"
+                ) {
+                    floor.makeGraph()
+                })
+            }
+            operations.append(BenchmarkOperation(workload, "\(kind) unarchive", check: .objects, unarchives))
             if friendLists && !cyclic {
                 operations.append(listedUnarchive(spec: spec, peerSpec: peerSpec, ours: ours, peer: peer, peerNote: peerNote, workload: workload))
             }
