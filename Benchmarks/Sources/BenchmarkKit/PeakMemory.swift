@@ -44,19 +44,13 @@ public enum PeakMemory {
     }
     #endif
 
-    /// Merges the heap's freed blocks and gives freed pages back to the kernel (glibc's
-    /// `malloc_trim(0)`; nothing elsewhere).
-    public static func trimFreedHeap() {
-        #if canImport(Glibc)
-        if let trim = glibcFunction("malloc_trim", as: (@convention(c) (Int) -> Int32).self) { _ = trim(0) }
-        #endif
-    }
-
     /// Resets the high-water mark (where possible) and records the baseline.
     public static func begin() -> Baseline {
+        #if canImport(Glibc)
         // Give freed heap pages back first: otherwise the operation reuses pages that are already
         // resident (left over from building the inputs) and its peak is undercounted.
-        trimFreedHeap()
+        if let trim = glibcFunction("malloc_trim", as: (@convention(c) (Int) -> Int32).self) { _ = trim(0) }
+        #endif
         let reset = (try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)) != nil
         return Baseline(rssBytes: status("VmRSS") ?? maxRSS(), reset: reset)
     }

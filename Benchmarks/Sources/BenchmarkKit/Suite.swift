@@ -39,12 +39,6 @@ public enum Suite {
         var results: [ImplementationResult] = []
         for workload in Workload.all where only.map({ $0.contains(workload.id) }) ?? true {
             context.log("\(workload.id) \(workload.title): building inputs")
-            // Inputs are built in a trimmed heap, so that their layout in memory does not depend
-            // on what ran before: built among the small blocks the earlier workloads freed, the
-            // nesting series' first input (depth 8) was scattered and slower to walk, 121-145 ns
-            // a level to write against 89-100 ns for the later depths and 91 ns with the series
-            // run alone (session 40).
-            PeakMemory.trimFreedHeap()
             let operations: [BenchmarkOperation]
             do {
                 operations = try workload.make(context)
