@@ -50,9 +50,9 @@ extension Workload {
         // and the first copy held as long as the rows: it takes whatever small free blocks the
         // earlier workloads left, so the copy that is written lies in memory taken in one
         // stretch at every depth. Made once, the first depth's tree landed among the blocks the
-        // peers of W2 and W5 had freed and was slower to walk: 132-145 ns a level to write at
+        // peers of W2 and W5 had freed and was slower to walk: 134-145 ns a level to write at
         // depth 8 against 89-93 ns at depth 500 in full runs (91 ns with the series run alone);
-        // made twice, 95 against 90 ns (session 40).
+        // made twice, 106 against 92 ns (session 40's second full run).
         let holeFiller = DeepWide.deep(seed: context.seed, depth: depth, chains: chains)
         let tree = DeepWide.deep(seed: context.seed, depth: depth, chains: chains)
         let foundationTree = FoundationTree.make(tree)
