@@ -25,8 +25,8 @@ public final class KeyedArchiveEncoder {
     public var archiverName: String = "NSKeyedArchiver"
     private(set) var classNameOverrides: [ObjectIdentifier: String] = [:]
     /// For tests: how many keyed containers (coding-key types times recursion depth) one encode
-    /// keeps for reuse; `nil` is the default (``KeptContainers/limit``), 0 makes every container anew. The bytes are
-    /// the same either way.
+    /// keeps for reuse; `nil` is the default (``KeptContainers/limit``), 0 makes every container
+    /// anew. The bytes are the same either way.
     package static let keptContainerLimitOverride = Protected<Int?>(nil)
 
     /// An encoder with default options (binary output).

@@ -13,8 +13,6 @@ final class LayoutPipelineCodableTests: XCTestCase {
         super.tearDown()
     }
 
-    private var counts: (started: Int, running: Int) { layoutPipelineCounts }
-
     /// `encode` with the layout made by the table itself, then on a second thread from the
     /// table's second entry on.
     private func assertSameBytes(_ message: String, _ encode: () throws -> Data) throws {
@@ -37,7 +35,7 @@ final class LayoutPipelineCodableTests: XCTestCase {
                 }
             }
         }
-        XCTAssertEqual(counts.running, 0)
+        XCTAssertEqual(layoutPipelineCounts.running, 0)
     }
 
     /// Shared class instances, cycles broken by conditional references resolved before and
@@ -58,7 +56,7 @@ final class LayoutPipelineCodableTests: XCTestCase {
         }
         try assertSameBytes("people") { try KeyedArchiveEncoder().encode(people) }
         try assertSameBytes("owners") { try KeyedArchiveEncoder().encode(owners) }
-        XCTAssertEqual(counts.running, 0)
+        XCTAssertEqual(layoutPipelineCounts.running, 0)
     }
 
     /// An encode that fails half way, with the layout on the second thread: the error comes
@@ -73,10 +71,10 @@ final class LayoutPipelineCodableTests: XCTestCase {
             }
         }
         ArchiveObjectTable.pipelineThresholdOverride.withLock { $0 = 2 }
-        let started = counts.started
+        let started = layoutPipelineCounts.started
         XCTAssertThrowsError(try KeyedArchiveEncoder().encode((0..<6_000).map(Failing.init)))
         ArchiveObjectTable.pipelineThresholdOverride.withLock { $0 = nil }
-        XCTAssertEqual(counts.started, started + 1)
-        XCTAssertEqual(counts.running, 0)
+        XCTAssertEqual(layoutPipelineCounts.started, started + 1)
+        XCTAssertEqual(layoutPipelineCounts.running, 0)
     }
 }

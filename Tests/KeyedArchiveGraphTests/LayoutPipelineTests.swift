@@ -12,8 +12,6 @@ final class LayoutPipelineTests: XCTestCase {
         super.tearDown()
     }
 
-    private var running: Int { layoutPipelineCounts.running }
-
     /// Random graphs with shared nodes, cycles and conditional links (pinned entries patched at
     /// the end), in both formats, pipelined from their second entry and from their hundredth.
     func testRandomGraphsAreTheSameBytesWithTheLayoutOnASecondThread() throws {
@@ -34,7 +32,7 @@ final class LayoutPipelineTests: XCTestCase {
         }
         // Every archive has its second entry; most of them a hundredth.
         XCTAssertGreaterThan(pipelinedRuns, 60)
-        XCTAssertEqual(running, 0)
+        XCTAssertEqual(layoutPipelineCounts.running, 0)
     }
 
     /// Everything a table is asked while its layout is on the other thread: stored keys and
@@ -89,7 +87,7 @@ final class LayoutPipelineTests: XCTestCase {
             XCTAssertTrue(result.direct.references == result.pipelined.references, "references differ")
             if readReferences { XCTAssertFalse(result.pipelined.references.allSatisfy(\.isEmpty)) }
         }
-        XCTAssertEqual(running, 0)
+        XCTAssertEqual(layoutPipelineCounts.running, 0)
     }
 
     /// A table dropped before it is written (an encoder that failed) joins its second thread.
@@ -102,9 +100,9 @@ final class LayoutPipelineTests: XCTestCase {
                 let uid = table.reserveUID()
                 table.setObject(fields: [ArchiveField(key: table.internStoredKey(PropertyListValue("n")), value: .integer(Int64(index)))], at: uid)
             }
-            XCTAssertEqual(running, 1)
+            XCTAssertEqual(layoutPipelineCounts.running, 1)
         }
         XCTAssertEqual(ArchiveObjectTable.pipelineCounts.withLock { $0.started }, before + 1)
-        XCTAssertEqual(running, 0)
+        XCTAssertEqual(layoutPipelineCounts.running, 0)
     }
 }
