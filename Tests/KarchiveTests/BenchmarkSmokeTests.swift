@@ -357,20 +357,59 @@ final class BenchmarkSmokeTests: XCTestCase {
     }
 
     /// The graph floor bounds W2's unarchives only if it makes the graph they return: the same
-    /// people, names, ages and scores, each linked to the same friends.
+    /// people, names, ages and scores, each linked to the same friends, and released as they are.
     func testTheGraphFloorMakesTheUnarchivedGraph() {
-        let spec = GraphSpec.make(seed: 5, count: 300, cyclic: false)
-        let made = GraphFloor(spec).madeGraph()
-        XCTAssertEqual(made.count, 300)
-        XCTAssertEqual(made.names, spec.names)
-        XCTAssertEqual(made.ages, spec.ages)
-        XCTAssertEqual(made.scores, spec.scores)
-        XCTAssertEqual(made.friends, spec.friends)
-        XCTAssertEqual(spec.friends.joined().count, 3 * 299, "three friends for everyone but the first")
-        XCTAssertEqual(GraphFloor(spec).makeGraph(), 300)
-        // The row sits in W2's acyclic unarchive beside the coders it bounds.
-        let rows = Self.results.filter { $0.workload == "W2" && $0.operation == "acyclic unarchive" }.map(\.implementation)
-        XCTAssertTrue(rows.contains("graph floor") && rows.contains("KeyedArchive NSCoding-style"), "\(rows)")
+        for cyclic in [false, true] {
+            let spec = GraphSpec.make(seed: 5, count: 300, cyclic: cyclic)
+            let (made, survivors) = GraphFloor(spec).madeGraph()
+            XCTAssertEqual(made.count, 300)
+            XCTAssertEqual(made.names, spec.names)
+            XCTAssertEqual(made.ages, spec.ages)
+            XCTAssertEqual(made.scores, spec.scores)
+            XCTAssertEqual(made.friends, spec.friends)
+            XCTAssertEqual(survivors, 0, "cyclic: \(cyclic)")
+            XCTAssertEqual(GraphFloor(spec).makeGraph(), 300)
+            // The row sits in W2's unarchives and the scaling series' beside the coders it bounds.
+            let kind = cyclic ? "cyclic" : "acyclic"
+            for workload in ["W2", "S-W2 N=100"] {
+                let rows = Self.results.filter { $0.workload == workload && $0.operation == "\(kind) unarchive" }.map(\.implementation)
+                XCTAssertTrue(rows.contains("graph floor") && rows.contains("KeyedArchive NSCoding-style"), "\(workload) \(kind): \(rows)")
+            }
+        }
+    }
+
+    /// The walk floor bounds W2's archives only if it does the walk they must: every person
+    /// copied out once and every friend identified as the person it is.
+    func testTheWalkFloorIdentifiesEveryFriend() {
+        for cyclic in [false, true] {
+            let spec = GraphSpec.make(seed: 7, count: 400, cyclic: cyclic)
+            let floor = WalkFloor(spec)
+            XCTAssertEqual(floor.identifiedFriends(), spec.friends, "cyclic: \(cyclic)")
+            // Names, an 8-byte age and score per person, a 4-byte index per friend.
+            let bytes = spec.names.reduce(0) { $0 + $1.utf8.count } + 16 * 400 + 4 * spec.friends.joined().count
+            XCTAssertEqual(floor.walk(), bytes)
+            let kind = cyclic ? "cyclic" : "acyclic"
+            for workload in ["W2", "S-W2 N=100"] {
+                let rows = Self.results.filter { $0.workload == workload && $0.operation == "\(kind) archive" }.map(\.implementation)
+                XCTAssertTrue(rows.contains("walk floor") && rows.contains("KeyedArchive NSCoding-style"), "\(workload) \(kind): \(rows)")
+            }
+        }
+    }
+
+    /// A cyclic graph is not freed by ARC: the unarchive row must cut its cycles, or every run
+    /// would leak the graph (it did until session 41) and skip the teardown an acyclic row pays.
+    func testTheGraphUnarchiveRowsReleaseTheirGraphs() throws {
+        for cyclic in [false, true] {
+            let spec = GraphSpec.make(seed: 6, count: 500, cyclic: cyclic)
+            // The cyclic graph has cycles to cut: someone names themself or a later person.
+            XCTAssertEqual(spec.friends.enumerated().contains { index, friends in friends.contains { $0 >= index } }, cyclic)
+            let coder = try OurSide.graphCoder(for: spec)
+            let data = try coder.archive()
+            XCTAssertEqual(try coder.unarchive(data), 500)
+            let (decoded, alive) = try coder.unarchiveSurvivors(data)
+            XCTAssertEqual(decoded, 500)
+            XCTAssertEqual(alive, 0, "cyclic: \(cyclic)")
+        }
     }
 
     func testPeakMemoryInAChildStyleRun() throws {

@@ -67,12 +67,12 @@ public enum OurSide {
         for (index, person) in people.enumerated() { person.friends = spec.friends[index].map { people[$0] } }
         return GraphCoder(
             archive: { try KeyedArchiver.archivedData(withRootObject: people, format: .binary) },
-            unarchive: { data in
+            unarchivePeople: { data in
                 let unarchiver = try KeyedUnarchiver(data: data)
                 unarchiver.setClass(ArchivedPerson.self, forClassName: ArchivedPerson.archivedClassName)
-                let decoded = try unarchiver.decodeArrayOfObjects(ofClass: ArchivedPerson.self, forKey: "root")
-                return decoded?.count ?? 0
-            })
+                return try unarchiver.decodeArrayOfObjects(ofClass: ArchivedPerson.self, forKey: "root") ?? []
+            },
+            cyclic: spec.cyclic)
     }
 }
 
@@ -159,12 +159,21 @@ class ArchivedPerson: KeyedArchiving {
 public struct GraphCoder {
     /// Archives the graph built from the spec.
     public var archive: () throws -> Data
-    /// Unarchives an archive made by `archive`; returns the number of people in the root array.
-    public var unarchive: (Data) throws -> Int
+    /// Unarchives an archive made by `archive` into the people of its root array.
+    let unarchivePeople: (Data) throws -> [ArchivedPerson]
+    /// Whether the graph has cycles (its release then cuts them, ``GraphRelease``).
+    let cyclic: Bool
 
-    /// Steps.
-    public init(archive: @escaping () throws -> Data, unarchive: @escaping (Data) throws -> Int) {
-        self.archive = archive
-        self.unarchive = unarchive
+    /// Unarchives an archive made by `archive`, releases the graph as its user must, and
+    /// returns the number of people in the root array.
+    public func unarchive(_ data: Data) throws -> Int {
+        GraphRelease.release(try unarchivePeople(data), cyclic: cyclic)
+    }
+
+    /// Unarchives as ``unarchive(_:)`` does and counts the people decoded and those still
+    /// alive after the release (tests: a row must not leak its graph).
+    public func unarchiveSurvivors(_ data: Data) throws -> (decoded: Int, alive: Int) {
+        let survivors = try GraphRelease.survivors(cyclic: cyclic) { try unarchivePeople(data) }
+        return (survivors.made, survivors.alive)
     }
 }

@@ -22,7 +22,7 @@ public enum Peer {
     public static func keyedUnarchive(_ data: Data, classNames: [String: AnyClass]) throws -> Any? {
         let unarchiver = try NSKeyedUnarchiver(forReadingFrom: data)
         unarchiver.requiresSecureCoding = false
-        for (name, cls) in classNames { unarchiver.setClass(cls, forClassName: name) }
+        for (name, cls): (String, AnyClass) in classNames { unarchiver.setClass(cls, forClassName: name) }
         let root = unarchiver.decodeObject(forKey: NSKeyedArchiveRootObjectKey)
         unarchiver.finishDecoding()
         return root

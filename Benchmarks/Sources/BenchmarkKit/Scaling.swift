@@ -31,7 +31,9 @@ extension Workload {
         let cap = context.scale.scalingPeerCap
         for size in context.scale.scalingSizes {
             let peerSkip = size > cap ? "peers skipped above N=\(Format.count(cap)) (time)" : nil
-            operations += series("S-W2", graphOperations(context: context, ours: size, peer: size, workload: scalingLabel("S-W2", size: size), peerSkip: peerSkip))
+            // With the graph floor: whether flat time per person is reachable at all at 10^6.
+            operations += series("S-W2", graphOperations(
+                context: context, ours: size, peer: size, workload: scalingLabel("S-W2", size: size), peerSkip: peerSkip, graphFloor: true))
             operations += series("S-W5", recordOperations(
                 seed: context.seed, count: size, peerCount: size, workload: scalingLabel("S-W5", size: size), jsonToo: false, peerSkip: peerSkip))
             // About 39 objects per W3 record.

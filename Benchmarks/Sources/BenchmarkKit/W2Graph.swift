@@ -125,10 +125,12 @@ public final class CodablePerson: Codable {
     }
 }
 
-/// W2's "graph floor": the graph an unarchive of an acyclic W2 archive makes, made without an
-/// archive. Any unarchiver that returns it pays this much: the people allocated, their names
-/// made from UTF-8 bytes (as an archive holds them), each friend appended (a retain of a
-/// person made earlier, at random), and the whole graph released when the result is dropped.
+/// W2's "graph floor": the graph an unarchive of a W2 archive makes, made without an archive.
+/// Any unarchiver that returns it pays this much: the people allocated, their names made from
+/// UTF-8 bytes (as an archive holds them), each friend appended (a retain of a person made
+/// earlier, at random), and the whole graph released when the result is dropped. A cyclic
+/// graph is made as the unarchiver makes one (everyone first, then the friends) and released
+/// as its row releases it (``GraphRelease``).
 public struct GraphFloor: Sendable {
     /// The names' UTF-8 bytes one after another, and where each ends.
     private let nameBytes: [UInt8]
@@ -138,8 +140,9 @@ public struct GraphFloor: Sendable {
     /// The friends' indices one after another, and where each person's end.
     private let friends: [Int]
     private let friendEnds: [Int]
+    private let cyclic: Bool
 
-    /// The floor of an acyclic graph (friends made before the people who name them).
+    /// The floor of `spec`'s graph.
     public init(_ spec: GraphSpec) {
         var nameBytes: [UInt8] = [], nameEnds: [Int] = [], friends: [Int] = [], friendEnds: [Int] = []
         for index in 0..<spec.count {
@@ -149,37 +152,142 @@ public struct GraphFloor: Sendable {
             friendEnds.append(friends.count)
         }
         (self.nameBytes, self.nameEnds, self.friends, self.friendEnds) = (nameBytes, nameEnds, friends, friendEnds)
-        (ages, scores) = (spec.ages, spec.scores)
+        (ages, scores, cyclic) = (spec.ages, spec.scores, spec.cyclic)
     }
 
     /// Makes the graph and returns how many people it has (the timed row: the graph is
     /// released on return, as the unarchive rows release theirs).
-    public func makeGraph() -> Int { graph().count }
+    public func makeGraph() -> Int { GraphRelease.release(graph(), cyclic: cyclic) }
 
-    /// The graph made, read back as a spec (tests: it must be the spec it was made from).
-    public func madeGraph() -> GraphSpec {
-        let people = graph()
-        let indices = Dictionary(uniqueKeysWithValues: people.enumerated().map { (ObjectIdentifier($1), $0) })
-        return GraphSpec(
-            count: people.count, cyclic: false, names: people.map(\.name), ages: people.map(\.age), scores: people.map(\.score),
-            friends: people.map { $0.friends.map { indices[ObjectIdentifier($0)] ?? -1 } })
+    /// The graph made, read back as a spec, and how many of its people outlived the row's
+    /// release (tests: it must be the spec it was made from, and none may outlive it).
+    public func madeGraph() -> (spec: GraphSpec, survivors: Int) {
+        var made = GraphSpec(count: 0, cyclic: cyclic, names: [], ages: [], scores: [], friends: [])
+        let survivors = GraphRelease.survivors(cyclic: cyclic) {
+            let people = graph()
+            let indices = Dictionary(uniqueKeysWithValues: people.enumerated().map { (ObjectIdentifier($1), $0) })
+            made = GraphSpec(
+                count: people.count, cyclic: cyclic, names: people.map(\.name), ages: people.map(\.age), scores: people.map(\.score),
+                friends: people.map { $0.friends.map { indices[ObjectIdentifier($0)] ?? -1 } })
+            return people
+        }
+        return (made, survivors.alive)
     }
 
     private func graph() -> [ArchivedPerson] {
         var people: [ArchivedPerson] = []
         people.reserveCapacity(ages.count)
         nameBytes.withUnsafeBufferPointer { bytes in
-            var nameStart = 0, friendStart = 0
+            var nameStart = 0
             for index in ages.indices {
                 let name = String(decoding: UnsafeBufferPointer(rebasing: bytes[nameStart..<nameEnds[index]]), as: UTF8.self)
                 let person = ArchivedPerson(name: name, age: ages[index], score: scores[index])
-                for friend in friends[friendStart..<friendEnds[index]] { person.friends.append(people[friend]) }
+                // An acyclic graph names only earlier people: linked at once, in one pass.
+                if !cyclic { link(person, index, people) }
                 people.append(person)
                 nameStart = nameEnds[index]
-                friendStart = friendEnds[index]
             }
         }
+        if cyclic {
+            for (index, person) in people.enumerated() { link(person, index, people) }
+        }
         return people
+    }
+
+    private func link(_ person: ArchivedPerson, _ index: Int, _ people: [ArchivedPerson]) {
+        for friend in friends[(index == 0 ? 0 : friendEnds[index - 1])..<friendEnds[index]] { person.friends.append(people[friend]) }
+    }
+}
+
+/// W2's "walk floor": what any archiver of a W2 graph does besides formatting: visit every
+/// person once in the root array's order, copy out its name, age and score, and identify each
+/// friend by a probe of an identity table (open addressing, made for each archive and sized
+/// for the graph, as an archiver must make one). It bounds the archive rows as the graph floor
+/// bounds the unarchives; the identity of a random friend among 10^6 people is a cache miss.
+public final class WalkFloor: @unchecked Sendable {
+    // @unchecked: the people are made in `init` and only read afterwards.
+    private let people: [ArchivedPerson]
+
+    /// The floor of `spec`'s graph (the people made and linked here, untimed).
+    public init(_ spec: GraphSpec) {
+        let people = (0..<spec.count).map { ArchivedPerson(name: spec.names[$0], age: spec.ages[$0], score: spec.scores[$0]) }
+        for (index, person) in people.enumerated() { person.friends = spec.friends[index].map { people[$0] } }
+        self.people = people
+    }
+
+    deinit {
+        // Cuts a cyclic graph's links, which ARC would not free.
+        _ = GraphRelease.release(people, cyclic: true)
+    }
+
+    /// Walks the graph and returns the bytes written (the timed row).
+    public func walk() -> Int { walk(identified: nil) }
+
+    /// The friends' indices as the walk identified them (tests: they must be the spec's).
+    public func identifiedFriends() -> [[Int]] {
+        var identified: [[Int]] = []
+        _ = walk(identified: &identified)
+        return identified
+    }
+
+    private func walk(identified: UnsafeMutablePointer<[[Int]]>?) -> Int {
+        // Twice the people, rounded up to a power of two: probes stay short.
+        var capacity = 16
+        while capacity < 2 * people.count { capacity <<= 1 }
+        var keys = [UInt](repeating: 0, count: capacity)
+        var indices = [Int32](repeating: 0, count: capacity)
+        let mask = capacity - 1
+        func slot(of person: ArchivedPerson) -> Int {
+            let key = UInt(bitPattern: ObjectIdentifier(person))
+            var slot = Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
+            while keys[slot] != 0 && keys[slot] != key { slot = (slot + 1) & mask }
+            keys[slot] = key
+            return slot
+        }
+        for (index, person) in people.enumerated() { indices[slot(of: person)] = Int32(truncatingIfNeeded: index) }
+        var out: [UInt8] = []
+        out.reserveCapacity(people.count * 48)
+        for person in people {
+            out.append(contentsOf: person.name.utf8)
+            withUnsafeBytes(of: person.age.littleEndian) { out.append(contentsOf: $0) }
+            withUnsafeBytes(of: person.score.bitPattern.littleEndian) { out.append(contentsOf: $0) }
+            var friends: [Int] = []
+            for friend in person.friends {
+                let index = indices[slot(of: friend)]
+                withUnsafeBytes(of: index.littleEndian) { out.append(contentsOf: $0) }
+                if identified != nil { friends.append(Int(index)) }
+            }
+            identified?.pointee.append(friends)
+        }
+        return out.count
+    }
+}
+
+/// How a W2 row drops the graph it made. ARC frees no cycle, so a cyclic graph's friend links
+/// are cut first, as its user would have to: a row that leaked its graph would skip the
+/// teardown the acyclic rows pay and take fresh memory on every run (and did, until session 41).
+enum GraphRelease {
+    /// Releases `people` (cutting the friend links of a cyclic graph) and returns their number.
+    static func release(_ people: [ArchivedPerson], cyclic: Bool) -> Int {
+        if cyclic {
+            for person in people { person.friends = [] }
+        }
+        return people.count
+    }
+
+    /// Makes a graph with `make`, releases it as its row does, and counts the people made and
+    /// those still alive afterwards (tests).
+    static func survivors(cyclic: Bool, _ make: () throws -> [ArchivedPerson]) rethrows -> (made: Int, alive: Int) {
+        final class Watcher {
+            weak var person: ArchivedPerson?
+            init(_ person: ArchivedPerson) { self.person = person }
+        }
+        let watchers = try { () throws -> [Watcher] in
+            let people = try make()
+            defer { _ = release(people, cyclic: cyclic) }
+            return people.map(Watcher.init)
+        }()
+        return (watchers.count, watchers.filter { $0.person != nil }.count)
     }
 }
 
@@ -217,7 +325,8 @@ extension Workload {
     /// one array (`decodeArrayOfObjects(ofClass:forKey:)`, the usual NSCoding shape): both
     /// sides read the same archive, written by our archiver (NSKeyedArchiver merges objects by
     /// equality and hashes an NSArray by its count, which makes it quadratic in such graphs).
-    /// With `graphFloor`, the acyclic unarchive also times ``GraphFloor`` (a reference row).
+    /// With `graphFloor`, each archive also times ``WalkFloor`` and each unarchive
+    /// ``GraphFloor`` (reference rows).
     static func graphOperations(
         context: Context, ours: Int, peer: Int, workload: String, peerSkip: String? = nil, friendLists: Bool = false,
         graphFloor: Bool = false
@@ -236,8 +345,9 @@ extension Workload {
                 : peerSkip
             let codableSkip = cyclic ? "skipped: Codable cannot express cycles (the bridge rejects them by design)" : nil
             let oursBox = Box<Data>(), codableBox = Box<Data>(), peerBox = Box<Data>()
+            let walkFloor = graphFloor ? WalkFloor(spec) : nil
 
-            operations.append(BenchmarkOperation(workload, "\(kind) archive", check: .bytes, [
+            var archives = [
                 Implementation("KeyedArchive NSCoding-style", ours: true, units: ours) {
                     let data = try coder.get().archive()
                     oursBox.value = data
@@ -257,7 +367,16 @@ extension Workload {
                     "PropertyListEncoder", units: ours,
                     skip: "not run: it copies every shared instance at each reference, so a graph with shared friends expands exponentially"
                 ) { 0 },
-            ]))
+            ]
+            if let walkFloor {
+                archives.append(Implementation(
+                    "walk floor", units: ours,
+                    note: "reference: the graph walked alone (each person copied out, each friend identified by an identity-table probe; no archive format)"
+                ) {
+                    walkFloor.walk()
+                })
+            }
+            operations.append(BenchmarkOperation(workload, "\(kind) archive", check: .bytes, archives))
             var unarchives = [
                 Implementation("KeyedArchive NSCoding-style", ours: true, units: ours, prepare: {
                     if oursBox.value == nil { oursBox.value = try coder.get().archive() }
@@ -276,7 +395,7 @@ extension Workload {
                     return root?.count ?? 0
                 },
             ]
-            if graphFloor && !cyclic {
+            if graphFloor {
                 let floor = GraphFloor(spec)
                 unarchives.append(Implementation(
                     "graph floor", units: ours,
