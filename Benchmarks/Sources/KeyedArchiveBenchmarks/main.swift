@@ -30,7 +30,9 @@ let usage = """
       --profile W:OPERATION:SECONDS[:IMPLEMENTATION]
                      run our implementation(s) of one operation in a loop (for perf/valgrind),
                      e.g. --profile "W5:encode:10"; W may also name one size of a series,
-                     e.g. --profile "S-W2 N=10,000:acyclic archive:10:KeyedArchive Codable"
+                     e.g. --profile "S-W2 N=10,000:acyclic archive:10:KeyedArchive Codable";
+                     a named IMPLEMENTATION may also be a reference row or a peer
+                     ("W2:acyclic unarchive:10:graph floor")
 
     """
 
@@ -148,7 +150,8 @@ if let profile = options.profile {
         for operation in try workload.make(context)
         where operation.name == parts[1] && (seriesWorkload == nil || operation.workload == parts[0]) {
             for implementation in operation.implementations
-            where implementation.isOurs && implementation.skipReason == nil && (parts.count == 3 || implementation.name == parts[3]) {
+            // Without a name, ours only; a name may pick a reference row or a peer too.
+            where (implementation.isOurs || parts.count == 4) && implementation.skipReason == nil && (parts.count == 3 || implementation.name == parts[3]) {
                 matched += 1
                 try implementation.prepare?()
                 let clock = ContinuousClock()
@@ -161,7 +164,7 @@ if let profile = options.profile {
                 log("\(implementation.name): \(runs) runs, \((clock.now - start) / runs) each")
             }
         }
-        if matched == 0 { fail("--profile: no implementation of ours matches \(profile)") }
+        if matched == 0 { fail("--profile: no implementation matches \(profile) (without a name: none of ours)") }
     } catch {
         fail("\(error)")
     }
