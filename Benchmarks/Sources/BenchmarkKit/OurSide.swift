@@ -63,10 +63,9 @@ public enum OurSide {
     /// (cycles included when `spec.cyclic`), and return closures that archive the root array
     /// with the keyed archiver and unarchive it (returning the number of people decoded).
     public static func graphCoder(for spec: GraphSpec) throws -> GraphCoder {
-        let people = (0..<spec.count).map { ArchivedPerson(name: spec.names[$0], age: spec.ages[$0], score: spec.scores[$0]) }
-        for (index, person) in people.enumerated() { person.friends = spec.friends[index].map { people[$0] } }
+        let graph = LinkedPeople(spec)
         return GraphCoder(
-            archive: { try KeyedArchiver.archivedData(withRootObject: people, format: .binary) },
+            archive: { try KeyedArchiver.archivedData(withRootObject: graph.people, format: .binary) },
             unarchivePeople: { data in
                 let unarchiver = try KeyedUnarchiver(data: data)
                 unarchiver.setClass(ArchivedPerson.self, forClassName: ArchivedPerson.archivedClassName)

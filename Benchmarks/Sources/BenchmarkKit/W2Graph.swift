@@ -205,19 +205,11 @@ public struct GraphFloor: Sendable {
 /// bounds the unarchives; the identity of a random friend among 10^6 people is a cache miss.
 public final class WalkFloor: @unchecked Sendable {
     // @unchecked: the people are made in `init` and only read afterwards.
-    private let people: [ArchivedPerson]
+    private let graph: LinkedPeople
+    private var people: [ArchivedPerson] { graph.people }
 
     /// The floor of `spec`'s graph (the people made and linked here, untimed).
-    public init(_ spec: GraphSpec) {
-        let people = (0..<spec.count).map { ArchivedPerson(name: spec.names[$0], age: spec.ages[$0], score: spec.scores[$0]) }
-        for (index, person) in people.enumerated() { person.friends = spec.friends[index].map { people[$0] } }
-        self.people = people
-    }
-
-    deinit {
-        // Cuts a cyclic graph's links, which ARC would not free.
-        _ = GraphRelease.release(people, cyclic: true)
-    }
+    public init(_ spec: GraphSpec) { graph = LinkedPeople(spec) }
 
     /// Walks the graph and returns the bytes written (the timed row).
     public func walk() -> Int { walk(identified: nil) }
@@ -260,6 +252,20 @@ public final class WalkFloor: @unchecked Sendable {
         }
         return out.count
     }
+}
+
+/// The people of a spec, linked: the input the archive rows and the walk floor read. Its
+/// deinit cuts the links, so a cyclic input is freed when its rows are.
+final class LinkedPeople {
+    let people: [ArchivedPerson]
+
+    init(_ spec: GraphSpec) {
+        let people = (0..<spec.count).map { ArchivedPerson(name: spec.names[$0], age: spec.ages[$0], score: spec.scores[$0]) }
+        for (index, person) in people.enumerated() { person.friends = spec.friends[index].map { people[$0] } }
+        self.people = people
+    }
+
+    deinit { _ = GraphRelease.release(people, cyclic: true) }
 }
 
 /// How a W2 row drops the graph it made. ARC frees no cycle, so a cyclic graph's friend links
