@@ -367,6 +367,7 @@ final class BenchmarkSmokeTests: XCTestCase {
             XCTAssertEqual(made.ages, spec.ages)
             XCTAssertEqual(made.scores, spec.scores)
             XCTAssertEqual(made.friends, spec.friends)
+            XCTAssertEqual(spec.friends.joined().count, cyclic ? 3 * 300 : 3 * 299, "three friends for everyone but an acyclic graph's first")
             XCTAssertEqual(survivors, 0, "cyclic: \(cyclic)")
             XCTAssertEqual(GraphFloor(spec).makeGraph(), 300)
             // The row sits in W2's unarchives and the scaling series' beside the coders it bounds.
