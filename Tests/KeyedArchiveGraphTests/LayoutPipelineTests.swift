@@ -93,7 +93,7 @@ final class LayoutPipelineTests: XCTestCase {
     /// A table dropped before it is written (an encoder that failed) joins its second thread.
     func testATableDroppedWhilePipelinedJoinsItsThread() throws {
         ArchiveObjectTable.pipelineThresholdOverride.withLock { $0 = 2 }
-        let before = ArchiveObjectTable.pipelineCounts.withLock { $0.started }
+        let before = layoutPipelineCounts.started
         do {
             let table = ArchiveObjectTable()
             for index in 0..<50_000 {
@@ -102,7 +102,7 @@ final class LayoutPipelineTests: XCTestCase {
             }
             XCTAssertEqual(layoutPipelineCounts.running, 1)
         }
-        XCTAssertEqual(ArchiveObjectTable.pipelineCounts.withLock { $0.started }, before + 1)
+        XCTAssertEqual(layoutPipelineCounts.started, before + 1)
         XCTAssertEqual(layoutPipelineCounts.running, 0)
     }
 }

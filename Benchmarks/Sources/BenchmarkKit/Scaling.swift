@@ -31,7 +31,7 @@ extension Workload {
         let cap = context.scale.scalingPeerCap
         for size in context.scale.scalingSizes {
             let peerSkip = size > cap ? "peers skipped above N=\(Format.count(cap)) (time)" : nil
-            // With the graph floor: whether flat time per person is reachable at all at 10^6.
+            // With the walk and graph floors: whether flat time per person is reachable at all.
             operations += series("S-W2", graphOperations(
                 context: context, ours: size, peer: size, workload: scalingLabel("S-W2", size: size), peerSkip: peerSkip, graphFloor: true))
             operations += series("S-W5", recordOperations(
