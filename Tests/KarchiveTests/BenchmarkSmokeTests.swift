@@ -397,6 +397,23 @@ final class BenchmarkSmokeTests: XCTestCase {
         }
     }
 
+    /// `--profile` of one size of a series builds that size's inputs only, and the same rows as
+    /// the whole series has for it.
+    func testOneSeriesSizeBuildsThatSizeOnly() throws {
+        var context = Context(scale: .smoke)
+        let scaling = try Workload.scaling.make(context)
+        let nesting = try Workload.nesting.make(context)
+        for (label, workload, all) in [("S-W5 N=1,000", Workload.scaling, scaling), ("S-W2 N=100", .scaling, scaling), ("S-nest d=64", .nesting, nesting)] {
+            context.onlySeriesSize = label
+            let one = try workload.make(context)
+            XCTAssertEqual(Set(one.map(\.workload)), [label])
+            XCTAssertEqual(one.map(\.name), all.filter { $0.workload == label }.map(\.name), label)
+            XCTAssertGreaterThan(Set(all.map(\.workload)).count, 1, label)
+        }
+        context.onlySeriesSize = "S-W5 N=7"
+        XCTAssertTrue(try Workload.scaling.make(context).isEmpty)
+    }
+
     /// A cyclic graph is not freed by ARC: the unarchive row must cut its cycles, or every run
     /// would leak the graph (it did until session 41) and skip the teardown an acyclic row pays.
     func testTheGraphUnarchiveRowsReleaseTheirGraphs() throws {

@@ -33,7 +33,8 @@ extension Workload {
         id: "nesting", title: "nesting depth",
         stresses: "costs that grow with depth: time per nesting level at depths 8 ... 500 (it should stay flat)"
     ) { context in
-        try context.scale.nestingDepths.flatMap { try nestingOperations(context: context, depth: $0) }.map { $0.inScalingSeries("S-nest") }
+        try context.scale.nestingDepths.filter { context.builds(seriesSize: nestingLabel(depth: $0)) }
+            .flatMap { try nestingOperations(context: context, depth: $0) }.map { $0.inScalingSeries("S-nest") }
     }
 
     /// The nesting rows at one depth: a property list of chains (the W4 shape) read and written,

@@ -75,6 +75,13 @@ public struct Context: Sendable {
     /// Runs only our implementations (`--ours-only`: quick iteration while profiling; the
     /// table then has no ratios).
     public var oursOnly = false
+    /// When set, the scaling and nesting workloads build the inputs of this one size of a
+    /// series only ("S-W5 N=1,000", "S-nest d=64"): `--profile` of one size, which otherwise
+    /// waited for every size's inputs (8 s before a 10^3 loop, most of it the 10^6 graphs).
+    public var onlySeriesSize: String?
+
+    /// Whether a series size labelled `label` is to be built (see ``onlySeriesSize``).
+    func builds(seriesSize label: String) -> Bool { onlySeriesSize.map { $0 == label } ?? true }
 
     /// A context.
     public init(seed: UInt64 = 0x4B41_5243_4849_5645, scale: Scale, cacheDirectory: URL? = nil, log: @escaping @Sendable (String) -> Void = { _ in }) {

@@ -32,13 +32,19 @@ extension Workload {
         for size in context.scale.scalingSizes {
             let peerSkip = size > cap ? "peers skipped above N=\(Format.count(cap)) (time)" : nil
             // With the walk and graph floors: whether flat time per person is reachable at all.
-            operations += series("S-W2", graphOperations(
-                context: context, ours: size, peer: size, workload: scalingLabel("S-W2", size: size), peerSkip: peerSkip, graphFloor: true))
-            operations += series("S-W5", recordOperations(
-                seed: context.seed, count: size, peerCount: size, workload: scalingLabel("S-W5", size: size), jsonToo: false, peerSkip: peerSkip))
-            // About 39 objects per W3 record.
-            let inputs = try MixedInputs(context: context, records: max(1, size / 39), xmlToo: false)
-            operations += series("S-W3", mixedOperations(inputs, workload: scalingLabel("S-W3", size: size), full: false, peerSkip: peerSkip))
+            if context.builds(seriesSize: scalingLabel("S-W2", size: size)) {
+                operations += series("S-W2", graphOperations(
+                    context: context, ours: size, peer: size, workload: scalingLabel("S-W2", size: size), peerSkip: peerSkip, graphFloor: true))
+            }
+            if context.builds(seriesSize: scalingLabel("S-W5", size: size)) {
+                operations += series("S-W5", recordOperations(
+                    seed: context.seed, count: size, peerCount: size, workload: scalingLabel("S-W5", size: size), jsonToo: false, peerSkip: peerSkip))
+            }
+            if context.builds(seriesSize: scalingLabel("S-W3", size: size)) {
+                // About 39 objects per W3 record.
+                let inputs = try MixedInputs(context: context, records: max(1, size / 39), xmlToo: false)
+                operations += series("S-W3", mixedOperations(inputs, workload: scalingLabel("S-W3", size: size), full: false, peerSkip: peerSkip))
+            }
         }
         return operations
     }

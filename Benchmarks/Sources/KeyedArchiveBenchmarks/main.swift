@@ -136,15 +136,16 @@ if let profile = options.profile {
     let parts = profile.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
     guard 3...4 ~= parts.count, let seconds = Double(parts[2]) else { fail("--profile needs WORKLOAD:OPERATION:SECONDS[:IMPLEMENTATION]") }
     // A workload id, or the label of one size of a series ("S-W2 N=10,000", "S-nest d=64"):
-    // then only that size's inputs matter, but the series' workload builds them all.
+    // then only that size's inputs are built.
     let seriesWorkload = parts[0].hasPrefix("S-nest") ? Workload.nesting : parts[0].hasPrefix("S-") ? Workload.scaling : nil
     guard let workload = seriesWorkload ?? Workload.all.first(where: { $0.id == parts[0] }) else { fail("--profile: no workload \(parts[0])") }
     if seriesWorkload != nil {
-        // Checked before building the inputs of every size (minutes, gigabytes at 10^6).
+        // Checked first: only that size is built, and an unknown one would build nothing.
         let labels = Workload.seriesLabels(options.scale)
         guard labels.contains(parts[0]) else { fail("--profile: no series size \(parts[0]) (one of: \(labels.joined(separator: ", ")))") }
     }
-    let context = Context(seed: options.seed, scale: options.scale, cacheDirectory: cacheDir, log: { log($0) })
+    var context = Context(seed: options.seed, scale: options.scale, cacheDirectory: cacheDir, log: { log($0) })
+    if seriesWorkload != nil { context.onlySeriesSize = parts[0] }
     do {
         var matched = 0
         for operation in try workload.make(context)
