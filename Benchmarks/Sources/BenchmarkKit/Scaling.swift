@@ -31,19 +31,20 @@ extension Workload {
         let cap = context.scale.scalingPeerCap
         for size in context.scale.scalingSizes {
             let peerSkip = size > cap ? "peers skipped above N=\(Format.count(cap)) (time)" : nil
-            // With the walk and graph floors: whether flat time per person is reachable at all.
-            if context.builds(seriesSize: scalingLabel("S-W2", size: size)) {
+            let (w2, w5, w3) = (scalingLabel("S-W2", size: size), scalingLabel("S-W5", size: size), scalingLabel("S-W3", size: size))
+            if context.builds(seriesSize: w2) {
+                // With the walk and graph floors: whether flat time per person is reachable at all.
                 operations += series("S-W2", graphOperations(
-                    context: context, ours: size, peer: size, workload: scalingLabel("S-W2", size: size), peerSkip: peerSkip, graphFloor: true))
+                    context: context, ours: size, peer: size, workload: w2, peerSkip: peerSkip, graphFloor: true))
             }
-            if context.builds(seriesSize: scalingLabel("S-W5", size: size)) {
+            if context.builds(seriesSize: w5) {
                 operations += series("S-W5", recordOperations(
-                    seed: context.seed, count: size, peerCount: size, workload: scalingLabel("S-W5", size: size), jsonToo: false, peerSkip: peerSkip))
+                    seed: context.seed, count: size, peerCount: size, workload: w5, jsonToo: false, peerSkip: peerSkip))
             }
-            if context.builds(seriesSize: scalingLabel("S-W3", size: size)) {
+            if context.builds(seriesSize: w3) {
                 // About 39 objects per W3 record.
                 let inputs = try MixedInputs(context: context, records: max(1, size / 39), xmlToo: false)
-                operations += series("S-W3", mixedOperations(inputs, workload: scalingLabel("S-W3", size: size), full: false, peerSkip: peerSkip))
+                operations += series("S-W3", mixedOperations(inputs, workload: w3, full: false, peerSkip: peerSkip))
             }
         }
         return operations
