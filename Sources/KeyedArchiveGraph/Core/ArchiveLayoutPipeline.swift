@@ -40,7 +40,7 @@ struct ArchiveLayoutBatch {
 
     /// Records an object's layout, copying its fields and elements; true when the batch should
     /// be handed over.
-    mutating func appendObject(fields: [ArchiveField], array: (key: ArchiveSlot, elements: [ArchiveSlot])?, at uid: UInt32) -> Bool {
+    mutating func appendObject(fields: UnsafeBufferPointer<ArchiveField>, array: (key: ArchiveSlot, elements: UnsafeBufferPointer<ArchiveSlot>)?, at uid: UInt32) -> Bool {
         self.fields.append(contentsOf: fields)
         if let array { elements.append(contentsOf: array.elements) }
         steps.append(.object(fieldCount: fields.count, arrayKey: array?.key, elementCount: array?.elements.count ?? 0, uid: uid))
@@ -107,7 +107,7 @@ final class ArchiveLayoutPipeline: @unchecked Sendable {
             var layout = handed.take()
             // Taken as the only copy, so that emptying it keeps its arrays' memory.
             while var batch = full.take() {
-                layout.apply(batch)
+                layout.apply(&batch)
                 batch.removeAll()
                 empty.put(batch)
             }
@@ -152,40 +152,58 @@ final class ArchiveLayoutPipeline: @unchecked Sendable {
 }
 
 extension ArchiveLayout {
-    /// Makes a batch's steps, in order.
-    mutating func apply(_ batch: ArchiveLayoutBatch) {
+    /// Makes a batch's steps, in order, leaving the batch's steps with nothing to release.
+    mutating func apply(_ batch: inout ArchiveLayoutBatch) {
         var fieldStart = 0
         var elementStart = 0
-        batch.fields.withUnsafeBufferPointer { fields in
-            batch.elements.withUnsafeBufferPointer { elements in
-                for step in batch.steps {
-                    switch step {
-                    case .newEntry:
-                        _ = newEntry()
-                    case .string(let string, let uid):
-                        layOutString(string, at: uid)
-                    case .value(let value, let uid):
-                        layOut(value, at: uid)
-                    case .object(let fieldCount, let arrayKey, let elementCount, let uid):
-                        // The counts were those of the arrays copied into the batch.
-                        let objectFields = UnsafeBufferPointer(rebasing: fields[fieldStart..<(fieldStart + fieldCount)])
-                        fieldStart += fieldCount
-                        if let arrayKey {
-                            let objectElements = UnsafeBufferPointer(rebasing: elements[elementStart..<(elementStart + elementCount)])
-                            elementStart += elementCount
-                            layOut(fields: objectFields, array: (arrayKey, objectElements), at: uid)
-                        } else {
-                            layOut(fields: objectFields, array: nil, at: uid)
-                        }
-                    case .intern(let key):
-                        _ = intern(key)
-                    case .keepAside(let value):
-                        _ = keepAside(value)
-                    case .copyEntry(let from, let to):
-                        copyEntry(from: from, to: to)
+        let fields = batch.fields
+        let elements = batch.elements
+        fields.withUnsafeBufferPointer { fields in
+            elements.withUnsafeBufferPointer { elements in
+                batch.steps.withUnsafeMutableBufferPointer { steps in
+                    for index in steps.indices {
+                        // Moved out, a step with nothing to release left in its place: a copy
+                        // retained each string here and released it again when the batch was
+                        // emptied, strings the encoder's thread had just retained.
+                        var step = ArchiveLayoutStep.newEntry
+                        swap(&step, &steps[index])
+                        apply(consume step, fields: fields, elements: elements, fieldStart: &fieldStart, elementStart: &elementStart)
                     }
                 }
             }
+        }
+    }
+
+    /// Makes one step; an object's fields and elements are the next ones of the batch's.
+    @inline(__always)
+    private mutating func apply(
+        _ step: consuming ArchiveLayoutStep, fields: UnsafeBufferPointer<ArchiveField>, elements: UnsafeBufferPointer<ArchiveSlot>,
+        fieldStart: inout Int, elementStart: inout Int
+    ) {
+        switch consume step {
+        case .newEntry:
+            _ = newEntry()
+        case .string(let string, let uid):
+            layOutString(string, at: uid)
+        case .value(let value, let uid):
+            layOut(value, at: uid)
+        case .object(let fieldCount, let arrayKey, let elementCount, let uid):
+            // The counts were those of the arrays copied into the batch.
+            let objectFields = UnsafeBufferPointer(rebasing: fields[fieldStart..<(fieldStart + fieldCount)])
+            fieldStart += fieldCount
+            if let arrayKey {
+                let objectElements = UnsafeBufferPointer(rebasing: elements[elementStart..<(elementStart + elementCount)])
+                elementStart += elementCount
+                layOut(fields: objectFields, array: (arrayKey, objectElements), at: uid)
+            } else {
+                layOut(fields: objectFields, array: nil, at: uid)
+            }
+        case .intern(let key):
+            _ = intern(key)
+        case .keepAside(let value):
+            _ = keepAside(value)
+        case .copyEntry(let from, let to):
+            copyEntry(from: from, to: to)
         }
     }
 }

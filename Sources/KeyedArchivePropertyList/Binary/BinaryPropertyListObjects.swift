@@ -79,9 +79,8 @@ package struct BinaryPropertyListObjects {
     /// writing knows where each part of the file starts after reading at most a block of
     /// objects per part, not all of them (a pass over every object took a W5 archive 8 ms of
     /// its 190, on two threads). Each object is counted as ``size(of:refSize:)`` counts it.
-    private var blockBytes: [Int] = []
-    private var blockReferences: [Int] = []
-    /// Objects per block of ``blockBytes``.
+    private var blockSizes: [BlockSize] = []
+    /// Objects per block of ``blockSizes``.
     static let sizeBlockLength = 1 << sizeBlockShift
     private static let sizeBlockShift = 12
 
@@ -135,37 +134,52 @@ package struct BinaryPropertyListObjects {
     /// Appends `object`, counting its size.
     @inline(__always)
     private mutating func appendObject(_ object: Object) {
-        tally(object, at: objects.count, adding: true)
+        let size = Self.blockSize(of: object)
+        addToBlock(of: objects.count, bytes: size.bytes, references: size.references)
         objects.append(object)
     }
 
     /// Replaces the object at `index` (a valid index), counting the change in size.
     @inline(__always)
-    private mutating func replaceObject(at index: Int, with object: Object) {
-        tally(objects[index], at: index, adding: false)
-        tally(object, at: index, adding: true)
+    private mutating func replaceObject(at index: Int, with object: consuming Object) {
+        let old = Self.blockSize(of: objects[index])
+        let new = Self.blockSize(of: object)
+        // One change to the block, not one for each object: each is an array's uniqueness
+        // check, and the layout sets most objects after reserving them.
+        addToBlock(of: index, bytes: new.bytes &- old.bytes, references: new.references &- old.references)
         objects[index] = object
     }
 
-    /// Adds `object`'s size to (or takes it from) its block's. Objects are appended in order,
-    /// so a new block is always the next one. Wrapping arithmetic: the sums are of objects in
-    /// memory, far from `Int.max`, and the writer checks the bytes it wrote against them.
-    @inline(__always)
-    private mutating func tally(_ object: Object, at index: Int, adding: Bool) {
-        let block = index >> Self.sizeBlockShift
-        if block == blockBytes.count {
-            blockBytes.append(0)
-            blockReferences.append(0)
+    /// The stored objects' sizes without member references, and their member references, in
+    /// one block of ``sizeBlockLength`` objects.
+    struct BlockSize {
+        var bytes = 0
+        var references = 0
+
+        /// Both sums changed in one access (one uniqueness check of the array holding it).
+        @inline(__always)
+        mutating func add(bytes: Int, references: Int) {
+            self.bytes &+= bytes
+            self.references &+= references
         }
-        var bytes = Self.size(of: object, refSize: 0)
+    }
+
+    /// What `object` adds to its block's ``BlockSize``.
+    @inline(__always)
+    private static func blockSize(of object: Object) -> BlockSize {
         var references = 0
         if case .container(let count, _, let kind) = object { references = kind == 0xD0 ? 2 &* count : count }
-        if !adding {
-            bytes = 0 &- bytes
-            references = 0 &- references
-        }
-        blockBytes[block] &+= bytes
-        blockReferences[block] &+= references
+        return BlockSize(bytes: size(of: object, refSize: 0), references: references)
+    }
+
+    /// Adds to the block of the object at `index`. Objects are appended in order, so a new
+    /// block is always the next one. Wrapping arithmetic: the sums are of objects in memory,
+    /// far from `Int.max`, and the writer checks the bytes it wrote against them.
+    @inline(__always)
+    private mutating func addToBlock(of index: Int, bytes: Int, references: Int) {
+        let block = index >> Self.sizeBlockShift
+        if block == blockSizes.count { blockSizes.append(BlockSize()) }
+        blockSizes[block].add(bytes: bytes, references: references)
     }
 
     /// Makes the object at `target` the same as the one at `source` (a container shares its
@@ -218,7 +232,7 @@ package struct BinaryPropertyListObjects {
 
     /// Sets a reserved object to a string, without uniquing (the caller has uniqued), stored
     /// as ``PropertyListString/storageForWriting`` would store it with no hint.
-    package mutating func setString(_ string: String, at index: Int) {
+    package mutating func setString(_ string: consuming String, at index: Int) {
         let ascii = Self.withUTF8(of: string) { PropertyListString.isASCII(UnsafeRawBufferPointer($0)) }
         replaceObject(at: index, with: .swiftString(string, ascii: ascii))
     }
@@ -442,7 +456,7 @@ package struct BinaryPropertyListObjects {
             try references.withUnsafeBufferPointer { references in
                 let items = SerializedItems(
                     objects: objects, references: references, storedCount: storedCount, implicitUIDCount: implicitUIDCount,
-                    refSize: Self.byteCount(UInt64(objectCount)), blockBytes: blockBytes, blockReferences: blockReferences)
+                    refSize: Self.byteCount(UInt64(objectCount)), blockSizes: blockSizes)
                 return try items.serialize(blocks: twoThreads ? Self.serializationBlockCount : 1)
             }
         }
@@ -608,8 +622,7 @@ private struct SerializedItems {
     let implicitUIDCount: Int
     let refSize: Int
     /// The stored objects' sizes by block (see ``BinaryPropertyListObjects/sizeBlockLength``).
-    let blockBytes: [Int]
-    let blockReferences: [Int]
+    let blockSizes: [BinaryPropertyListObjects.BlockSize]
 
     var count: Int { storedCount &+ implicitUIDCount }
 
@@ -708,13 +721,13 @@ private struct SerializedItems {
         }
         let stored = Swift.min(item, storedCount)
         let wholeBlocks = stored / BinaryPropertyListObjects.sizeBlockLength
-        guard wholeBlocks <= blockBytes.count, wholeBlocks <= blockReferences.count else {
-            throw PropertyListError(.unrepresentableValue, "internal error: \(stored) objects counted in \(blockBytes.count) blocks")
+        guard wholeBlocks <= blockSizes.count else {
+            throw PropertyListError(.unrepresentableValue, "internal error: \(stored) objects counted in \(blockSizes.count) blocks")
         }
         var bytes = 0
         for block in 0..<wholeBlocks {
-            let (references, overflow1) = blockReferences[block].multipliedReportingOverflow(by: refSize)
-            let (blockTotal, overflow2) = blockBytes[block].addingReportingOverflow(references)
+            let (references, overflow1) = blockSizes[block].references.multipliedReportingOverflow(by: refSize)
+            let (blockTotal, overflow2) = blockSizes[block].bytes.addingReportingOverflow(references)
             let (sum, overflow3) = bytes.addingReportingOverflow(blockTotal)
             guard !overflow1, !overflow2, !overflow3 else { throw tooLarge() }
             bytes = sum
