@@ -47,7 +47,7 @@ public final class KeyedArchiver {
     private let storedKeys = StoredKeyCache()
 
     private enum Job {
-        case object(UInt32, any KeyedArchiving)
+        case object(UInt32, QueuedObject)
         case archived(UInt32, ArchivedObject)
         case array(UInt32, [Any])
         /// An array whose elements are ``KeyedArchiving`` instances (see ``KeyedArchivingArray``).
@@ -58,6 +58,15 @@ public final class KeyedArchiver {
         case plistArray(UInt32, [PropertyListValue], set: Bool)
         case plistDictionary(UInt32, PropertyListDictionary)
         case url(UInt32, URL)
+    }
+
+    /// An object queued for encoding, held without a retain: the table retains every object it
+    /// gives a UID for as long as the archiver lives (``ArchiveObjectTable/uidOrReserve(for:)``),
+    /// and jobs run while the archiver encodes. Held strongly, each was retained when queued
+    /// and released again when the queue was emptied, in a large graph each a miss on a random
+    /// object (W2's NSCoding-style archive ran 1.047x as fast without them).
+    private struct QueuedObject {
+        unowned(unsafe) let object: any KeyedArchiving
     }
 
     /// An archiver writing `outputFormat` (binary by default).
@@ -137,7 +146,8 @@ public final class KeyedArchiver {
     @inline(__always)
     private func reference(forObject object: any KeyedArchiving) -> UInt32 {
         let (uid, isNew) = table.uidOrReserve(for: object)
-        if isNew { queue.append(.object(uid, object)) }
+        // Queued only when the table has just retained it (`isNew`).
+        if isNew { queue.append(.object(uid, QueuedObject(object: object))) }
         return uid
     }
 
@@ -417,7 +427,8 @@ public final class KeyedArchiver {
 
     private func run(_ job: Job) throws {
         switch job {
-        case .object(let uid, let object):
+        case .object(let uid, let queued):
+            let object = queued.object
             let typeID = ObjectIdentifier(type(of: object))
             let classUID: UInt32
             let capacity: Int
