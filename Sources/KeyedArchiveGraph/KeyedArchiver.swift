@@ -42,6 +42,13 @@ public final class KeyedArchiver {
     /// Per class: the UID of its description, and how many entries its last object had (the
     /// capacity to reserve for the next one).
     @exclusivity(unchecked) private var classUIDs: [ObjectIdentifier: (uid: UInt32, fieldCount: Int)] = [:]
+    /// The class of the last object encoded, with what `classUIDs` holds for it: a graph's
+    /// objects come in runs of one class, and the dictionary's hash cost about 90
+    /// instructions an object (callgrind, W2).
+    @exclusivity(unchecked) private var lastClass: (type: ObjectIdentifier, uid: UInt32, fieldCount: Int)?
+    /// Counts ``setClassName(_:for:)`` calls: a class's description found before an object's
+    /// `encode(with:)` is kept for the next objects only if no mapping changed meanwhile.
+    @exclusivity(unchecked) private var classNameChanges = 0
     @exclusivity(unchecked) private var finished: Data?
     /// The stored form of the keys used recently (every object of a class repeats its keys).
     private let storedKeys = StoredKeyCache()
@@ -51,7 +58,7 @@ public final class KeyedArchiver {
         case archived(UInt32, ArchivedObject)
         case array(UInt32, [Any])
         /// An array whose elements are ``KeyedArchiving`` instances (see ``KeyedArchivingArray``).
-        case objectArray(UInt32, [any KeyedArchiving])
+        case objectArray(UInt32, ObjectArrayElements)
         case dictionary(UInt32, [(Any, Any)])
         case set(UInt32, [Any])
         case orderedSet(UInt32, [Any])
@@ -60,13 +67,18 @@ public final class KeyedArchiver {
         case url(UInt32, URL)
     }
 
-    /// An object queued for encoding, held without a retain: the table retains every object it
-    /// gives a UID for as long as the archiver lives (``ArchiveObjectTable/uidOrReserve(for:)``),
-    /// and jobs run while the archiver encodes. Held strongly, each was retained when queued
-    /// and released again when the queue was emptied, in a large graph each a miss on a random
-    /// object (W2's NSCoding-style archive ran 1.047x as fast without them).
+    /// An object queued for encoding, held by address without a retain: the table retains every
+    /// object it gives a UID for as long as the archiver lives
+    /// (``ArchiveObjectTable/uidOrReserve(for:)``), and jobs run while the archiver encodes.
+    /// Held strongly, each was retained when queued and released when the queue was emptied;
+    /// held `unowned(unsafe)` (session 43), each was still retained and released around its
+    /// `encode(with:)`, both misses on a random object of a large graph. By address and class,
+    /// `encode(with:)` runs on the instance in place (``KeyedArchiving/encode(instanceAt:with:)``).
     private struct QueuedObject {
-        unowned(unsafe) let object: any KeyedArchiving
+        /// The instance (`Unmanaged.toOpaque()`), kept alive by the table, not by the queue.
+        let address: UnsafeMutableRawPointer
+        /// Its dynamic class, which encodes it.
+        let type: any KeyedArchiving.Type
     }
 
     /// An archiver writing `outputFormat` (binary by default).
@@ -88,6 +100,8 @@ public final class KeyedArchiver {
     public func setClassName(_ name: String?, for type: any KeyedArchiving.Type) {
         classNames[ObjectIdentifier(type)] = name
         classUIDs.removeAll()
+        lastClass = nil
+        classNameChanges += 1
     }
 
     /// The name set for a class on this archiver, if any.
@@ -138,16 +152,37 @@ public final class KeyedArchiver {
     /// `Any?` overload without its dynamic type tests.
     public func encode<T: KeyedArchiving>(_ object: T?, forKey key: String) throws {
         try ensureOpen()
-        guard let object else { return setField(.uid(0), forKey: key) }
-        setField(.uid(reference(forObject: object)), forKey: key)
+        switch object {
+        case .some(let object): setField(.uid(reference(forObject: object)), forKey: key)
+        case .none: setField(.uid(0), forKey: key)
+        }
     }
 
     /// The UID of an instance of a ``KeyedArchiving`` class, queuing it the first time.
+    /// Generic, so that an instance already in the table is looked up by identity alone: made
+    /// an existential first, each reference was a retain and a release.
     @inline(__always)
-    private func reference(forObject object: any KeyedArchiving) -> UInt32 {
+    private func reference<Object: KeyedArchiving>(forObject object: Object) -> UInt32 {
         let (uid, isNew) = table.uidOrReserve(for: object)
         // Queued only when the table has just retained it (`isNew`).
-        if isNew { queue.append(.object(uid, QueuedObject(object: object))) }
+        if isNew {
+            queue.append(.object(uid, QueuedObject(address: Unmanaged.passUnretained(object).toOpaque(), type: type(of: object))))
+        }
+        return uid
+    }
+
+    /// The UID of an element of an array of `elementType` (or of a subclass), queuing it the
+    /// first time, as ``reference(forObject:)`` does.
+    private func reference(forElement element: Unmanaged<AnyObject>, of elementType: any KeyedArchiving.Type) -> UInt32 {
+        let (uid, isNew) = element._withUnsafeGuaranteedRef { table.uidOrReserve(for: $0) }
+        if isNew {
+            // A subclass of the element type (rare) is found by a cast; it cannot fail, as a
+            // subclass inherits the conformance.
+            let objectType: AnyObject.Type = element._withUnsafeGuaranteedRef { type(of: $0) }
+            let archivingType = ObjectIdentifier(objectType) == ObjectIdentifier(elementType)
+                ? elementType : (objectType as? any KeyedArchiving.Type) ?? elementType
+            queue.append(.object(uid, QueuedObject(address: element.toOpaque(), type: archivingType)))
+        }
         return uid
     }
 
@@ -214,12 +249,19 @@ public final class KeyedArchiver {
         }
     }
 
+    /// Throws once the archive has been written, or its writing has failed.
+    @inline(__always)
     private func ensureOpen() throws {
+        // One flag on the common path: the table is finished when the archive is written or
+        // its writing has failed. Tested directly, the optional failure and the optional bytes
+        // were copied out to be tested, about 90 instructions an encode call.
+        if table.isFinished { try throwFinished() }
+    }
+
+    private func throwFinished() throws {
         // A failed write spent the table: its error, again.
         if let failure = table.writeFailure { throw failure }
-        if finished != nil {
-            throw KeyedArchiveError(.unsupportedValue, "the archiver has finished encoding")
-        }
+        throw KeyedArchiveError(.unsupportedValue, "the archiver has finished encoding")
     }
 
     // MARK: Finishing
@@ -428,14 +470,16 @@ public final class KeyedArchiver {
     private func run(_ job: Job) throws {
         switch job {
         case .object(let uid, let queued):
-            let object = queued.object
-            let typeID = ObjectIdentifier(type(of: object))
+            let objectType = queued.type
+            let typeID = ObjectIdentifier(objectType)
             let classUID: UInt32
             let capacity: Int
-            if let known = classUIDs[typeID] {
+            if let last = lastClass, last.type == typeID {
+                (classUID, capacity) = (last.uid, last.fieldCount)
+            } else if let known = classUIDs[typeID] {
                 (classUID, capacity) = known
             } else {
-                classUID = table.classUID(chain: classChain(for: type(of: object)))
+                classUID = table.classUID(chain: classChain(for: objectType))
                 capacity = 1
             }
             current = ArchiveObjectSlots(classKey: classKey, classUID: classUID, capacity: capacity, reusing: &spareFields)
@@ -444,11 +488,15 @@ public final class KeyedArchiver {
                 current = nil
                 currentUID = 0
             }
-            try object.encode(with: self)
+            let changesBefore = classNameChanges
+            try objectType.encode(instanceAt: queued.address, with: self)
             if let object = current {
                 current = nil
                 table.setObject(fields: object.fields, at: uid)
-                if object.count != capacity { classUIDs[typeID] = (classUID, object.count) }
+                if classNameChanges == changesBefore {
+                    if object.count != capacity { classUIDs[typeID] = (classUID, object.count) }
+                    lastClass = (typeID, classUID, object.count)
+                }
                 spareFields = object.fields
             }
         case .archived(let uid, let object):
@@ -462,7 +510,17 @@ public final class KeyedArchiver {
         case .array(let uid, let elements):
             try storeCollection(uid, chain: FoundationClassNames.arrayChain, elements: elements, reference: reference(for:))
         case .objectArray(let uid, let objects):
-            storeCollection(uid, chain: FoundationClassNames.arrayChain, elements: objects, reference: reference(forObject:))
+            // The class first, as `storeCollection` takes it: its UID comes before the elements'.
+            var fields = ArchiveObjectFields(classUID: table.classUID(chain: FoundationClassNames.arrayChain))
+            var references: [PropertyListValue] = []
+            objects.withElements { elements in
+                references.reserveCapacity(elements.count)
+                for index in elements.indices {
+                    references.append(.uid(reference(forElement: elements[index], of: objects.elementType)))
+                }
+            }
+            fields.set(.array(references), forKey: FoundationClassNames.objectsKey)
+            table.setObject(fields.value, at: uid)
         case .set(let uid, let elements):
             try storeCollection(uid, chain: FoundationClassNames.setChain, elements: elements, reference: reference(for:))
         case .orderedSet(let uid, let elements):
@@ -566,14 +624,37 @@ package func flattenOptional(_ value: Any?) -> Any? {
 /// Arrays whose elements are instances of a ``KeyedArchiving`` class, archived as NSArray with
 /// no cast per element (see ``KeyedArchiver``'s `ValueTypeFacts`).
 protocol KeyedArchivingArray {
-    /// The elements of `value`, an array of this type, as `any KeyedArchiving`; `nil` when
-    /// `value` is not of this type.
-    static func archivingElements(of value: Any) -> [any KeyedArchiving]?
+    /// `value`, an array of this type, kept typed until its job runs; `nil` when `value` is
+    /// not of this type.
+    static func archivingElements(of value: Any) -> ObjectArrayElements?
+}
+
+/// An array of ``KeyedArchiving`` instances queued for encoding, kept as its own type: copied
+/// into `[any KeyedArchiving]`, every element was retained, and released again with the copy.
+struct ObjectArrayElements {
+    /// The array's static element type.
+    let elementType: any KeyedArchiving.Type
+    /// Calls its argument with the elements, unretained: the elements of a class-typed array
+    /// are single references, laid out as `Unmanaged` ones are (an existential, which is wider,
+    /// cannot be the element type: it does not conform to ``KeyedArchiving``). Read so, they are walked by
+    /// non-generic code; walked as the generic `Element`, each element's read allocated, and
+    /// read as `AnyObject`, each was retained and released.
+    let withElements: ((UnsafeBufferPointer<Unmanaged<AnyObject>>) -> Void) -> Void
 }
 
 extension Array: KeyedArchivingArray where Element: KeyedArchiving {
-    static func archivingElements(of value: Any) -> [any KeyedArchiving]? {
+    static func archivingElements(of value: Any) -> ObjectArrayElements? {
         guard let array = value as? [Element] else { return nil }
-        return array.map { $0 }
+        return ObjectArrayElements(elementType: Element.self) { body in
+            array.withUnsafeBufferPointer { elements in elements.withMemoryRebound(to: Unmanaged<AnyObject>.self, body) }
+        }
+    }
+}
+
+extension KeyedArchiving {
+    /// Runs ``encode(with:)`` on the instance of this class at `address` without retaining it.
+    /// The caller keeps it alive (the keyed archiver's table holds every queued object).
+    fileprivate static func encode(instanceAt address: UnsafeMutableRawPointer, with archiver: KeyedArchiver) throws {
+        try Unmanaged<Self>.fromOpaque(address)._withUnsafeGuaranteedRef { try $0.encode(with: archiver) }
     }
 }

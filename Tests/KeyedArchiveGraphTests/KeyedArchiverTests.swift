@@ -517,6 +517,35 @@ final class KeyedArchiverTests: XCTestCase {
         XCTAssertTrue(try KeyedUnarchiver.unarchivedObject(ofClass: Dog.self, from: data) != nil)
     }
 
+    /// A mapping set while the queue runs (from an object's `encode(with:)`, here for its own
+    /// class) applies to the objects encoded after it: the archiver keeps the description of
+    /// the class it has just encoded at hand for the next object, and must not keep the one
+    /// it found before the mapping changed.
+    func testAClassMappingSetWhileEncodingAppliesToTheObjectsAfterIt() throws {
+        final class SelfRenaming: KeyedArchiving {
+            static var archivedClassName: String { "SelfRenaming" }
+            let label: String
+            init(label: String) { self.label = label }
+            func encode(with coder: KeyedArchiver) throws {
+                try coder.encode(label, forKey: "label")
+                coder.setClassName("Renamed", for: SelfRenaming.self)
+            }
+            init(coder: KeyedUnarchiver) throws { label = "" }
+        }
+        let data = try KeyedArchiver.archivedData(
+            withRootObject: [SelfRenaming(label: "first"), SelfRenaming(label: "second"), SelfRenaming(label: "third")], format: .binary)
+        let objects = try objects(data)
+        func className(ofLabel label: String) throws -> String? {
+            let labelUID = try XCTUnwrap(objects.firstIndex(of: .string(PropertyListString(label))))
+            let object = try XCTUnwrap(objects.first { $0["label"] == .uid(UInt32(labelUID)) })
+            let classUID = try XCTUnwrap(object["$class"]?.uidValue)
+            return objects[Int(classUID)]["$classname"]?.stringValue
+        }
+        XCTAssertEqual(try className(ofLabel: "first"), "SelfRenaming", "described before its own encode(with:) set the mapping")
+        XCTAssertEqual(try className(ofLabel: "second"), "Renamed")
+        XCTAssertEqual(try className(ofLabel: "third"), "Renamed")
+    }
+
     func testSecureDecodingRejectsClassesNotAllowed() throws {
         let data = try KeyedArchiver.archivedData(withRootObject: ["a": [Node(label: 1)]], format: .binary)
         XCTAssertThrowsError(try KeyedUnarchiver.unarchivedObject(ofClasses: [.dictionary, .string, .array], from: data)) { error in

@@ -53,7 +53,8 @@ package final class ArchiveObjectTable {
     @exclusivity(unchecked) private var pinned: Set<UInt32> = []
     /// Pinned copies of pinned entries (``setObject(copyOf:at:)``): copied again once patched.
     @exclusivity(unchecked) private var aliases: [UInt32: UInt32] = [:]
-    private var isFinished = false
+    /// Whether the table has been written (or its writing has failed: see ``writeFailure``).
+    @exclusivity(unchecked) package private(set) var isFinished = false
     /// Why writing failed: ``encodedData(top:format:archiverName:)`` throws it again.
     @exclusivity(unchecked) package private(set) var writeFailure: KeyedArchiveError?
     /// UIDs by object address (the objects are retained in `retained`, so addresses stay unique).
@@ -187,7 +188,9 @@ package final class ArchiveObjectTable {
     /// The UID of an object: the one it already has (`isNew` false), or a new one reserved as
     /// ``reserveUID(for:)`` does (`isNew` true). One lookup where ``uid(for:)`` then
     /// ``reserveUID(for:)`` would take two.
-    package func uidOrReserve(for object: AnyObject) -> (uid: UInt32, isNew: Bool) {
+    /// Generic, so that an object found in the table is looked up by its identity alone (as
+    /// `AnyObject`, each was retained and released around the lookup).
+    package func uidOrReserve<Object: AnyObject>(for object: Object) -> (uid: UInt32, isNew: Bool) {
         if let found = identities.findOrInsert(Self.address(of: ObjectIdentifier(object)), 0, entryCount) {
             return (UInt32(truncatingIfNeeded: found), false)
         }
