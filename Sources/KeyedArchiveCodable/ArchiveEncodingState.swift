@@ -39,11 +39,13 @@ final class ArchiveEncodingState: Encoder {
     @exclusivity(unchecked) private var arrayClassUID: UInt32 = 0
     @exclusivity(unchecked) private var typeKinds = TypeKindCache(decoding: false)
     /// Class instances whose `encode(to:)` is running: a flag per UID (entries are numbered
-    /// densely from 1), and their UIDs with the coding path each started at, innermost last
-    /// (read only to report a cycle). A dictionary by object identity, set and cleared at every
-    /// instance, was 6% of a W2 Codable archive's instructions.
+    /// densely from 1), and their UIDs with the length of the coding path each started at,
+    /// innermost last (read only to report a cycle). A dictionary by object identity, set and
+    /// cleared at every instance, was 6% of a W2 Codable archive's instructions; the path itself,
+    /// kept here, made the next key pushed copy the whole path (the array was shared) and its
+    /// release destroy that copy: about 400 instructions an instance (callgrind, session 44).
     @exclusivity(unchecked) private var inProgressFlags: [Bool] = []
-    @exclusivity(unchecked) private var inProgressPaths: [(uid: UInt32, path: [any CodingKey])] = []
+    @exclusivity(unchecked) private var inProgressPaths: [(uid: UInt32, pathLength: Int)] = []
     /// Conditional references not yet resolved (target not encoded when they were met).
     @exclusivity(unchecked) var forwardConditionals: [ForwardConditional] = []
     /// The stored form of the keys used recently (every value of a type repeats its keys).
@@ -269,6 +271,17 @@ final class ArchiveEncodingState: Encoder {
     func box<T: Encodable>(_ value: T, inline: Bool) throws -> PropertyListValue {
         let kind = typeKinds.kind(of: T.self)
         if kind.isLeaf || kind.isSpecial, let stored = try boxLeaf(value, kind: kind, inline: inline) { return stored }
+        // An instance already in the archive is a reference, found before any level is made:
+        // two in three W2 friends are, and saving and restoring the level for each cost about
+        // 200 instructions (callgrind, session 44).
+        if case .object = kind, let uid = table.uid(forAddress: Self.address(of: value)) {
+            if isInProgress(uid) {
+                throw cycleError(value, uid: uid) { startedAt in
+                    "this \(T.self) instance is being encoded at \(startedAt) and is referenced again inside itself at \(Self.describe(keys))"
+                }
+            }
+            return .uid(uid)
+        }
         depth += 1
         defer { depth -= 1 }
         guard depth <= maximumDepth else {
@@ -284,14 +297,6 @@ final class ArchiveEncodingState: Encoder {
         defer { swap(&level, &saved) }
         var identity: UInt32?
         if case .object = kind {
-            if let uid = table.uid(forAddress: Self.address(of: value)) {
-                if isInProgress(uid) {
-                    throw cycleError(value, uid: uid) { startedAt in
-                        "this \(T.self) instance is being encoded at \(startedAt) and is referenced again inside itself at \(Self.describe(keys))"
-                    }
-                }
-                return .uid(uid)
-            }
             let uid = table.reserveUID(for: Self.instance(value))
             level.reservedUID = uid
             beginInProgress(uid)
@@ -368,9 +373,11 @@ final class ArchiveEncodingState: Encoder {
         Int(uid) < inProgressFlags.count && inProgressFlags[Int(uid)]
     }
 
-    /// The coding path at which the instance at `uid` (in progress) started.
+    /// The coding path at which the instance at `uid` (in progress) started: the start of the
+    /// current path, as the instance is being encoded (its encoding is still on the stack).
     private func startPath(of uid: UInt32) -> [any CodingKey] {
-        inProgressPaths.last(where: { $0.uid == uid })?.path ?? []
+        guard let length = inProgressPaths.last(where: { $0.uid == uid })?.pathLength else { return [] }
+        return Array(keys.prefix(length))
     }
 
     /// Marks the instance at `uid` as being encoded from the current coding path.
@@ -381,7 +388,7 @@ final class ArchiveEncodingState: Encoder {
             inProgressFlags.append(contentsOf: repeatElement(false, count: index + 1 - inProgressFlags.count))
         }
         inProgressFlags[index] = true
-        inProgressPaths.append((uid, keys))
+        inProgressPaths.append((uid, keys.count))
     }
 
     /// Ends ``beginInProgress(_:)`` for the innermost instance, at `uid`.
