@@ -114,6 +114,10 @@ package struct ArchiveObjectSlots {
     /// Positions by key id once an object has ``indexThreshold`` entries.
     private var index: [UInt64: Int] = [:]
     private var unkeyedCount = 0
+    /// A bit per stored key id below 64 set so far: a key whose bit is clear (the common case,
+    /// each key set once) is appended without looking for it first. The scan was about 50
+    /// instructions a field (callgrind, W2: seven fields an object).
+    private var storedKeyBits: UInt64 = 0
     private static let indexThreshold = 16
 
     /// An object of the class whose description has `classUID` (`classKey`: `$class` interned),
@@ -125,6 +129,18 @@ package struct ArchiveObjectSlots {
         fields.removeAll(keepingCapacity: true)
         fields.reserveCapacity(max(1, capacity))
         fields.append(ArchiveField(key: classKey, value: .uid(classUID)))
+        _ = Self.markStored(classKey, in: &storedKeyBits)
+    }
+
+    /// Sets `key`'s bit in `bits` if it has one (a stored key id below 64); returns true when
+    /// the bit was clear, i.e. the key is certainly not set yet.
+    @inline(__always)
+    private static func markStored(_ key: ArchiveSlot, in bits: inout UInt64) -> Bool {
+        guard key.kind == .storedKey, key.bits < 64 else { return false }
+        let bit: UInt64 = 1 << key.bits
+        let wasClear = bits & bit == 0
+        bits |= bit
+        return wasClear
     }
 
     /// The number of entries, `$class` included.
@@ -132,7 +148,7 @@ package struct ArchiveObjectSlots {
 
     /// Stores `value` under `key` (an interned stored key), replacing an earlier value.
     package mutating func setStored(_ value: ArchiveSlot, forKey key: ArchiveSlot) {
-        if let position = position(of: key) {
+        if !Self.markStored(key, in: &storedKeyBits), let position = position(of: key) {
             fields[position].value = value
             return
         }
