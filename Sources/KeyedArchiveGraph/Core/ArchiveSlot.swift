@@ -129,17 +129,17 @@ package struct ArchiveObjectSlots {
         fields.removeAll(keepingCapacity: true)
         fields.reserveCapacity(max(1, capacity))
         fields.append(ArchiveField(key: classKey, value: .uid(classUID)))
-        _ = Self.markStored(classKey, in: &storedKeyBits)
+        _ = markStored(classKey)
     }
 
-    /// Sets `key`'s bit in `bits` if it has one (a stored key id below 64); returns true when
-    /// the bit was clear, i.e. the key is certainly not set yet.
+    /// Sets `key`'s bit if it has one (a stored key id below 64); returns true when the bit was
+    /// clear, i.e. the key is certainly not set yet.
     @inline(__always)
-    private static func markStored(_ key: ArchiveSlot, in bits: inout UInt64) -> Bool {
+    private mutating func markStored(_ key: ArchiveSlot) -> Bool {
         guard key.kind == .storedKey, key.bits < 64 else { return false }
         let bit: UInt64 = 1 << key.bits
-        let wasClear = bits & bit == 0
-        bits |= bit
+        let wasClear = storedKeyBits & bit == 0
+        storedKeyBits |= bit
         return wasClear
     }
 
@@ -148,7 +148,7 @@ package struct ArchiveObjectSlots {
 
     /// Stores `value` under `key` (an interned stored key), replacing an earlier value.
     package mutating func setStored(_ value: ArchiveSlot, forKey key: ArchiveSlot) {
-        if !Self.markStored(key, in: &storedKeyBits), let position = position(of: key) {
+        if !markStored(key), let position = position(of: key) {
             fields[position].value = value
             return
         }
