@@ -523,17 +523,14 @@ public final class KeyedArchiver {
         case .array(let uid, let elements):
             try storeCollection(uid, chain: FoundationClassNames.arrayChain, elements: elements, reference: reference(for:))
         case .objectArray(let uid, let objects):
-            // The class first, as `storeCollection` takes it: its UID comes before the elements'.
-            var fields = ArchiveObjectFields(classUID: table.classUID(chain: FoundationClassNames.arrayChain))
-            var references: [PropertyListValue] = []
-            objects.withElements { elements in
-                references.reserveCapacity(elements.count)
-                for index in elements.indices {
-                    references.append(.uid(reference(forElement: elements[index], of: objects.elementType)))
+            storeCollection(uid, chain: FoundationClassNames.arrayChain) { references in
+                objects.withElements { elements in
+                    references.reserveCapacity(elements.count)
+                    for index in elements.indices {
+                        references.append(.uid(reference(forElement: elements[index], of: objects.elementType)))
+                    }
                 }
             }
-            fields.set(.array(references), forKey: FoundationClassNames.objectsKey)
-            table.setObject(fields.value, at: uid)
         case .set(let uid, let elements):
             try storeCollection(uid, chain: FoundationClassNames.setChain, elements: elements, reference: reference(for:))
         case .orderedSet(let uid, let elements):
@@ -590,10 +587,21 @@ public final class KeyedArchiver {
     private func storeCollection<Element>(
         _ uid: UInt32, chain: [String], elements: [Element], reference: (Element) throws -> UInt32
     ) rethrows {
+        try storeCollection(uid, chain: chain) { references in
+            references.reserveCapacity(elements.count)
+            for element in elements { references.append(.uid(try reference(element))) }
+        }
+    }
+
+    /// Stores the collection at `uid` whose element references `appendReferences` appends.
+    /// The class is looked up first: its description's UID comes before the elements'.
+    @inline(__always)
+    private func storeCollection(
+        _ uid: UInt32, chain: [String], appendReferences: (inout [PropertyListValue]) throws -> Void
+    ) rethrows {
         var fields = ArchiveObjectFields(classUID: table.classUID(chain: chain))
         var references: [PropertyListValue] = []
-        references.reserveCapacity(elements.count)
-        for element in elements { references.append(.uid(try reference(element))) }
+        try appendReferences(&references)
         fields.set(.array(references), forKey: FoundationClassNames.objectsKey)
         table.setObject(fields.value, at: uid)
     }
@@ -649,9 +657,9 @@ struct ObjectArrayElements {
     let elementType: any KeyedArchiving.Type
     /// Calls its argument with the elements, unretained: the elements of a class-typed array
     /// are single references, laid out as `Unmanaged` ones are (an existential, which is wider,
-    /// cannot be the element type: it does not conform to ``KeyedArchiving``). Read so, they are walked by
-    /// non-generic code; walked as the generic `Element`, each element's read allocated, and
-    /// read as `AnyObject`, each was retained and released.
+    /// cannot be the element type: it does not conform to ``KeyedArchiving``). Read so, they
+    /// are walked by non-generic code; walked as the generic `Element`, each element's read
+    /// allocated, and read as `AnyObject`, each was retained and released.
     let withElements: ((UnsafeBufferPointer<Unmanaged<AnyObject>>) -> Void) -> Void
 }
 
