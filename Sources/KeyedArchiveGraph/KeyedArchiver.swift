@@ -26,10 +26,10 @@ public final class KeyedArchiver {
     /// The object table being built (for layers built on this one).
     package let table = ArchiveObjectTable()
     @exclusivity(unchecked) private var topFields = ArchiveObjectFields()
-    /// The object being encoded, as slots (nil: keyed calls write into `$top`).
-    @exclusivity(unchecked) private var current: ArchiveObjectSlots?
-    /// The last object's field array, emptied and reused by the next.
-    @exclusivity(unchecked) private var spareFields: [ArchiveField] = []
+    /// The fields of the object being encoded, as slots, when `isInObject` (else keyed calls
+    /// write into `$top`); reused object after object.
+    private let current = ArchiveObjectSlots()
+    @exclusivity(unchecked) private var isInObject = false
     /// `$class`, interned in `table`.
     private let classKey: ArchiveSlot
     @exclusivity(unchecked) private var currentUID: UInt32 = 0
@@ -190,9 +190,9 @@ public final class KeyedArchiver {
     public func encode(_ object: Any?) throws {
         try ensureOpen()
         let uid = try reference(for: object)
-        if current != nil {
-            guard let key = current?.nextUnkeyedKey() else { return }
-            current?.setStored(.uid(uid), forKey: table.internStoredKey(PropertyListValue(key)))
+        if isInObject {
+            let key = current.nextUnkeyedKey()
+            current.setStored(.uid(uid), forKey: table.internStoredKey(PropertyListValue(key)))
         } else {
             topFields.appendUnkeyed(.uid(uid))
         }
@@ -210,10 +210,10 @@ public final class KeyedArchiver {
         }
         let stored = ArchiveKeys.escape(key)
         let slot: ArchiveObjectTable.ConditionalSlot =
-            current != nil ? .object(uid: currentUID, storedKey: stored) : .top(storedKey: stored)
+            isInObject ? .object(uid: currentUID, storedKey: stored) : .top(storedKey: stored)
         let reference = table.conditionalReference(to: object, slot: slot)
-        if current != nil {
-            current?.setStored(table.slot(for: reference), forKey: storedKeys.slot(for: key, in: table))
+        if isInObject {
+            current.setStored(table.slot(for: reference), forKey: storedKeys.slot(for: key, in: table))
         } else {
             topFields.setStored(reference, forStoredKey: PropertyListValue(stored))
         }
@@ -238,7 +238,7 @@ public final class KeyedArchiver {
 
     /// True when a key has been encoded in the current object (or `$top`).
     public func containsValue(forKey key: String) -> Bool {
-        current?.contains(key: storedKeys.slot(for: key, in: table)) ?? topFields.contains(key: key)
+        isInObject ? current.contains(key: storedKeys.slot(for: key, in: table)) : topFields.contains(key: key)
     }
 
     /// Sets a number, boolean or reference: as a slot, made directly (through a
@@ -247,16 +247,16 @@ public final class KeyedArchiver {
     /// kinds, which have a `plainValue` for `$top`.
     @inline(__always)
     private func setPlainField(_ slot: ArchiveSlot, forKey key: String) {
-        if current != nil {
-            current?.setStored(slot, forKey: storedKeys.slot(for: key, in: table))
+        if isInObject {
+            current.setStored(slot, forKey: storedKeys.slot(for: key, in: table))
         } else if let value = slot.plainValue {
             topFields.setStored(value, forStoredKey: storedKeys.value(for: key))
         }
     }
 
     private func setField(_ value: PropertyListValue, forKey key: String) {
-        if current != nil {
-            current?.setStored(table.slot(for: value), forKey: storedKeys.slot(for: key, in: table))
+        if isInObject {
+            current.setStored(table.slot(for: value), forKey: storedKeys.slot(for: key, in: table))
         } else {
             topFields.setStored(value, forStoredKey: storedKeys.value(for: key))
         }
@@ -495,22 +495,23 @@ public final class KeyedArchiver {
                 classUID = table.classUID(chain: classChain(for: objectType))
                 capacity = 1
             }
-            current = ArchiveObjectSlots(classKey: classKey, classUID: classUID, capacity: capacity, reusing: &spareFields)
+            current.begin(classKey: classKey, classUID: classUID, capacity: capacity)
+            isInObject = true
             currentUID = uid
             defer {
-                current = nil
+                isInObject = false
                 currentUID = 0
             }
             let changesBefore = classNameChanges
             try objectType.encode(instanceAt: queued.address, with: self)
-            if let object = current {
-                current = nil
-                table.setObject(fields: object.fields, at: uid)
+            // Still in this object unless its `encode(with:)` finished the archive itself.
+            if isInObject {
+                isInObject = false
+                current.withFields { table.setObject(fields: $0, array: nil, at: uid) }
                 if classNameChanges == changesBefore {
-                    if object.count != capacity { classUIDs[typeID] = (classUID, object.count) }
-                    lastClass = (typeID, classUID, object.count)
+                    if current.count != capacity { classUIDs[typeID] = (classUID, current.count) }
+                    lastClass = (typeID, classUID, current.count)
                 }
-                spareFields = object.fields
             }
         case .archived(let uid, let object):
             let description = object.classDescription

@@ -105,8 +105,11 @@ final class ArchiveSlotTests: XCTestCase {
             let table = ArchiveObjectTable()
             let cache = StoredKeyCache()
             let classKey = table.internStoredKey(PropertyListValue("$class"))
-            var storage: [ArchiveField] = []
-            var fields = ArchiveObjectSlots(classKey: classKey, classUID: 0, capacity: 4, reusing: &storage)
+            let fields = ArchiveObjectSlots(capacity: 2)
+            // An earlier object's fields, dropped by `begin`.
+            fields.begin(classKey: classKey, classUID: 0, capacity: 1)
+            fields.setStored(.integer(-1), forKey: cache.slot(for: "dropped", in: table))
+            fields.begin(classKey: classKey, classUID: 0, capacity: 4)
             var expected: [String: Int] = [:]
             for (offset, key) in keys.enumerated() {
                 fields.setStored(.integer(Int64(offset)), forKey: cache.slot(for: key, in: table))
@@ -126,7 +129,7 @@ final class ArchiveSlotTests: XCTestCase {
             XCTAssertFalse(fields.contains(key: cache.slot(for: "nam", in: table)))
             XCTAssertEqual(fields.count, 1 + keys.count + extra, "extra \(extra)")
             let uid = table.reserveUID()
-            table.setObject(fields: fields.fields, at: uid)
+            fields.withFields { table.setObject(fields: $0, array: nil, at: uid) }
             let data = try table.encodedData(top: PropertyListDictionary([("root", .uid(uid))]), format: .binary)
             let objects = try XCTUnwrap(PropertyList.decode(data)["$objects"]?.arrayValue)
             guard case .dictionary(let dictionary) = objects[Int(uid)] else { return XCTFail("not a dictionary") }

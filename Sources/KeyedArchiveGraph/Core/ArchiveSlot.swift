@@ -104,38 +104,96 @@ package struct ArchiveField: Sendable, Equatable {
     }
 }
 
-/// The fields of one archived object as slots, for ``ArchiveObjectTable/setObject(fields:array:at:)``:
+/// The fields of the object being archived as slots, for ``ArchiveObjectTable/setObject(fields:array:at:)``:
 /// `$class` first, then fields in the order set. Keys are stored keys interned by the table,
 /// one id per text, so that setting a key twice finds it by its id and keeps the last value
 /// (as ``ArchiveObjectFields`` does with the text).
-package struct ArchiveObjectSlots {
-    /// The entries so far.
-    package private(set) var fields: [ArchiveField]
+///
+/// One per archiver, reused object after object (``begin(classKey:classUID:capacity:)``), its
+/// fields in memory it owns: as an array in a struct, every field set was a uniqueness check
+/// of the array, a capacity check and a call, about 70 instructions (callgrind, W2: seven
+/// fields an object). A key not yet set (its bit clear) is appended inline here.
+package final class ArchiveObjectSlots {
+    /// `capacity` fields, the first `count` set. ``ArchiveField`` is trivial: nothing to
+    /// deinitialize.
+    @exclusivity(unchecked) private var base: UnsafeMutablePointer<ArchiveField>
+    @exclusivity(unchecked) private var capacity: Int
+    /// The number of entries, `$class` included.
+    @exclusivity(unchecked) package private(set) var count = 0
+    /// Appends below this count take the inline path: the capacity, or one less than
+    /// ``indexThreshold`` (the append that reaches it builds the index).
+    @exclusivity(unchecked) private var inlineLimit: Int
     /// Positions by key id once an object has ``indexThreshold`` entries.
-    private var index: [UInt64: Int] = [:]
-    private var unkeyedCount = 0
+    @exclusivity(unchecked) private var index: [UInt64: Int] = [:]
+    @exclusivity(unchecked) private var unkeyedCount = 0
     /// A bit per stored key id below 64 set so far: a key whose bit is clear (the common case,
     /// each key set once) is appended without looking for it first. The scan was about 50
     /// instructions a field (callgrind, W2: seven fields an object).
-    private var storedKeyBits: UInt64 = 0
+    @exclusivity(unchecked) private var storedKeyBits: UInt64 = 0
     private static let indexThreshold = 16
 
-    /// An object of the class whose description has `classUID` (`classKey`: `$class` interned),
-    /// with room for `capacity` entries, in `storage` (an earlier object's array, taken from the
-    /// caller, emptied and reused: one allocation fewer an object).
-    package init(classKey: ArchiveSlot, classUID: UInt32, capacity: Int, reusing storage: inout [ArchiveField]) {
-        fields = []
-        swap(&fields, &storage)
-        fields.removeAll(keepingCapacity: true)
-        fields.reserveCapacity(max(1, capacity))
-        fields.append(ArchiveField(key: classKey, value: .uid(classUID)))
-        _ = markStored(classKey)
+    /// Empty, with room for `capacity` entries before the first growth.
+    package init(capacity: Int = 16) {
+        self.capacity = max(1, capacity)
+        base = .allocate(capacity: self.capacity)
+        inlineLimit = min(self.capacity, Self.indexThreshold - 1)
+    }
+
+    deinit { base.deallocate() }
+
+    /// Starts an object of the class whose description has `classUID` (`classKey`: `$class`
+    /// interned), with room for at least `capacity` entries; the previous object's fields are
+    /// dropped.
+    package func begin(classKey: ArchiveSlot, classUID: UInt32, capacity: Int) {
+        count = 0
+        if !index.isEmpty { index.removeAll(keepingCapacity: true) }
+        unkeyedCount = 0
+        storedKeyBits = 0
+        if capacity > self.capacity { grow(to: capacity) }
+        setStored(.uid(classUID), forKey: classKey)
+    }
+
+    /// The fields set so far, valid during `body` (and until the next change).
+    package func withFields<Result>(_ body: (UnsafeBufferPointer<ArchiveField>) throws -> Result) rethrows -> Result {
+        try body(UnsafeBufferPointer(start: base, count: count))
+    }
+
+    /// Stores `value` under `key` (an interned stored key), replacing an earlier value.
+    @inline(__always)
+    package func setStored(_ value: ArchiveSlot, forKey key: ArchiveSlot) {
+        if key.kind == .storedKey, key.bits < 64, count < inlineLimit {
+            let bit: UInt64 = 1 << key.bits
+            if storedKeyBits & bit == 0 {
+                storedKeyBits |= bit
+                (base + count).initialize(to: ArchiveField(key: key, value: value))
+                count += 1
+                return
+            }
+        }
+        setStoredInGeneral(value, forKey: key)
+    }
+
+    /// ``setStored(_:forKey:)`` for a key that may be set already, a key id of 64 or more, a
+    /// full buffer, or a big object (its index).
+    @inline(never)
+    private func setStoredInGeneral(_ value: ArchiveSlot, forKey key: ArchiveSlot) {
+        if !markStored(key), let position = position(of: key) {
+            base[position].value = value
+            return
+        }
+        if count == capacity { grow(to: capacity * 2) }
+        if !index.isEmpty && key.kind == .storedKey { index[key.bits] = count }
+        (base + count).initialize(to: ArchiveField(key: key, value: value))
+        count += 1
+        if index.isEmpty && count == Self.indexThreshold {
+            // Big objects (many unkeyed values) switch from scanning to a hash index.
+            for position in 0..<count where base[position].key.kind == .storedKey { index[base[position].key.bits] = position }
+        }
     }
 
     /// Sets `key`'s bit if it has one (a stored key id below 64); returns true when the bit was
     /// clear, i.e. the key is certainly not set yet.
-    @inline(__always)
-    private mutating func markStored(_ key: ArchiveSlot) -> Bool {
+    private func markStored(_ key: ArchiveSlot) -> Bool {
         guard key.kind == .storedKey, key.bits < 64 else { return false }
         let bit: UInt64 = 1 << key.bits
         let wasClear = storedKeyBits & bit == 0
@@ -143,28 +201,20 @@ package struct ArchiveObjectSlots {
         return wasClear
     }
 
-    /// The number of entries, `$class` included.
-    package var count: Int { fields.count }
-
-    /// Stores `value` under `key` (an interned stored key), replacing an earlier value.
-    package mutating func setStored(_ value: ArchiveSlot, forKey key: ArchiveSlot) {
-        if !markStored(key), let position = position(of: key) {
-            fields[position].value = value
-            return
-        }
-        if !index.isEmpty && key.kind == .storedKey { index[key.bits] = fields.count }
-        fields.append(ArchiveField(key: key, value: value))
-        if index.isEmpty && fields.count == Self.indexThreshold {
-            // Big objects (many unkeyed values) switch from scanning to a hash index.
-            for position in fields.indices where fields[position].key.kind == .storedKey { index[fields[position].key.bits] = position }
-        }
+    private func grow(to newCapacity: Int) {
+        let grown = UnsafeMutablePointer<ArchiveField>.allocate(capacity: newCapacity)
+        grown.moveInitialize(from: base, count: count)
+        base.deallocate()
+        base = grown
+        capacity = newCapacity
+        inlineLimit = min(capacity, Self.indexThreshold - 1)
     }
 
     /// True when `key` (an interned stored key) has been stored.
     package func contains(key: ArchiveSlot) -> Bool { position(of: key) != nil }
 
     /// The next unkeyed key (`$0`, `$1`, ...), as text.
-    package mutating func nextUnkeyedKey() -> String {
+    package func nextUnkeyedKey() -> String {
         defer { unkeyedCount += 1 }
         return "$" + String(unkeyedCount)
     }
@@ -172,6 +222,6 @@ package struct ArchiveObjectSlots {
     private func position(of key: ArchiveSlot) -> Int? {
         guard key.kind == .storedKey else { return nil }
         if !index.isEmpty { return index[key.bits] }
-        return fields.firstIndex { $0.key == key }
+        return (0..<count).first { base[$0].key == key }
     }
 }
