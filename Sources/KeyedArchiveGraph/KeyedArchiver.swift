@@ -527,6 +527,7 @@ public final class KeyedArchiver {
             storeCollection(uid, chain: FoundationClassNames.arrayChain) { references in
                 objects.withElements { elements in
                     references.reserveCapacity(elements.count)
+                    table.reserveIdentities(elements.count)
                     for index in elements.indices {
                         references.append(.uid(reference(forElement: elements[index], of: objects.elementType)))
                     }

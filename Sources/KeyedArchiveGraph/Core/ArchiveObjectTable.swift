@@ -198,6 +198,17 @@ package final class ArchiveObjectTable {
         return (newEntry(), true)
     }
 
+    /// Makes room for `additional` more objects' identities (the elements of an array about to
+    /// be referenced), so that the identity table does not grow through every doubling on the
+    /// way (W2: 13 growths, 22 M instructions of a 100,000-person archive, callgrind).
+    package func reserveIdentities(_ additional: Int) {
+        guard additional > 0 else { return }
+        let (needed, overflow) = identities.count.addingReportingOverflow(additional)
+        guard !overflow else { return }
+        identities.reserveCapacity(needed)
+        if retained.capacity < needed { retained.reserveCapacity(Swift.max(needed, retained.capacity * 2)) }
+    }
+
     /// Appends an entry for an object whose contents come later (``setObject(_:at:)``) and
     /// returns its UID; with `object`, registers its identity first so that references to it
     /// met while encoding its fields (cycles) get the same UID.

@@ -40,7 +40,7 @@ package struct WordPairTable {
     }
     private var slots: [Slot] = []
     /// The number of keys.
-    private(set) var count = 0
+    package private(set) var count = 0
     private var mask = 0
 
     /// An empty table.
@@ -104,6 +104,17 @@ package struct WordPairTable {
         slots[index] = Slot(a: a, b: b, value: value + 1)
         count += 1
         return nil
+    }
+
+    /// Grows the table, if needed, to hold `minimumCount` keys without growing again: the
+    /// growth a caller that knows how many keys are coming would otherwise meet at every
+    /// doubling (each a pass over the old slots and fresh memory). Sizes stay powers of two, so
+    /// small reserves repeated grow the table no faster than inserts would.
+    package mutating func reserveCapacity(_ minimumCount: Int) {
+        guard minimumCount > count, minimumCount <= Int.max / 4 else { return }
+        var capacity = Swift.max(64, slots.count)
+        while capacity < minimumCount * 2 { capacity *= 2 }
+        if capacity > slots.count { rehash(capacity: capacity) }
     }
 
     /// Forgets every key and keeps the slots: a table emptied and then filled to about the
