@@ -10,6 +10,27 @@ final class WriterBuffersTests: XCTestCase {
         checkWordPairTable(WordPairTable())
     }
 
+    /// Room reserved ahead (as the archiver does before an array's elements are referenced),
+    /// below, at and far above the count, keeps every key and value, and the table goes on
+    /// finding and adding keys as before.
+    func testWordPairTableKeepsItsKeysWhenRoomIsReserved() {
+        var random = SeededGenerator(seed: 47)
+        var table = WordPairTable()
+        var model: [[UInt64]: Int] = [:]
+        for step in 0..<40_000 {
+            if step % 997 == 0 {
+                let reserves = [0, table.count / 2, table.count, table.count + 1, table.count + 20_000, Int.max]
+                let countBefore = table.count
+                table.reserveCapacity(reserves[step / 997 % reserves.count])
+                XCTAssertEqual(table.count, countBefore, "reserve at step \(step)")
+            }
+            let a = random.next() % 30_000, b = random.next() % 2
+            checkStep(table.findOrInsert(a, b, step), &model, (a, b), modelKey: [a, b], step: step)
+        }
+        XCTAssertEqual(table.count, model.count)
+        for (key, value) in model { XCTAssertEqual(table.find(key[0], key[1]), value) }
+    }
+
     func testUniquingWordPairTableAgreesWithDictionary() {
         checkWordPairTable(UniquingWordPairTable())
     }
