@@ -367,6 +367,22 @@ final class ArchiveEncodingState: Encoder {
         }
     }
 
+    /// Whether `type` is encoded as an object of its own, by identity (a class).
+    func isObjectKind<T: Encodable>(_ type: T.Type) -> Bool {
+        if case .object = typeKinds.kind(of: type) { return true }
+        return false
+    }
+
+    /// The UID of the class instance `value` (of a type ``isObjectKind(_:)`` accepted) if it is
+    /// in the archive already and not being encoded: what ``box(_:inline:)`` returns for it,
+    /// found without the element's coding-path key, the box or the slot conversion (two in
+    /// three W2 friends). Nil sends the caller to the full path (which also reports a cycle).
+    @inline(__always)
+    func knownReference<T: Encodable>(to value: inout T) -> UInt32? {
+        guard let uid = table.uid(forAddress: Self.address(of: value)), !isInProgress(uid) else { return nil }
+        return uid
+    }
+
     /// Whether the instance at `uid` is being encoded.
     @inline(__always)
     private func isInProgress(_ uid: UInt32) -> Bool {

@@ -219,6 +219,10 @@ extension Array: ArchiveArrayEncodable where Element: Encodable {
             }
             return
         }
+        let isObjectArray = state.isObjectKind(Element.self)
+        // A long array of class instances: their identities are about to fill the table, so
+        // it grows once, not through every doubling (W2's root array: 13 of them).
+        if isObjectArray && array.count >= 64 { state.table.reserveIdentities(array.count) }
         // Each element passed where it is stored. In this unspecialized code `for element in
         // array`, a subscript and even a pointer's `pointee` copy the element out first (a
         // struct's copy retains each of its references, and its destruction releases them);
@@ -227,6 +231,10 @@ extension Array: ArchiveArrayEncodable where Element: Encodable {
             guard let first = elements.baseAddress else { return }
             let stored = UnsafeMutablePointer(mutating: first)
             for index in elements.indices {
+                if isObjectArray, let uid = state.knownReference(to: &stored[index]) {
+                    builder.elements.append(.uid(uid))
+                    continue
+                }
                 state.keys.append(IndexKey(index))
                 defer { state.keys.removeLast() }
                 builder.elements.append(state.table.slot(for: try state.box(inPlace: &stored[index], inline: false)))
