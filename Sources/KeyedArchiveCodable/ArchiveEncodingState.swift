@@ -373,13 +373,13 @@ final class ArchiveEncodingState: Encoder {
         return false
     }
 
-    /// The UID of the class instance `value` (of a type ``isObjectKind(_:)`` accepted) if it is
-    /// in the archive already and not being encoded: what ``box(_:inline:)`` returns for it,
-    /// found without the element's coding-path key, the box or the slot conversion (two in
-    /// three W2 friends). Nil sends the caller to the full path (which also reports a cycle).
+    /// The UID of the class instance at `address` (its reference's bits) if it is in the archive
+    /// already and not being encoded: what ``box(_:inline:)`` returns for it, found without the
+    /// element's coding-path key, the box or the slot conversion (two in three W2 friends). Nil
+    /// sends the caller to the full path (which also reports a cycle).
     @inline(__always)
-    func knownReference<T: Encodable>(to value: inout T) -> UInt32? {
-        guard let uid = table.uid(forAddress: Self.address(of: value)), !isInProgress(uid) else { return nil }
+    func knownReference(atAddress address: UInt) -> UInt32? {
+        guard let uid = table.uid(forAddress: address), !isInProgress(uid) else { return nil }
         return uid
     }
 

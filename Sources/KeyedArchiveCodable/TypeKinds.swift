@@ -219,7 +219,8 @@ extension Array: ArchiveArrayEncodable where Element: Encodable {
             }
             return
         }
-        let isObjectArray = state.isObjectKind(Element.self)
+        // Elements that are one class reference each: their bits are the instance's address.
+        let isObjectArray = MemoryLayout<Element>.size == MemoryLayout<UInt>.size && state.isObjectKind(Element.self)
         // A long array of class instances: their identities are about to fill the table, so
         // it grows once, not through every doubling (W2's root array: 13 of them).
         if isObjectArray && array.count >= 64 { state.table.reserveIdentities(array.count) }
@@ -231,7 +232,7 @@ extension Array: ArchiveArrayEncodable where Element: Encodable {
             guard let first = elements.baseAddress else { return }
             let stored = UnsafeMutablePointer(mutating: first)
             for index in elements.indices {
-                if isObjectArray, let uid = state.knownReference(to: &stored[index]) {
+                if isObjectArray, let uid = state.knownReference(atAddress: UnsafeRawPointer(stored + index).load(as: UInt.self)) {
                     builder.elements.append(.uid(uid))
                     continue
                 }
