@@ -24,8 +24,8 @@ enum ArchiveLayoutStep {
 /// objects' fields and array elements copied out of the encoder's reused buffers.
 struct ArchiveLayoutBatch {
     var steps: [ArchiveLayoutStep] = []
-    var fields: [ArchiveField] = []
-    var elements: [ArchiveSlot] = []
+    let fields = ArchiveBatchList<ArchiveField>()
+    let elements = ArchiveBatchList<ArchiveSlot>()
 
     /// Steps, fields or elements past which a batch is handed over.
     static let stepLimit = 4_096
@@ -50,8 +50,56 @@ struct ArchiveLayoutBatch {
     /// Empties the batch, keeping its memory for the next one.
     mutating func removeAll() {
         steps.removeAll(keepingCapacity: true)
-        fields.removeAll(keepingCapacity: true)
-        elements.removeAll(keepingCapacity: true)
+        fields.removeAll()
+        elements.removeAll()
+    }
+}
+
+/// The fields or elements of a batch's objects: appending an object's run of them is a
+/// capacity check and a copy. (`Array.append(contentsOf:)` from a buffer took about 75
+/// instructions a run, one or two runs an object; callgrind, W2.)
+///
+/// A class, so that a batch's copies share one list: a batch is handed over whole and its
+/// sender keeps no copy (see ``ArchiveLayoutPipeline``). `@unchecked Sendable`: a list goes
+/// with its batch, one thread's at a time, ordered by the queues' lock.
+final class ArchiveBatchList<Element: BitwiseCopyable>: @unchecked Sendable {
+    /// `capacity` elements, the first `count` set; nil until the first append (a table that
+    /// never starts its pipeline allocates nothing).
+    private var base: UnsafeMutablePointer<Element>?
+    private var capacity = 0
+    private(set) var count = 0
+
+    deinit { base?.deallocate() }
+
+    /// Appends a run of elements.
+    @inline(__always)
+    func append(contentsOf run: UnsafeBufferPointer<Element>) {
+        guard let source = run.baseAddress, !run.isEmpty else { return }
+        if capacity - count < run.count || base == nil { grow(toHold: count + run.count) }
+        guard let base else { return }
+        (base + count).initialize(from: source, count: run.count)
+        count += run.count
+    }
+
+    @inline(never)
+    private func grow(toHold needed: Int) {
+        var newCapacity = Swift.max(1_024, capacity)
+        while newCapacity < needed { newCapacity *= 2 }
+        let grown = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
+        if let base {
+            grown.initialize(from: base, count: count)
+            base.deallocate()
+        }
+        base = grown
+        capacity = newCapacity
+    }
+
+    /// Forgets the elements, keeping the memory (they are trivial: nothing to deinitialize).
+    func removeAll() { count = 0 }
+
+    /// The elements, valid during `body`.
+    func withBuffer<Result>(_ body: (UnsafeBufferPointer<Element>) throws -> Result) rethrows -> Result {
+        try body(UnsafeBufferPointer(start: base, count: count))
     }
 }
 
@@ -158,8 +206,8 @@ extension ArchiveLayout {
         var elementStart = 0
         let fields = batch.fields
         let elements = batch.elements
-        fields.withUnsafeBufferPointer { fields in
-            elements.withUnsafeBufferPointer { elements in
+        fields.withBuffer { fields in
+            elements.withBuffer { elements in
                 batch.steps.withUnsafeMutableBufferPointer { steps in
                     for index in steps.indices {
                         // Moved out, a step with nothing to release left in its place: a copy

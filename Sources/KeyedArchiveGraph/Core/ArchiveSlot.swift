@@ -8,8 +8,8 @@ import KeyedArchivePropertyList
 /// field of every object was a key retained, an enum copied and destroyed through generic
 /// array code, and a dictionary built only to be taken apart by the layout (about a fifth of
 /// W5 encode's instructions, callgrind, session 21).
-package struct ArchiveSlot: Sendable, Equatable {
-    package enum Kind: UInt8, Sendable {
+package struct ArchiveSlot: Sendable, Equatable, BitwiseCopyable {
+    package enum Kind: UInt8, Sendable, BitwiseCopyable {
         /// `bits` is a UID.
         case uid
         /// `bits` is the id of a stored key interned by ``ArchiveObjectTable/internStoredKey(_:)``.
@@ -93,7 +93,7 @@ package struct ArchiveSlot: Sendable, Equatable {
 
 /// One field of an object being written: its key (a stored key, or for NSDictionary-form
 /// containers the UID of the key string) and its value.
-package struct ArchiveField: Sendable, Equatable {
+package struct ArchiveField: Sendable, Equatable, BitwiseCopyable {
     package var key: ArchiveSlot
     package var value: ArchiveSlot
 
