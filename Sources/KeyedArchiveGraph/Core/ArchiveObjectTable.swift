@@ -113,7 +113,7 @@ package final class ArchiveObjectTable {
         let uid = UInt32(truncatingIfNeeded: entryCount)
         entryCount += 1
         if isPipelined {
-            record(.newEntry)
+            batch.appendNewEntry()
         } else {
             _ = layout.newEntry()
             if entryCount >= pipelineThreshold && !isFinished { startPipeline() }
