@@ -56,21 +56,29 @@ package final class StoredKeyCache {
     /// The stored key of `key` as a slot of `table` (interned on first use). A cache serves
     /// one table: the ids are that table's.
     ///
-    /// Inline, a key in its pair's first entry and interned costs a hash and two comparisons;
-    /// a call for every field of every object was about 45 instructions (callgrind, W2).
+    /// Inline, a key already interned costs a hash and two or four comparisons; a call for
+    /// every field of every object was about 45 instructions (callgrind, W2). Both entries of
+    /// the pair are tried here: a key in the second went through the call and hashed again
+    /// (W5: a few of a record's 17 keys).
     @inline(__always)
     package func slot(for key: String, in table: ArchiveObjectTable) -> ArchiveSlot {
         let bits = Self.bits(of: key)
         let pair = Self.pair(of: bits)
+        let bit: UInt64 = 1 << UInt64(pair)
         let first = entries + 2 * pair
-        if firstFilled & (1 << UInt64(pair)) != 0, first.pointee.keyBits == bits, first.pointee.internedID != .max {
-            return ArchiveSlot(.storedKey, first.pointee.internedID)
+        if firstFilled & bit != 0 {
+            if first.pointee.keyBits == bits, first.pointee.internedID != .max {
+                return ArchiveSlot(.storedKey, first.pointee.internedID)
+            }
+            let second = first + 1
+            if secondFilled & bit != 0, second.pointee.keyBits == bits, second.pointee.internedID != .max {
+                return ArchiveSlot(.storedKey, second.pointee.internedID)
+            }
         }
         return slotInGeneral(for: key, in: table)
     }
 
-    /// ``slot(for:in:)`` for a key met for the first time, in its pair's second entry, or not
-    /// interned yet.
+    /// ``slot(for:in:)`` for a key met for the first time or not interned yet.
     @inline(never)
     private func slotInGeneral(for key: String, in table: ArchiveObjectTable) -> ArchiveSlot {
         let entry = entry(for: key)
