@@ -81,9 +81,9 @@ struct ArchiveLayoutBatch {
 /// instructions a run, one or two runs an object; callgrind, W2.)
 ///
 /// A class, so that a batch's copies share one list: a batch is handed over whole and its
-/// sender keeps no copy (see ``ArchiveLayoutPipeline``). `@unchecked Sendable`: a list goes
-/// with its batch, one thread's at a time, ordered by the queues' lock.
-final class ArchiveBatchList<Element: BitwiseCopyable>: @unchecked Sendable {
+/// sender keeps no copy, so a list goes with its batch, one thread's at a time, ordered by the
+/// queues' lock (see ``ArchiveLayoutPipeline``).
+final class ArchiveBatchList<Element: BitwiseCopyable> {
     /// `capacity` elements, the first `count` set; nil until the first append (a table that
     /// never starts its pipeline allocates nothing).
     private var base: UnsafeMutablePointer<Element>?
@@ -96,7 +96,7 @@ final class ArchiveBatchList<Element: BitwiseCopyable>: @unchecked Sendable {
     @inline(__always)
     func append(contentsOf run: UnsafeBufferPointer<Element>) {
         guard let source = run.baseAddress, !run.isEmpty else { return }
-        if capacity - count < run.count || base == nil { grow(toHold: count + run.count) }
+        if capacity - count < run.count { grow(toHold: count + run.count) }
         guard let base else { return }
         (base + count).initialize(from: source, count: run.count)
         count += run.count
