@@ -504,9 +504,9 @@ public final class KeyedArchiver {
             }
             let changesBefore = classNameChanges
             try objectType.encode(instanceAt: queued.address, with: self)
-            // Still in this object unless its `encode(with:)` finished the archive itself.
+            // Still in this object unless its `encode(with:)` finished the archive itself (the
+            // `defer` above leaves the object).
             if isInObject {
-                isInObject = false
                 current.withFields { table.setObject(fields: $0, array: nil, at: uid) }
                 if classNameChanges == changesBefore {
                     if current.count != capacity { classUIDs[typeID] = (classUID, current.count) }
