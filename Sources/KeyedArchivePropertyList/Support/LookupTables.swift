@@ -15,14 +15,19 @@ import Darwin
 /// chain. Long strings and data are hashed by their ends (see ``LiteralBytesTable``); keys whose
 /// hashes collide, such as keys alike at both ends, fall back to a `Dictionary` that hashes
 /// them in full (seeded SipHash), at a cost linear in their length.
+///
+/// Each table copies the seed when it is made and hashes with its copy: on Linux every read of
+/// a global `static let` calls `swift_once`, a call on every probe (about 600,000 an archive of
+/// W2's 100,000 people).
 enum LookupSeed {
     /// Chosen once per process.
     static let value: UInt64 = UInt64.random(in: UInt64.min...UInt64.max) | 1
 
-    /// The seeded hash of a key of two words; tables take a slot from its low bits.
+    /// The hash of a key of two words under `seed` (a table's copy of ``value``); tables take
+    /// a slot from its low bits.
     @inline(__always)
-    static func hash(_ a: UInt64, _ b: UInt64) -> UInt64 {
-        var mixed = (a ^ value) &* 0x9E37_79B9_7F4A_7C15
+    static func hash(_ a: UInt64, _ b: UInt64, seed: UInt64) -> UInt64 {
+        var mixed = (a ^ seed) &* 0x9E37_79B9_7F4A_7C15
         mixed ^= (b ^ (mixed >> 29)) &* 0xC2B2_AE3D_27D4_EB4F
         return mixed ^ (mixed >> 32)
     }
@@ -42,6 +47,8 @@ package struct WordPairTable {
     /// The number of keys.
     package private(set) var count = 0
     private var mask = 0
+    /// ``LookupSeed/value``, read once.
+    private let seed = LookupSeed.value
 
     /// An empty table.
     package init() {}
@@ -53,12 +60,12 @@ package struct WordPairTable {
 
     @inline(__always)
     private func home(_ a: UInt64, _ b: UInt64) -> Int {
-        Self.home(a, b, mask: mask)
+        home(a, b, mask: mask)
     }
 
     @inline(__always)
-    private static func home(_ a: UInt64, _ b: UInt64, mask: Int) -> Int {
-        Int(truncatingIfNeeded: LookupSeed.hash(a, b)) & mask
+    private func home(_ a: UInt64, _ b: UInt64, mask: Int) -> Int {
+        Int(truncatingIfNeeded: LookupSeed.hash(a, b, seed: seed)) & mask
     }
 
     /// The value stored for the key `(a, b)`.
@@ -133,7 +140,7 @@ package struct WordPairTable {
         var grown = HugePages.array(repeating: Slot(a: 0, b: 0, value: 0), count: capacity)
         grown.withUnsafeMutableBufferPointer { grown in
             for slot in old where slot.value != 0 {
-                var index = Self.home(slot.a, slot.b, mask: mask)
+                var index = home(slot.a, slot.b, mask: mask)
                 while grown[index].value != 0 { index = (index + 1) & mask }
                 grown[index] = slot
                 moved += 1
@@ -193,6 +200,8 @@ package struct UniquingWordPairTable {
     private let tagMask: UInt64
     /// Keys kept in ``small``.
     private let inlineLimit: Int
+    /// ``LookupSeed/value``, read once.
+    private let seed = LookupSeed.value
     /// True once the keys moved to the tagged layout (which always has slots).
     private var isLarge: Bool { !slots.isEmpty }
     /// ``filterBitsPerSlot`` bits per slot, the bit at ``filterBit(_:)`` set for every key in
@@ -242,7 +251,7 @@ package struct UniquingWordPairTable {
     @inline(__always)
     package func find(_ a: UInt64, _ b: UInt64) -> Int? {
         guard isLarge else { return small.find(a, b) }
-        let hash = LookupSeed.hash(a, b)
+        let hash = LookupSeed.hash(a, b, seed: seed)
         guard isFiltered(hash) else { return nil }
         if let found = findPending(hash, a, b) { return found }
         return slots.withUnsafeBufferPointer { slots in
@@ -290,7 +299,7 @@ package struct UniquingWordPairTable {
         }
         // Grown before the key is added (rehashing places the pending keys too).
         if (count &+ 1) &* 2 > slots.count { rehash(capacity: Swift.max(64, slots.count &* 2)) }
-        let hash = LookupSeed.hash(a, b)
+        let hash = LookupSeed.hash(a, b, seed: seed)
         let (word, bit) = filterBit(hash)
         if filter[word] & bit != 0 {
             // Maybe a key already here: among the pending ones, or in the slots.
@@ -399,7 +408,7 @@ package struct UniquingWordPairTable {
                 var position = 0
                 for block in blocks {
                     for entry in block {
-                        let hash = LookupSeed.hash(entry.a, entry.b)
+                        let hash = LookupSeed.hash(entry.a, entry.b, seed: seed)
                         Self.place(hash, position: position, in: grown, mask: mask, tagMask: tagMask)
                         position &+= 1
                         let (word, bit) = filterBit(hash)
@@ -685,6 +694,8 @@ struct LiteralBytesTable<Key: LiteralBytesKey> {
     private var longValues: [Int] = []
     /// Long keys whose hash and length equal an earlier, different key's.
     private var collisions: [Key.Exact: Int] = [:]
+    /// ``LookupSeed/value``, read once.
+    private let seed = LookupSeed.value
 
     /// An empty table.
     init() {}
@@ -715,7 +726,7 @@ struct LiteralBytesTable<Key: LiteralBytesKey> {
             }
             return short.findOrInsert(words.0, words.1, value)
         }
-        let hash = Self.hash(UnsafeRawBufferPointer(bytes))
+        let hash = Self.hash(ofKey: UnsafeRawBufferPointer(bytes), tableSeed: seed)
         if let position = long.findOrInsert(hash, UInt64(count), longKeys.count) {
             if longKeys[position].withLiteralBytes({ Self.equal($0, bytes) }) { return longValues[position] }
             let exact = key().exact
@@ -740,9 +751,9 @@ struct LiteralBytesTable<Key: LiteralBytesKey> {
     /// `hash(into:)` reads at most 80 bytes for the same reason.) Keys alike at both ends collide
     /// and are told apart by the collision map, at a cost linear in their length, as hashing them
     /// in full would be.
-    private static func hash(_ raw: UnsafeRawBufferPointer) -> UInt64 {
+    private static func hash(ofKey raw: UnsafeRawBufferPointer, tableSeed: UInt64) -> UInt64 {
         let ends = 64
-        let seed = LookupSeed.value ^ (UInt64(truncatingIfNeeded: raw.count) &* 0x9E37_79B9_7F4A_7C15)
+        let seed = tableSeed ^ (UInt64(truncatingIfNeeded: raw.count) &* 0x9E37_79B9_7F4A_7C15)
         guard raw.count > 2 * ends else { return hash(raw, seed: seed) }
         let head = hash(UnsafeRawBufferPointer(rebasing: raw[..<ends]), seed: seed)
         return hash(UnsafeRawBufferPointer(rebasing: raw[(raw.count - ends)...]), seed: head)
