@@ -1,3 +1,5 @@
+@_spi(KeyedArchiveInternals) import KeyedArchiveGraph
+
 /// The state of one encoding run: the shared object table of the graph layer, the coding path,
 /// the identities of class instances, and the containers being filled.
 ///
@@ -462,12 +464,6 @@ final class ArchiveEncodingState: Encoder {
         }
     }
 
-    /// ``store(_:inline:)`` as a slot of a container.
-    @inline(__always)
-    func storeSlot(_ value: PropertyListValue, inline: Bool) -> ArchiveSlot {
-        table.slot(for: store(value, inline: inline))
-    }
-
     /// Numbers, booleans and strings as property-list leaves (checked by type identity, so no
     /// protocol lookups on the hot path). Once the type is known to be `String`, `Int`, ...,
     /// the value is reinterpreted as it: a dynamic cast from a generic value costs a runtime
@@ -681,10 +677,10 @@ final class ContainerBuilder {
     /// Coding-path depth at creation (the container's own coding path is that prefix).
     @exclusivity(unchecked) private(set) var depth: Int
     /// Object form: `$class` then stored keys and values. Dictionary form: `$class`, then key
-    /// UIDs and values.
-    @exclusivity(unchecked) var fields: [ArchiveField] = []
+    /// UIDs and values. (Lists the builder owns and reuses, not arrays: see ``SlotBuffer``.)
+    let fields = SlotBuffer<ArchiveField>()
     /// Array and set forms: element references.
-    @exclusivity(unchecked) var elements: [ArchiveSlot] = []
+    let elements = SlotBuffer<ArchiveSlot>()
     /// Object form: where the encoder keeps the entry count of this type (-1: nowhere), and
     /// the count it held when this builder was made (updated only when it changes).
     @exclusivity(unchecked) var fieldHintSlot = -1
@@ -710,43 +706,53 @@ final class ContainerBuilder {
     }
 
     private func start(classUID: UInt32, keys: EncodingKeySlots, capacity: Int) {
-        // A reused builder keeps its arrays' memory. Emptied only when they have something:
-        // `removeAll(keepingCapacity:)` is about 70 instructions even on an empty array.
-        if !fields.isEmpty { fields.removeAll(keepingCapacity: true) }
-        fields.reserveCapacity(max(capacity, 1))
+        // A reused builder keeps its lists' memory.
+        fields.removeAll()
+        fields.reserveCapacity(capacity)
         fields.append(ArchiveField(key: keys.classKey, value: .uid(classUID)))
-        if !elements.isEmpty { elements.removeAll(keepingCapacity: true) }
+        elements.removeAll()
     }
 
     /// Writes the container's object to the table.
     func finish(into table: ArchiveObjectTable, keys: EncodingKeySlots) {
         switch kind {
         case .object:
-            // Reached in place (inout), not passed as arrays: a copy of each was retained and
-            // released, 7% of W5 encode's samples on the encoder's thread.
-            fields.withUnsafeMutableBufferPointer { table.setObject(fields: UnsafeBufferPointer($0), array: nil, at: uid) }
+            fields.withBuffer { table.setObject(fields: $0, array: nil, at: uid) }
         case .array, .set:
-            fields.withUnsafeMutableBufferPointer { fields in
-                elements.withUnsafeMutableBufferPointer {
-                    table.setObject(fields: UnsafeBufferPointer(fields), array: (keys.objectsKey, UnsafeBufferPointer($0)), at: uid)
-                }
+            fields.withBuffer { fields in
+                elements.withBuffer { table.setObject(fields: fields, array: (keys.objectsKey, $0), at: uid) }
             }
         case .dictionary:
             // NSDictionary form: `NS.keys` and `NS.objects` arrays (rarer: nested containers).
-            var keyValues: [PropertyListValue] = []
-            var values: [PropertyListValue] = []
-            keyValues.reserveCapacity(fields.count - 1)
-            values.reserveCapacity(fields.count - 1)
-            for field in fields.dropFirst() {
-                keyValues.append(table.value(of: field.key))
-                values.append(table.value(of: field.value))
+            // `fields` starts with `$class` (see `start`).
+            let entries: [PropertyListDictionary.Entry] = fields.withBuffer { fields in
+                var keyValues: [PropertyListValue] = []
+                var values: [PropertyListValue] = []
+                keyValues.reserveCapacity(fields.count)
+                values.reserveCapacity(fields.count)
+                for field in fields.dropFirst() {
+                    keyValues.append(table.value(of: field.key))
+                    values.append(table.value(of: field.value))
+                }
+                let classValue = fields.first.map { table.value(of: $0.value) } ?? .uid(0)
+                return [
+                    (table.value(of: keys.classKey), classValue),
+                    (table.value(of: keys.keysKey), .array(keyValues)), (table.value(of: keys.objectsKey), .array(values)),
+                ]
             }
-            let entries: [PropertyListDictionary.Entry] = [
-                (table.value(of: keys.classKey), table.value(of: fields[0].value)),
-                (table.value(of: keys.keysKey), .array(keyValues)), (table.value(of: keys.objectsKey), .array(values)),
-            ]
             table.setObject(.dictionary(PropertyListDictionary(entries)), at: uid)
         }
+    }
+}
+
+extension ArchiveObjectTable {
+    /// ``slot(for:)`` of what ``ArchiveEncodingState/box(_:inline:)`` returned, with a
+    /// reference (all but inline numbers and booleans) made here: the graph module's method is
+    /// a call from this module, the value's enum copied into it and destroyed after.
+    @inline(__always)
+    func slot(forBoxed value: PropertyListValue) -> ArchiveSlot {
+        if case .uid(let uid) = value { return .uid(uid) }
+        return slot(for: value)
     }
 }
 

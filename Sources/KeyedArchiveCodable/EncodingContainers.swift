@@ -1,3 +1,5 @@
+@_spi(KeyedArchiveInternals) import KeyedArchiveGraph
+
 /// A keyed container: fields of an archived object (object form, primitives inline) or the
 /// entries of an NSDictionary (nested containers, everything by reference).
 struct KeyedArchiveEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
@@ -24,33 +26,50 @@ struct KeyedArchiveEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProt
         }
     }
 
+    /// A number or boolean: `inline` (its slot, made here) in an object's fields, else a
+    /// reference to `value` as a uniqued leaf. The slot is made in this module: through the
+    /// table's `slot(for:)` it was a call from here and the value's enum copied into it.
     @inline(__always)
-    private func setPrimitive(_ value: PropertyListValue, forKey key: Key) {
-        set(state.storeSlot(value, inline: builder.kind == .object), forKey: key)
+    private func setPrimitive(_ value: @autoclosure () -> PropertyListValue, inline: ArchiveSlot, forKey key: Key) {
+        set(builder.kind == .object ? inline : .uid(table.leafUID(value())), forKey: key)
     }
 
     mutating func encodeNil(forKey key: Key) throws { set(.uid(0), forKey: key) }
-    mutating func encode(_ value: Bool, forKey key: Key) throws { setPrimitive(.bool(value), forKey: key) }
+    mutating func encode(_ value: Bool, forKey key: Key) throws { setPrimitive(.bool(value), inline: .bool(value), forKey: key) }
     mutating func encode(_ value: String, forKey key: Key) throws {
         set(.uid(table.leafUID(string: value)), forKey: key)
     }
-    mutating func encode(_ value: Double, forKey key: Key) throws { setPrimitive(.real(PropertyListReal(value)), forKey: key) }
-    mutating func encode(_ value: Float, forKey key: Key) throws { setPrimitive(.real(PropertyListReal(value)), forKey: key) }
-    mutating func encode(_ value: Int, forKey key: Key) throws { setPrimitive(.integer(PropertyListInteger(Int64(value))), forKey: key) }
-    mutating func encode(_ value: Int8, forKey key: Key) throws { setPrimitive(.integer(PropertyListInteger(Int64(value))), forKey: key) }
-    mutating func encode(_ value: Int16, forKey key: Key) throws { setPrimitive(.integer(PropertyListInteger(Int64(value))), forKey: key) }
-    mutating func encode(_ value: Int32, forKey key: Key) throws { setPrimitive(.integer(PropertyListInteger(Int64(value))), forKey: key) }
-    mutating func encode(_ value: Int64, forKey key: Key) throws { setPrimitive(.integer(PropertyListInteger(value)), forKey: key) }
-    mutating func encode(_ value: UInt, forKey key: Key) throws { setPrimitive(.integer(PropertyListInteger(UInt64(value))), forKey: key) }
-    mutating func encode(_ value: UInt8, forKey key: Key) throws { setPrimitive(.integer(PropertyListInteger(UInt64(value))), forKey: key) }
-    mutating func encode(_ value: UInt16, forKey key: Key) throws { setPrimitive(.integer(PropertyListInteger(UInt64(value))), forKey: key) }
-    mutating func encode(_ value: UInt32, forKey key: Key) throws { setPrimitive(.integer(PropertyListInteger(UInt64(value))), forKey: key) }
-    mutating func encode(_ value: UInt64, forKey key: Key) throws { setPrimitive(.integer(PropertyListInteger(value)), forKey: key) }
+    mutating func encode(_ value: Double, forKey key: Key) throws {
+        setPrimitive(.real(PropertyListReal(value)), inline: .real(value), forKey: key)
+    }
+    mutating func encode(_ value: Float, forKey key: Key) throws {
+        setPrimitive(.real(PropertyListReal(value)), inline: .float(value), forKey: key)
+    }
+    mutating func encode(_ value: Int, forKey key: Key) throws { setSigned(Int64(value), forKey: key) }
+    mutating func encode(_ value: Int8, forKey key: Key) throws { setSigned(Int64(value), forKey: key) }
+    mutating func encode(_ value: Int16, forKey key: Key) throws { setSigned(Int64(value), forKey: key) }
+    mutating func encode(_ value: Int32, forKey key: Key) throws { setSigned(Int64(value), forKey: key) }
+    mutating func encode(_ value: Int64, forKey key: Key) throws { setSigned(value, forKey: key) }
+    mutating func encode(_ value: UInt, forKey key: Key) throws { setUnsigned(UInt64(value), forKey: key) }
+    mutating func encode(_ value: UInt8, forKey key: Key) throws { setUnsigned(UInt64(value), forKey: key) }
+    mutating func encode(_ value: UInt16, forKey key: Key) throws { setUnsigned(UInt64(value), forKey: key) }
+    mutating func encode(_ value: UInt32, forKey key: Key) throws { setUnsigned(UInt64(value), forKey: key) }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws { setUnsigned(value, forKey: key) }
+
+    @inline(__always)
+    private func setSigned(_ value: Int64, forKey key: Key) {
+        setPrimitive(.integer(PropertyListInteger(value)), inline: .integer(value), forKey: key)
+    }
+
+    @inline(__always)
+    private func setUnsigned(_ value: UInt64, forKey key: Key) {
+        setPrimitive(.integer(PropertyListInteger(value)), inline: .unsigned(value), forKey: key)
+    }
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         state.keys.append(key)
         defer { state.keys.removeLast() }
-        set(table.slot(for: try state.box(value, inline: builder.kind == .object)), forKey: key)
+        set(table.slot(forBoxed: try state.box(value, inline: builder.kind == .object)), forKey: key)
     }
 
     mutating func encodeConditional<T: AnyObject & Encodable>(_ object: T, forKey key: Key) throws {
@@ -144,7 +163,7 @@ struct UnkeyedArchiveEncodingContainer: UnkeyedEncodingContainer {
     mutating func encode<T: Encodable>(_ value: T) throws {
         state.keys.append(IndexKey(builder.elements.count))
         defer { state.keys.removeLast() }
-        builder.elements.append(table.slot(for: try state.box(value, inline: false)))
+        builder.elements.append(table.slot(forBoxed: try state.box(value, inline: false)))
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {

@@ -1,3 +1,5 @@
+@_spi(KeyedArchiveInternals) import KeyedArchiveGraph
+
 /// What the bridge does with a Swift type, decided once per type and run (see
 /// ``TypeKindCache``) instead of by a chain of type comparisons and conformance casts per value.
 ///
@@ -238,7 +240,7 @@ extension Array: ArchiveArrayEncodable where Element: Encodable {
                 }
                 state.keys.append(IndexKey(index))
                 defer { state.keys.removeLast() }
-                builder.elements.append(state.table.slot(for: try state.box(inPlace: &stored[index], inline: false)))
+                builder.elements.append(state.table.slot(forBoxed: try state.box(inPlace: &stored[index], inline: false)))
             }
         }
     }

@@ -1,6 +1,6 @@
 import Foundation
 import KeyedArchive
-import KeyedArchiveGraph
+@_spi(KeyedArchiveInternals) import KeyedArchiveGraph
 import KeyedArchiveTestSupport
 import XCTest
 

@@ -1,4 +1,4 @@
-import KeyedArchiveGraph
+@_spi(KeyedArchiveInternals) import KeyedArchiveGraph
 import KeyedArchive
 import KeyedArchiveTestSupport
 import XCTest

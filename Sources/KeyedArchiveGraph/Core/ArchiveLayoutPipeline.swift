@@ -24,8 +24,11 @@ enum ArchiveLayoutStep {
 /// objects' fields and array elements copied out of the encoder's reused buffers.
 struct ArchiveLayoutBatch {
     var steps: [ArchiveLayoutStep] = []
-    let fields = ArchiveBatchList<ArchiveField>()
-    let elements = ArchiveBatchList<ArchiveSlot>()
+    /// The objects' fields and elements, in the order of their steps. A batch is handed over
+    /// whole and its sender keeps no copy, so the lists go with it, one thread's at a time,
+    /// ordered by the queues' lock (see ``ArchiveLayoutPipeline``).
+    let fields = SlotBuffer<ArchiveField>()
+    let elements = SlotBuffer<ArchiveSlot>()
     /// New entries recorded since the last step, made one `.newEntries` step by the next step
     /// (or by ``ArchiveLayout/apply(_:)``): an entry is made for every object and string, and
     /// a step each was about 100 instructions on the encoder's thread (callgrind, W2).
@@ -73,54 +76,6 @@ struct ArchiveLayoutBatch {
         pendingNewEntries = 0
         fields.removeAll()
         elements.removeAll()
-    }
-}
-
-/// The fields or elements of a batch's objects: appending an object's run of them is a
-/// capacity check and a copy. (`Array.append(contentsOf:)` from a buffer took about 75
-/// instructions a run, one or two runs an object; callgrind, W2.)
-///
-/// A class, so that a batch's copies share one list: a batch is handed over whole and its
-/// sender keeps no copy, so a list goes with its batch, one thread's at a time, ordered by the
-/// queues' lock (see ``ArchiveLayoutPipeline``).
-final class ArchiveBatchList<Element: BitwiseCopyable> {
-    /// `capacity` elements, the first `count` set; nil until the first append (a table that
-    /// never starts its pipeline allocates nothing).
-    private var base: UnsafeMutablePointer<Element>?
-    private var capacity = 0
-    private(set) var count = 0
-
-    deinit { base?.deallocate() }
-
-    /// Appends a run of elements.
-    @inline(__always)
-    func append(contentsOf run: UnsafeBufferPointer<Element>) {
-        guard let source = run.baseAddress, !run.isEmpty else { return }
-        if capacity - count < run.count { grow(toHold: count + run.count) }
-        guard let base else { return }
-        (base + count).initialize(from: source, count: run.count)
-        count += run.count
-    }
-
-    @inline(never)
-    private func grow(toHold needed: Int) {
-        var newCapacity = Swift.max(1_024, capacity)
-        while newCapacity < needed { newCapacity *= 2 }
-        let grown = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
-        if let base {
-            grown.initialize(from: base, count: count)
-            base.deallocate()
-        }
-        base = grown
-        capacity = newCapacity
-    }
-
-    /// Forgets the elements, keeping the memory (they are trivial: nothing to deinitialize).
-    func removeAll() { count = 0 }
-
-    /// The elements, valid during `body`.
-    func withBuffer<Result>(_ body: (UnsafeBufferPointer<Element>) throws -> Result) rethrows -> Result {
-        try body(UnsafeBufferPointer(start: base, count: count))
     }
 }
 

@@ -8,8 +8,14 @@ import KeyedArchivePropertyList
 /// field of every object was a key retained, an enum copied and destroyed through generic
 /// array code, and a dictionary built only to be taken apart by the layout (about a fifth of
 /// W5 encode's instructions, callgrind, session 21).
-package struct ArchiveSlot: Sendable, Equatable, BitwiseCopyable {
-    package enum Kind: UInt8, Sendable, BitwiseCopyable {
+///
+/// Public to the package's own modules only (`@_spi(KeyedArchiveInternals)`), with
+/// `@inlinable` constructors, so that they are inline in the Codable module: as `package`
+/// declarations each was a call there (see ``SlotBuffer``).
+@_spi(KeyedArchiveInternals)
+public struct ArchiveSlot: Sendable, Equatable, BitwiseCopyable {
+    /// What ``bits`` holds.
+    public enum Kind: UInt8, Sendable, BitwiseCopyable {
         /// `bits` is a UID.
         case uid
         /// `bits` is the id of a stored key interned by ``ArchiveObjectTable/internStoredKey(_:)``.
@@ -28,40 +34,43 @@ package struct ArchiveSlot: Sendable, Equatable, BitwiseCopyable {
         case boxed
     }
 
-    package var kind: Kind
-    package var bits: UInt64
+    /// What ``bits`` holds.
+    public var kind: Kind
+    /// The slot's value (see ``Kind``).
+    public var bits: UInt64
 
-    @inline(__always)
-    package init(_ kind: Kind, _ bits: UInt64) {
+    /// A slot of `kind` holding `bits`.
+    @inlinable @inline(__always)
+    public init(_ kind: Kind, _ bits: UInt64) {
         self.kind = kind
         self.bits = bits
     }
 
     /// A reference to the entry at `uid`.
-    @inline(__always)
-    package static func uid(_ uid: UInt32) -> ArchiveSlot { ArchiveSlot(.uid, UInt64(uid)) }
+    @inlinable @inline(__always)
+    public static func uid(_ uid: UInt32) -> ArchiveSlot { ArchiveSlot(.uid, UInt64(uid)) }
 
     /// An inline signed integer.
-    @inline(__always)
-    package static func integer(_ value: Int64) -> ArchiveSlot { ArchiveSlot(.integer, UInt64(bitPattern: value)) }
+    @inlinable @inline(__always)
+    public static func integer(_ value: Int64) -> ArchiveSlot { ArchiveSlot(.integer, UInt64(bitPattern: value)) }
 
     /// An inline unsigned integer.
-    @inline(__always)
-    package static func unsigned(_ value: UInt64) -> ArchiveSlot {
+    @inlinable @inline(__always)
+    public static func unsigned(_ value: UInt64) -> ArchiveSlot {
         value > UInt64(Int64.max) ? ArchiveSlot(.largeUnsigned, value) : ArchiveSlot(.integer, value)
     }
 
     /// An inline 8-byte real.
-    @inline(__always)
-    package static func real(_ value: Double) -> ArchiveSlot { ArchiveSlot(.real, value.bitPattern) }
+    @inlinable @inline(__always)
+    public static func real(_ value: Double) -> ArchiveSlot { ArchiveSlot(.real, value.bitPattern) }
 
     /// An inline 4-byte real.
-    @inline(__always)
-    package static func float(_ value: Float) -> ArchiveSlot { ArchiveSlot(.float, Double(value).bitPattern) }
+    @inlinable @inline(__always)
+    public static func float(_ value: Float) -> ArchiveSlot { ArchiveSlot(.float, Double(value).bitPattern) }
 
     /// An inline boolean.
-    @inline(__always)
-    package static func bool(_ value: Bool) -> ArchiveSlot { ArchiveSlot(.bool, value ? 1 : 0) }
+    @inlinable @inline(__always)
+    public static func bool(_ value: Bool) -> ArchiveSlot { ArchiveSlot(.bool, value ? 1 : 0) }
 
     /// The value of a slot that needs no table (numbers, booleans, references); nil for stored
     /// keys and boxed values.
@@ -93,14 +102,104 @@ package struct ArchiveSlot: Sendable, Equatable, BitwiseCopyable {
 
 /// One field of an object being written: its key (a stored key, or for NSDictionary-form
 /// containers the UID of the key string) and its value.
-package struct ArchiveField: Sendable, Equatable, BitwiseCopyable {
-    package var key: ArchiveSlot
-    package var value: ArchiveSlot
+@_spi(KeyedArchiveInternals)
+public struct ArchiveField: Sendable, Equatable, BitwiseCopyable {
+    /// The field's key.
+    public var key: ArchiveSlot
+    /// The field's value.
+    public var value: ArchiveSlot
 
-    @inline(__always)
-    package init(key: ArchiveSlot, value: ArchiveSlot) {
+    /// The field `key` = `value`.
+    @inlinable @inline(__always)
+    public init(key: ArchiveSlot, value: ArchiveSlot) {
         self.key = key
         self.value = value
+    }
+}
+
+/// A growable list of trivial values (``ArchiveSlot``, ``ArchiveField``) that one writer owns
+/// and reuses: an append is a capacity check and a store, and emptying it keeps its memory.
+///
+/// The layout's batches copy objects' runs of fields into these, and the Codable encoder's
+/// container builders collect an object's fields or an array's elements in them. As arrays,
+/// every append was a uniqueness check, a capacity check and a call, emptying a builder for
+/// the next object (`removeAll(keepingCapacity:)`) about 85 instructions, and
+/// `append(contentsOf:)` from a buffer about 75 a run (callgrind, W2).
+///
+/// Public to the package's own modules only (`@_spi(KeyedArchiveInternals)`), with
+/// `@inlinable` methods, so that the Codable module's appends are specialized and inline
+/// there. A `package` declaration is not inlined into another module (without package-wide
+/// optimization, which needs unsafe flags): a generic list called that way ran as
+/// unspecialized calls and cost more than the arrays it replaced (session 45, Performance.md
+/// "Tried and not kept"), and so did this one as `package` (W2 Codable archive 734 -> 1,215 M
+/// instructions).
+///
+/// A class, so that copies share one list: its holder is its only user at a time (a builder is
+/// one encoder's; a batch's lists go with the batch from thread to thread). Its properties are
+/// not checked for exclusive access at run time for the same reason.
+@_spi(KeyedArchiveInternals)
+public final class SlotBuffer<Element: BitwiseCopyable> {
+    /// `capacity` elements, the first `storedCount` set; nil until the first growth. The
+    /// elements are trivial: nothing to deinitialize.
+    @exclusivity(unchecked) @usableFromInline var base: UnsafeMutablePointer<Element>?
+    @exclusivity(unchecked) @usableFromInline var capacity = 0
+    @exclusivity(unchecked) @usableFromInline var storedCount = 0
+
+    /// An empty list; it allocates at its first append or reserve.
+    public init() {}
+
+    deinit { base?.deallocate() }
+
+    /// The number of elements.
+    @inlinable public var count: Int { storedCount }
+
+    /// Appends one element.
+    @inlinable @inline(__always)
+    public func append(_ element: Element) {
+        if storedCount == capacity { grow(toHold: storedCount &+ 1) }
+        guard let base else { return }
+        (base + storedCount).initialize(to: element)
+        storedCount &+= 1
+    }
+
+    /// Appends a run of elements.
+    @inlinable @inline(__always)
+    public func append(contentsOf run: UnsafeBufferPointer<Element>) {
+        guard let source = run.baseAddress, !run.isEmpty else { return }
+        if capacity &- storedCount < run.count { grow(toHold: storedCount &+ run.count) }
+        guard let base else { return }
+        (base + storedCount).initialize(from: source, count: run.count)
+        storedCount &+= run.count
+    }
+
+    /// Makes room for `minimumCapacity` elements in all.
+    @inlinable
+    public func reserveCapacity(_ minimumCapacity: Int) {
+        if minimumCapacity > capacity { grow(toHold: minimumCapacity) }
+    }
+
+    /// Forgets the elements, keeping the memory.
+    @inlinable
+    public func removeAll() { storedCount = 0 }
+
+    /// The elements, valid during `body`.
+    @inlinable
+    public func withBuffer<Result>(_ body: (UnsafeBufferPointer<Element>) throws -> Result) rethrows -> Result {
+        try body(UnsafeBufferPointer(start: base, count: storedCount))
+    }
+
+    /// Moves the elements to memory for at least `needed` (doubling, from 16).
+    @usableFromInline @inline(never)
+    func grow(toHold needed: Int) {
+        var newCapacity = Swift.max(16, capacity)
+        while newCapacity < needed { newCapacity = newCapacity > Int.max / 4 ? needed : newCapacity &* 2 }
+        let grown = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
+        if let base {
+            grown.initialize(from: base, count: storedCount)
+            base.deallocate()
+        }
+        base = grown
+        capacity = newCapacity
     }
 }
 
