@@ -784,18 +784,9 @@ private struct SerializedItems {
                     throw PropertyListError(.unrepresentableValue, "internal error: object \(item) has references outside the list")
                 }
                 BinaryPropertyListObjects.appendMarker(kind, count: count, to: &out)
-                for slot in refsStart..<(refsStart + total) {
-                    let reference = Int(references[slot])
-                    guard reference >= 0 else {
-                        // An implicit UID object, written after the stored ones.
-                        let uid = ~reference
-                        guard uid < implicitUIDCount else {
-                            throw PropertyListError(.unrepresentableValue, "internal error: object \(item) refers to UID object \(uid) of \(implicitUIDCount)")
-                        }
-                        out.appendBigEndian(UInt64(storedCount &+ uid), width: refSize)
-                        continue
-                    }
-                    out.appendBigEndian(UInt64(reference), width: refSize)
+                let span = UnsafeBufferPointer(rebasing: references[refsStart..<(refsStart &+ total)])
+                if let uid = out.appendReferences(span, width: refSize, implicitBase: storedCount, implicitCount: implicitUIDCount) {
+                    throw PropertyListError(.unrepresentableValue, "internal error: object \(item) refers to UID object \(uid) of \(implicitUIDCount)")
                 }
             case .scalar(let value):
                 BinaryPropertyListObjects.appendScalar(value, to: &out)
@@ -854,6 +845,65 @@ private struct RawByteWriter {
             }
         }
         count += width
+    }
+
+    /// Object references as `width`-byte big-endian object numbers: a non-negative reference
+    /// is the object's number, a negative one (`~uid`) implicit UID object `uid`, numbered
+    /// `implicitBase + uid`. Returns the first such `uid` at or past `implicitCount` (nothing
+    /// is written for it or after it), else nil.
+    ///
+    /// One bounds check and one switch on the width for the whole span: a container's
+    /// references were a switch and a check each through ``appendBigEndian(_:width:)``, about
+    /// a sixth of the writer's instructions (callgrind, W5 encode).
+    @inline(__always)
+    mutating func appendReferences(_ span: UnsafeBufferPointer<Int32>, width: Int, implicitBase: Int, implicitCount: Int) -> Int? {
+        guard span.count <= (capacity &- count) / Swift.max(width, 1) else {
+            // Does not fit: counted, not written (the caller's size check reports it), after
+            // the same check of the implicit references.
+            for reference in span where reference < 0 && Int(~reference) >= implicitCount { return Int(~reference) }
+            count += span.count &* width
+            return nil
+        }
+        let start = base + count
+        let failed: Int?
+        switch width {
+        case 1: failed = Self.store(span, as: UInt8.self, at: start, implicitBase: implicitBase, implicitCount: implicitCount)
+        case 2: failed = Self.store(span, as: UInt16.self, at: start, implicitBase: implicitBase, implicitCount: implicitCount)
+        case 4: failed = Self.store(span, as: UInt32.self, at: start, implicitBase: implicitBase, implicitCount: implicitCount)
+        default:
+            for reference in span {
+                let number: Int
+                if reference >= 0 {
+                    number = Int(reference)
+                } else {
+                    guard Int(~reference) < implicitCount else { return Int(~reference) }
+                    number = implicitBase &+ Int(~reference)
+                }
+                appendBigEndian(UInt64(number), width: width)
+            }
+            return nil
+        }
+        if failed == nil { count += span.count &* width }
+        return failed
+    }
+
+    @inline(__always)
+    private static func store<Word: FixedWidthInteger & UnsignedInteger>(
+        _ span: UnsafeBufferPointer<Int32>, as _: Word.Type, at start: UnsafeMutableRawPointer, implicitBase: Int, implicitCount: Int
+    ) -> Int? {
+        var offset = 0
+        for reference in span {
+            let number: Int
+            if reference >= 0 {
+                number = Int(reference)
+            } else {
+                guard Int(~reference) < implicitCount else { return Int(~reference) }
+                number = implicitBase &+ Int(~reference)
+            }
+            start.storeBytes(of: Word(truncatingIfNeeded: number).bigEndian, toByteOffset: offset, as: Word.self)
+            offset &+= MemoryLayout<Word>.size
+        }
+        return nil
     }
 
     /// The low `width` bytes of `value`, most significant first, at `offset` (already written
