@@ -308,10 +308,14 @@ final class FoundationPeerTests: XCTestCase {
     /// While strings do not recur, the archiver stores them without looking them up, and goes
     /// back to sharing them once they do: windows of 4,096 new strings, and after a window in
     /// which fewer than one in 64 strings was found again, one skipped window, then two, four...
-    /// (`StringLeafSharing`). Foundation, plistlib and our reader read every name as it was.
+    /// A window looking strings up ends early, as one of rare repeats, when its first 512 new
+    /// strings had fewer than 8 repeats (`StringLeafSharing`). Foundation, plistlib and our
+    /// reader read every name as it was.
     func testStringsStoredWithoutLookupsWhileTheyDoNotRecurDecodeInFoundationAndPlistlib() throws {
         let window = ArchiveObjectTable.stringLeafWindow
+        let verdict = ArchiveObjectTable.stringLeafVerdict
         XCTAssertEqual(window, 4_096, "the counts below assume windows of 4,096")
+        XCTAssertEqual(verdict, 512, "the counts below assume verdicts after 512 new strings")
         // 16,384 names that never recur, then 30,000 objects cycling through 7 names.
         let unique = 4 * window
         let objects = (0..<(unique + 30_000)).map { index -> Primitives in
@@ -322,10 +326,13 @@ final class FoundationPeerTests: XCTestCase {
         }
         let data = try KeyedArchiver.archivedData(withRootObject: objects, format: .binary)
 
-        // Window 1 looks the unique names up and finds none again: window 2 is skipped. Window 3
-        // finds none again either: windows 4 and 5 are skipped. The recurring names begin with
-        // window 5, so its 4,096 are each stored; window 6 looks them up again and stores each
-        // of the 7 once (no more new strings: it never ends).
+        // The first 512 unique names are looked up, none is found again: one window (4,096
+        // strings) is skipped. The next 512 likewise: two windows skipped. The next 512: four
+        // windows skipped, which end after 3 * 512 + 7 * 4,096 = 30,208 strings. The recurring
+        // names begin at 16,384, so 13,824 of them are stored each in the skipped windows; the
+        // window after looks them up and stores each of the 7 once (it never reaches 512 new
+        // strings).
+        let skippedEnd = 3 * verdict + 7 * window
         var stored: [String: Int] = [:]
         for case .string(let text) in try XCTUnwrap(PropertyList.decode(data)["$objects"]?.arrayValue) {
             stored[text.value, default: 0] += 1
@@ -333,9 +340,27 @@ final class FoundationPeerTests: XCTestCase {
         let storedUnique = stored.filter { $0.key.hasPrefix("unique ") }.values.reduce(0, +)
         let storedRecurring = stored.filter { $0.key.hasPrefix("recurring ") }.values.reduce(0, +)
         XCTAssertEqual(storedUnique, unique)
-        XCTAssertEqual(storedRecurring, window + 7)
-
+        XCTAssertEqual(storedRecurring, skippedEnd - unique + 7)
         try assertNamesReadBack(data, objects)
+
+        // Repeats among the first 512 new strings keep the window looking up to its end: 8
+        // names recurring at every other object, unique names between them. The window's
+        // 4,096 new strings are the 8 and 4,088 unique ones (the last at object 8,175), so
+        // each recurring name is stored once.
+        let mixed = (0..<(2 * (window - 8))).map { index -> Primitives in
+            let object = Primitives()
+            object.int = index
+            object.name = index % 2 == 0 ? "every other \(index / 2 % 8)" : "unique \(index)"
+            return object
+        }
+        let mixedData = try KeyedArchiver.archivedData(withRootObject: mixed, format: .binary)
+        var mixedStored: [String: Int] = [:]
+        for case .string(let text) in try XCTUnwrap(PropertyList.decode(mixedData)["$objects"]?.arrayValue) {
+            mixedStored[text.value, default: 0] += 1
+        }
+        XCTAssertEqual(mixedStored.filter { $0.key.hasPrefix("every other ") }.values.reduce(0, +), 8)
+        XCTAssertEqual(mixedStored.filter { $0.key.hasPrefix("unique ") }.values.reduce(0, +), window - 8)
+        try assertNamesReadBack(mixedData, mixed)
     }
 
     // MARK: NSCoding classes with every primitive

@@ -362,6 +362,11 @@ package final class ArchiveObjectTable {
     /// (``StringLeafSharing``).
     package static let stringLeafWindow = 4_096
 
+    /// A window looking strings up that has found fewer than one in
+    /// ``StringLeafSharing/rareRepeats`` of its first this many new strings again ends there,
+    /// as one of rare repeats.
+    package static let stringLeafVerdict = 512
+
     /// The UID of a leaf value (string, integer, real, boolean, data, date), stored once per
     /// exact value (strings: within ``stringLeafWindow``). Other values are stored without
     /// uniquing.
