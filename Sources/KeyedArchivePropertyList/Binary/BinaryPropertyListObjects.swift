@@ -860,7 +860,9 @@ private struct RawByteWriter {
         guard span.count <= (capacity &- count) / Swift.max(width, 1) else {
             // Does not fit: counted, not written (the caller's size check reports it), after
             // the same check of the implicit references.
-            for reference in span where reference < 0 && Int(~reference) >= implicitCount { return Int(~reference) }
+            for reference in span where Self.objectNumber(reference, implicitBase: implicitBase, implicitCount: implicitCount) == nil {
+                return Int(~reference)
+            }
             count += span.count &* width
             return nil
         }
@@ -872,12 +874,8 @@ private struct RawByteWriter {
         case 4: failed = Self.store(span, as: UInt32.self, at: start, implicitBase: implicitBase, implicitCount: implicitCount)
         default:
             for reference in span {
-                let number: Int
-                if reference >= 0 {
-                    number = Int(reference)
-                } else {
-                    guard Int(~reference) < implicitCount else { return Int(~reference) }
-                    number = implicitBase &+ Int(~reference)
+                guard let number = Self.objectNumber(reference, implicitBase: implicitBase, implicitCount: implicitCount) else {
+                    return Int(~reference)
                 }
                 appendBigEndian(UInt64(number), width: width)
             }
@@ -887,23 +885,30 @@ private struct RawByteWriter {
         return failed
     }
 
+    /// Stores the object numbers of `span` as big-endian `Word`s from `start`; returns the
+    /// first implicit UID at or past `implicitCount` (stopping there), else nil.
     @inline(__always)
     private static func store<Word: FixedWidthInteger & UnsignedInteger>(
         _ span: UnsafeBufferPointer<Int32>, as _: Word.Type, at start: UnsafeMutableRawPointer, implicitBase: Int, implicitCount: Int
     ) -> Int? {
         var offset = 0
         for reference in span {
-            let number: Int
-            if reference >= 0 {
-                number = Int(reference)
-            } else {
-                guard Int(~reference) < implicitCount else { return Int(~reference) }
-                number = implicitBase &+ Int(~reference)
+            guard let number = objectNumber(reference, implicitBase: implicitBase, implicitCount: implicitCount) else {
+                return Int(~reference)
             }
             start.storeBytes(of: Word(truncatingIfNeeded: number).bigEndian, toByteOffset: offset, as: Word.self)
             offset &+= MemoryLayout<Word>.size
         }
         return nil
+    }
+
+    /// The object number `reference` stands for (see ``appendReferences(_:width:implicitBase:implicitCount:)``),
+    /// or nil for an implicit UID object at or past `implicitCount`.
+    @inline(__always)
+    private static func objectNumber(_ reference: Int32, implicitBase: Int, implicitCount: Int) -> Int? {
+        if reference >= 0 { return Int(reference) }
+        let uid = Int(~reference)
+        return uid < implicitCount ? implicitBase &+ uid : nil
     }
 
     /// The low `width` bytes of `value`, most significant first, at `offset` (already written
