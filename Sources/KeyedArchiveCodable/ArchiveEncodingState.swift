@@ -22,7 +22,7 @@ final class ArchiveEncodingState: Encoder {
     /// Containers opened with `nestedContainer`/`superEncoder` at the current level.
     @exclusivity(unchecked) var nestedBuilders: [ContainerBuilder] = []
     /// Finished builders no container refers to, for ``makeBuilder(kind:uid:classUID:capacity:)``:
-    /// a builder and its arrays were three allocations for every object.
+    /// a builder and its two lists were three allocations for every object.
     @exclusivity(unchecked) private var spareBuilders: [ContainerBuilder] = []
     /// Keyed containers kept for reuse, each with its builder: a `KeyedEncodingContainer` made
     /// for a coding-key type costs three generic-metadata lookups (its box, our container type,
@@ -694,7 +694,7 @@ final class ContainerBuilder {
         start(classUID: classUID, keys: keys, capacity: capacity)
     }
 
-    /// Makes a finished builder, no longer referenced by any container, a new one (its arrays
+    /// Makes a finished builder, no longer referenced by any container, a new one (its lists
     /// keep their capacity).
     func reuse(kind: Kind, uid: UInt32, classUID: UInt32, keys: EncodingKeySlots, depth: Int, capacity: Int = 1) {
         self.kind = kind
@@ -734,6 +734,7 @@ final class ContainerBuilder {
                     keyValues.append(table.value(of: field.key))
                     values.append(table.value(of: field.value))
                 }
+                // Always there (`start` appends it); `$null` rather than a trap otherwise.
                 let classValue = fields.first.map { table.value(of: $0.value) } ?? .uid(0)
                 return [
                     (table.value(of: keys.classKey), classValue),

@@ -361,6 +361,27 @@ final class FoundationPeerTests: XCTestCase {
         XCTAssertEqual(mixedStored.filter { $0.key.hasPrefix("every other ") }.values.reduce(0, +), 8)
         XCTAssertEqual(mixedStored.filter { $0.key.hasPrefix("unique ") }.values.reduce(0, +), window - 8)
         try assertNamesReadBack(mixedData, mixed)
+
+        // The verdict's edge: one name, then `repeats` more of it, then 511 unique names (the
+        // 512th new string), then the name once more. With 7 repeats (fewer than 512 / 64) the
+        // window ends at the 512th new string and the next is skipped, so the last one is
+        // stored again; with 8 it goes on looking up and finds it.
+        for (repeats, expected) in [(7, 2), (8, 1)] {
+            let names = Array(repeating: "edge", count: 1 + repeats) + (0..<(verdict - 1)).map { "edge unique \($0)" } + ["edge"]
+            let edge = names.enumerated().map { index, name -> Primitives in
+                let object = Primitives()
+                object.int = index
+                object.name = name
+                return object
+            }
+            let edgeData = try KeyedArchiver.archivedData(withRootObject: edge, format: .binary)
+            let storedEdge = try XCTUnwrap(PropertyList.decode(edgeData)["$objects"]?.arrayValue).filter {
+                if case .string(let text) = $0 { return text.value == "edge" }
+                return false
+            }.count
+            XCTAssertEqual(storedEdge, expected, "\(repeats) repeats in the first \(verdict) new strings")
+            try assertNamesReadBack(edgeData, edge)
+        }
     }
 
     // MARK: NSCoding classes with every primitive

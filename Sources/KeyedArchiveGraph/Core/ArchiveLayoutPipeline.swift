@@ -91,7 +91,7 @@ struct ArchiveLayoutBatch {
 ///
 /// Batches go round between the two threads (``batchCount`` of them), so that the encoder waits
 /// when the layout falls that far behind instead of holding ever more steps in memory, and
-/// their arrays keep their memory from one round to the next.
+/// their steps and lists keep their memory from one round to the next.
 ///
 /// `@unchecked Sendable`: the layout is the second thread's from ``init(layout:)`` to
 /// ``finish(last:)``; a batch is the table's until it is put in `full`, and the second
@@ -129,7 +129,7 @@ final class ArchiveLayoutPipeline: @unchecked Sendable {
         swap(&handed.layout, &layout)
         guard let worker = SecondThread<ArchiveLayout>.beside({
             var layout = handed.take()
-            // Taken as the only copy, so that emptying it keeps its arrays' memory.
+            // Taken as the only copy, so that emptying it keeps its steps' memory.
             while var batch = full.take() {
                 layout.apply(&batch)
                 batch.removeAll()
@@ -215,7 +215,7 @@ extension ArchiveLayout {
         case .value(let value, let uid):
             layOut(value, at: uid)
         case .object(let fieldCount, let arrayKey, let elementCount, let uid):
-            // The counts were those of the arrays copied into the batch.
+            // The counts were those of the runs copied into the batch's lists.
             let objectFields = UnsafeBufferPointer(rebasing: fields[fieldStart..<(fieldStart + fieldCount)])
             fieldStart += fieldCount
             if let arrayKey {

@@ -260,7 +260,7 @@ package final class ArchiveObjectTable {
     }
 
     /// ``setObject(fields:array:at:)`` with the fields and elements in buffers, for callers that
-    /// keep them in a class's arrays: passed as arrays, each was retained and released again,
+    /// keep them in lists of their own (``SlotBuffer``): passed as arrays, each was retained and released again,
     /// and retains cost the encoder's thread more while the layout runs beside it (W5 encode:
     /// 81 samples of retains and releases an encode with the layout on one thread, 112 on two).
     package func setObject(fields: UnsafeBufferPointer<ArchiveField>, array: (key: ArchiveSlot, elements: UnsafeBufferPointer<ArchiveSlot>)?, at uid: UInt32) {
@@ -348,7 +348,7 @@ package final class ArchiveObjectTable {
     }
 
     /// A string leaf is shared with an equal one stored since the string table last started
-    /// over, which it does after this many new strings.
+    /// over, which it does after this many new strings (or after ``stringLeafVerdict``).
     ///
     /// Strings that recur (names of kinds, states, tags in use) are stored about once per
     /// window; one equal to a string thousands of strings back is an entry of its own. A table

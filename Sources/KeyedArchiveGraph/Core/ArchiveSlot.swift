@@ -136,7 +136,8 @@ public struct ArchiveField: Sendable, Equatable, BitwiseCopyable {
 ///
 /// A class, so that copies share one list: its holder is its only user at a time (a builder is
 /// one encoder's; a batch's lists go with the batch from thread to thread). Its properties are
-/// not checked for exclusive access at run time for the same reason.
+/// not checked for exclusive access at run time for the same reason. Not API: a client that
+/// imports the SPI gets no promise that it stays.
 @_spi(KeyedArchiveInternals)
 public final class SlotBuffer<Element: BitwiseCopyable> {
     /// `capacity` elements, the first `storedCount` set; nil until the first growth. The
@@ -182,7 +183,8 @@ public final class SlotBuffer<Element: BitwiseCopyable> {
     @inlinable
     public func removeAll() { storedCount = 0 }
 
-    /// The elements, valid during `body`.
+    /// The elements, valid during `body`, which must not append to this list (a growth would
+    /// free the memory `body` reads; nothing checks it).
     @inlinable
     public func withBuffer<Result>(_ body: (UnsafeBufferPointer<Element>) throws -> Result) rethrows -> Result {
         try body(UnsafeBufferPointer(start: base, count: storedCount))

@@ -1,7 +1,8 @@
 import KeyedArchivePropertyList
 
 /// Which strings of a keyed archive are stored once: an equal string stored since the table last
-/// started over, which it does every ``ArchiveObjectTable/stringLeafWindow`` new strings; and,
+/// started over, which it does every ``ArchiveObjectTable/stringLeafWindow`` new strings (or
+/// after ``ArchiveObjectTable/stringLeafVerdict`` of them, when they rarely recurred); and,
 /// while strings do not recur, none.
 ///
 /// A window in which fewer than one string in ``rareRepeats`` is found again makes the next
