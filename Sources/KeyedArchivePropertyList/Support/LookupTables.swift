@@ -16,9 +16,9 @@ import Darwin
 /// hashes collide, such as keys alike at both ends, fall back to a `Dictionary` that hashes
 /// them in full (seeded SipHash), at a cost linear in their length.
 ///
-/// Each table copies the seed when it is made and hashes with its copy: on Linux every read of
-/// a global `static let` calls `swift_once`, a call on every probe (about 600,000 an archive of
-/// W2's 100,000 people).
+/// Each ``WordPairTable`` copies the seed when it is made and hashes with its copy (the tables
+/// built on one read its copy): on Linux every read of a global `static let` calls
+/// `swift_once`, a call on every probe (about 600,000 an archive of W2's 100,000 people).
 enum LookupSeed {
     /// Chosen once per process.
     static let value: UInt64 = UInt64.random(in: UInt64.min...UInt64.max) | 1
@@ -47,8 +47,8 @@ package struct WordPairTable {
     /// The number of keys.
     package private(set) var count = 0
     private var mask = 0
-    /// ``LookupSeed/value``, read once.
-    private let seed = LookupSeed.value
+    /// ``LookupSeed/value``, read once (the tables built on this one hash with it too).
+    fileprivate let seed = LookupSeed.value
 
     /// An empty table.
     package init() {}
@@ -200,8 +200,8 @@ package struct UniquingWordPairTable {
     private let tagMask: UInt64
     /// Keys kept in ``small``.
     private let inlineLimit: Int
-    /// ``LookupSeed/value``, read once.
-    private let seed = LookupSeed.value
+    /// ``small``'s copy of ``LookupSeed/value``.
+    fileprivate var seed: UInt64 { small.seed }
     /// True once the keys moved to the tagged layout (which always has slots).
     private var isLarge: Bool { !slots.isEmpty }
     /// ``filterBitsPerSlot`` bits per slot, the bit at ``filterBit(_:)`` set for every key in
@@ -694,8 +694,8 @@ struct LiteralBytesTable<Key: LiteralBytesKey> {
     private var longValues: [Int] = []
     /// Long keys whose hash and length equal an earlier, different key's.
     private var collisions: [Key.Exact: Int] = [:]
-    /// ``LookupSeed/value``, read once.
-    private let seed = LookupSeed.value
+    /// ``long``'s copy of ``LookupSeed/value``.
+    private var seed: UInt64 { long.seed }
 
     /// An empty table.
     init() {}
