@@ -211,12 +211,13 @@ package final class ArchiveObjectTable {
 
     /// Appends an entry for an object whose contents come later (``setObject(_:at:)``) and
     /// returns its UID; with `object`, registers its identity first so that references to it
-    /// met while encoding its fields (cycles) get the same UID.
-    package func reserveUID(for object: AnyObject? = nil) -> UInt32 {
+    /// met while encoding its fields (cycles) get the same UID. `object` is taken, not
+    /// borrowed: the table keeps it, and a borrowed one was retained again to be kept.
+    package func reserveUID(for object: consuming AnyObject? = nil) -> UInt32 {
         let uid = newEntry()
-        if let object {
-            _ = identities.findOrInsert(Self.address(of: ObjectIdentifier(object)), 0, Int(uid))
-            retained.append(object)
+        if let kept = consume object {
+            _ = identities.findOrInsert(Self.address(of: ObjectIdentifier(kept)), 0, Int(uid))
+            retained.append(kept)
         }
         return uid
     }
