@@ -15,7 +15,7 @@ final class ArchiveDecodingState: Decoder {
     private let sendableUserInfo: [CodingUserInfoKey: any Sendable]
 
     /// The coding path as a stack.
-    @exclusivity(unchecked) var keys: [any CodingKey] = []
+    @exclusivity(unchecked) var keys = CodingPathStack()
     @exclusivity(unchecked) private var depth = 0
     @exclusivity(unchecked) private var expanded = 0
     @exclusivity(unchecked) private var expandedBytes = 0
@@ -100,7 +100,7 @@ final class ArchiveDecodingState: Decoder {
 
     // MARK: Decoder
 
-    var codingPath: [any CodingKey] { keys }
+    var codingPath: [any CodingKey] { keys.path }
     var userInfo: [CodingUserInfoKey: Any] { sendableUserInfo }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
@@ -139,8 +139,8 @@ final class ArchiveDecodingState: Decoder {
     // MARK: Errors
 
     func path(adding key: (any CodingKey)?) -> [any CodingKey] {
-        guard let key else { return keys }
-        return keys + [key]
+        guard let key else { return keys.path }
+        return keys.path + [key]
     }
 
     func corrupted(_ message: String, key: (any CodingKey)? = nil) -> DecodingError {

@@ -15,7 +15,7 @@ final class ArchiveEncodingState: Encoder {
     private let maximumDepth: Int
 
     /// The coding path as a stack (copied into arrays only when asked for).
-    @exclusivity(unchecked) var keys: [any CodingKey] = []
+    @exclusivity(unchecked) var keys = CodingPathStack()
     @exclusivity(unchecked) private var depth = 0
     /// What the value being encoded at this level produced.
     @exclusivity(unchecked) var level = Level()
@@ -40,18 +40,14 @@ final class ArchiveEncodingState: Encoder {
     @exclusivity(unchecked) private var dictionaryClassUID: UInt32 = 0
     @exclusivity(unchecked) private var arrayClassUID: UInt32 = 0
     @exclusivity(unchecked) private var typeKinds = TypeKindCache(decoding: false)
-    /// Class instances whose `encode(to:)` is running: a flag per UID (entries are numbered
-    /// densely from 1), and their UIDs with the length of the coding path each started at,
-    /// innermost last (read only to report a cycle). A dictionary by object identity, set and
-    /// cleared at every instance, was 6% of a W2 Codable archive's instructions; the path itself,
-    /// kept here, made the next key pushed copy the whole path (the array was shared) and its
-    /// release destroy that copy: about 400 instructions an instance (callgrind, session 44).
-    @exclusivity(unchecked) private var inProgressFlags: [Bool] = []
-    @exclusivity(unchecked) private var inProgressPaths: [(uid: UInt32, pathLength: Int)] = []
+    /// Class instances whose `encode(to:)` is running (the cycle check).
+    private let inProgress = InstancesInProgress()
     /// Conditional references not yet resolved (target not encoded when they were met).
     @exclusivity(unchecked) var forwardConditionals: [ForwardConditional] = []
     /// The stored form of the keys used recently (every value of a type repeats its keys).
     let storedKeys = StoredKeyCache()
+    /// The coding-key types met, each with its stored keys by value (nil: found by text).
+    @exclusivity(unchecked) private var codingKeyTypes: [(id: ObjectIdentifier, slots: CodingKeySlots?)] = []
 
     struct Level {
         var type: Any.Type?
@@ -96,7 +92,7 @@ final class ArchiveEncodingState: Encoder {
 
     // MARK: Encoder
 
-    var codingPath: [any CodingKey] { keys }
+    var codingPath: [any CodingKey] { keys.path }
     var userInfo: [CodingUserInfoKey: Any] { sendableUserInfo }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
@@ -204,6 +200,17 @@ final class ArchiveEncodingState: Encoder {
         return table.reserveUID()
     }
 
+    /// The stored keys of `Key` by value, for its containers (see ``CodingKeySlots``); nil
+    /// for a type whose keys are found by their text, and past 64 key types in one run.
+    func codingKeySlots<Key: CodingKey>(for type: Key.Type) -> CodingKeySlots? {
+        let id = ObjectIdentifier(type)
+        for entry in codingKeyTypes where entry.id == id { return entry.slots }
+        guard codingKeyTypes.count < 64 else { return nil }
+        let slots = CodingKeySlots(for: type)
+        codingKeyTypes.append((id, slots))
+        return slots
+    }
+
     // MARK: Class descriptions
 
     func classUID(for type: Any.Type) -> UInt32 { classSlot(for: type).uid }
@@ -279,7 +286,7 @@ final class ArchiveEncodingState: Encoder {
         if case .object = kind, let uid = table.uid(forAddress: Self.address(of: value)) {
             if isInProgress(uid) {
                 throw cycleError(value, uid: uid) { startedAt in
-                    "this \(T.self) instance is being encoded at \(startedAt) and is referenced again inside itself at \(Self.describe(keys))"
+                    "this \(T.self) instance is being encoded at \(startedAt) and is referenced again inside itself at \(Self.describe(keys.path))"
                 }
             }
             return .uid(uid)
@@ -289,7 +296,7 @@ final class ArchiveEncodingState: Encoder {
         guard depth <= maximumDepth else {
             throw EncodingError.invalidValue(
                 value, EncodingError.Context(
-                    codingPath: keys, debugDescription: "nesting deeper than the maximum depth \(maximumDepth)"))
+                    codingPath: keys.path, debugDescription: "nesting deeper than the maximum depth \(maximumDepth)"))
         }
         // Swapped, not copied: a copy of the caller's level retained its builder and copied
         // its stored value, and putting it back released them again, at every value.
@@ -301,11 +308,11 @@ final class ArchiveEncodingState: Encoder {
         if case .object = kind {
             let uid = table.reserveUID(for: Self.instance(value))
             level.reservedUID = uid
-            beginInProgress(uid)
+            inProgress.begin(uid, pathLength: keys.count)
             identity = uid
         }
         let reserved = level.reservedUID
-        defer { if let identity { endInProgress(identity) } }
+        defer { if let identity { inProgress.end(identity) } }
         if case .encodableArray(let arrayType) = kind, ObjectIdentifier(arrayType) == ObjectIdentifier(T.self) {
             // What Array.encode(to:) does through unkeyedContainer(), without the generic path.
             // (The kind was cached for `T`, so the types always match; the comparison is what
@@ -315,7 +322,7 @@ final class ArchiveEncodingState: Encoder {
             try value.encode(to: self)
         }
         if let misuse = level.misuse {
-            throw EncodingError.invalidValue(value, EncodingError.Context(codingPath: keys, debugDescription: misuse))
+            throw EncodingError.invalidValue(value, EncodingError.Context(codingPath: keys.path, debugDescription: misuse))
         }
         finishNested(from: nestedStart)
         // Taken out of the level (a move, no retain).
@@ -346,7 +353,7 @@ final class ArchiveEncodingState: Encoder {
             // A class instance encoded as a single value: its reserved entry holds that value.
             guard case .uid(let target) = stored, target != 0 else {
                 throw EncodingError.invalidValue(
-                    value, EncodingError.Context(codingPath: keys, debugDescription: "a class instance cannot encode as nil"))
+                    value, EncodingError.Context(codingPath: keys.path, debugDescription: "a class instance cannot encode as nil"))
             }
             table.setObject(copyOf: target, at: reserved)
             return .uid(reserved)
@@ -388,34 +395,14 @@ final class ArchiveEncodingState: Encoder {
     /// Whether the instance at `uid` is being encoded.
     @inline(__always)
     private func isInProgress(_ uid: UInt32) -> Bool {
-        Int(uid) < inProgressFlags.count && inProgressFlags[Int(uid)]
+        inProgress.contains(uid)
     }
 
     /// The coding path at which the instance at `uid` (in progress) started: the start of the
     /// current path, as the instance is being encoded (its encoding is still on the stack).
     private func startPath(of uid: UInt32) -> [any CodingKey] {
-        guard let length = inProgressPaths.last(where: { $0.uid == uid })?.pathLength else { return [] }
+        guard let length = inProgress.pathLength(at: uid) else { return [] }
         return Array(keys.prefix(length))
-    }
-
-    /// Marks the instance at `uid` as being encoded from the current coding path.
-    private func beginInProgress(_ uid: UInt32) {
-        let index = Int(uid)
-        if index >= inProgressFlags.count {
-            // Grown ahead, at least doubling (a flag past every entry asked about is false):
-            // grown to each new instance's UID, every instance was an append of a few flags,
-            // about 96 instructions (callgrind, W2 Codable).
-            let grownCount = Swift.max(index + 1, inProgressFlags.count * 2, 64)
-            inProgressFlags.append(contentsOf: repeatElement(false, count: grownCount - inProgressFlags.count))
-        }
-        inProgressFlags[index] = true
-        inProgressPaths.append((uid, keys.count))
-    }
-
-    /// Ends ``beginInProgress(_:)`` for the innermost instance, at `uid`.
-    private func endInProgress(_ uid: UInt32) {
-        inProgressFlags[Int(uid)] = false
-        inProgressPaths.removeLast()
     }
 
     /// The address of a class instance (kind `.object`), read without retaining it: an
@@ -510,7 +497,7 @@ final class ArchiveEncodingState: Encoder {
         guard depth <= maximumDepth else {
             depth -= 1
             throw EncodingError.invalidValue(
-                value, EncodingError.Context(codingPath: keys, debugDescription: "nesting deeper than the maximum depth \(maximumDepth)"))
+                value, EncodingError.Context(codingPath: keys.path, debugDescription: "nesting deeper than the maximum depth \(maximumDepth)"))
         }
     }
 
@@ -577,7 +564,7 @@ final class ArchiveEncodingState: Encoder {
     private func cycleError(_ value: Any, uid: UInt32, _ detail: (_ startedAt: String) -> String) -> EncodingError {
         EncodingError.invalidValue(
             value, EncodingError.Context(
-                codingPath: keys,
+                codingPath: keys.path,
                 debugDescription: "cycle: \(detail(Self.describe(startPath(of: uid)))); a Decodable graph cannot be rebuilt from a cycle"))
     }
 
@@ -593,7 +580,7 @@ final class ArchiveEncodingState: Encoder {
             }
             return .uid(uid)
         }
-        forwardConditionals.append(ForwardConditional(sourceUID: builder.uid, dictionaryKeyUID: keyUID, object: object, codingPath: keys))
+        forwardConditionals.append(ForwardConditional(sourceUID: builder.uid, dictionaryKeyUID: keyUID, object: object, codingPath: keys.path))
         if keyUID != nil {
             // NSDictionary entries are added at the end, if at all: the entry waits as a value.
             table.pin(builder.uid)

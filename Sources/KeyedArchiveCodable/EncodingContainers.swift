@@ -8,19 +8,30 @@ struct KeyedArchiveEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProt
     /// `state.table`, held here: reached through `state`, the table was retained and released
     /// around every string stored (8 ms of a 220 ms W5 encode).
     let table: ArchiveObjectTable
+    /// `Key`'s stored keys by value, when its values are a byte of plain data (a synthesized
+    /// `CodingKeys`); nil: found by their text.
+    let keySlots: CodingKeySlots?
 
     init(state: ArchiveEncodingState, builder: ContainerBuilder) {
         self.state = state
         self.builder = builder
         table = state.table
+        keySlots = state.codingKeySlots(for: Key.self)
     }
 
     var codingPath: [any CodingKey] { Array(state.keys.prefix(builder.depth)) }
 
+    /// The stored-key slot of an object's field named `key`.
+    @inline(__always)
+    private func storedKey(_ key: Key) -> ArchiveSlot {
+        if let keySlots { return keySlots.slot(for: key, storedKeys: state.storedKeys, table: table) }
+        return state.storedKeys.slot(for: key.stringValue, in: table)
+    }
+
     @inline(__always)
     private func set(_ value: ArchiveSlot, forKey key: Key) {
         if builder.kind == .object {
-            builder.fields.append(ArchiveField(key: state.storedKeys.slot(for: key.stringValue, in: table), value: value))
+            builder.fields.append(ArchiveField(key: storedKey(key), value: value))
         } else {
             builder.fields.append(ArchiveField(key: .uid(table.leafUID(string: key.stringValue)), value: value))
         }
@@ -78,8 +89,7 @@ struct KeyedArchiveEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProt
         if builder.kind == .object {
             let stored = ArchiveKeys.escape(key.stringValue)
             if let value = try state.conditionalReference(to: object, from: builder, storedKey: stored, keyUID: nil) {
-                builder.fields.append(
-                    ArchiveField(key: state.storedKeys.slot(for: key.stringValue, in: table), value: table.slot(for: value)))
+                builder.fields.append(ArchiveField(key: storedKey(key), value: table.slot(for: value)))
             }
         } else {
             let keyUID = table.leafUID(string: key.stringValue)
@@ -194,7 +204,7 @@ struct UnkeyedArchiveEncodingContainer: UnkeyedEncodingContainer {
 /// The container of a value encoded as one primitive or one nested value.
 struct SingleValueArchiveEncodingContainer: SingleValueEncodingContainer {
     let state: ArchiveEncodingState
-    var codingPath: [any CodingKey] { state.keys }
+    var codingPath: [any CodingKey] { state.keys.path }
 
     private func set(_ value: PropertyListValue) {
         if state.level.single != nil || state.level.builder != nil {

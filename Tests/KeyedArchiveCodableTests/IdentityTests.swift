@@ -261,6 +261,36 @@ final class IdentityTests: XCTestCase {
         }
     }
 
+    func testACycleDeepInALongChainReportsBothPaths() throws {
+        // Deeper than the encoder's first room for instances in progress (16), UIDs (64) and
+        // coding-path keys (16): each grows on the way down and still reports both paths.
+        let people = (0..<40).map { Person("p\($0)") }
+        for index in 0..<39 { people[index].friends = [people[index + 1]] }
+        people[39].friends = [people[5]]
+        defer { for person in people { person.friends = [] } }
+        XCTAssertThrowsError(try KeyedArchiver.archivedData(withRootObject: ["root": people[0]])) { error in
+            guard case EncodingError.invalidValue(_, let context) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(
+                context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue },
+                ["root"] + Array(repeating: ["friends", "0"], count: 40).flatMap { $0 })
+            let started = "root" + String(repeating: ".friends.[0]", count: 5)
+            let again = "root" + String(repeating: ".friends.[0]", count: 40)
+            XCTAssertTrue(
+                context.debugDescription.contains("being encoded at \(started) and is referenced again inside itself at \(again)"),
+                context.debugDescription)
+        }
+        // Without the cycle, the same chain archives and reads back whole.
+        people[39].friends = []
+        let back = try KeyedUnarchiver.unarchivedObject(ofType: Person.self, from: KeyedArchiver.archivedData(withRootObject: people[0]))
+        var names: [String] = []
+        var current: Person? = back
+        while let person = current, names.count < 50 {
+            names.append(person.name)
+            current = person.friends.first
+        }
+        XCTAssertEqual(names, people.map(\.name))
+    }
+
     func testConditionalObjectsInBothOrders() throws {
         for conditionalFirst in [true, false] {
             let pet = Pet("rex")
