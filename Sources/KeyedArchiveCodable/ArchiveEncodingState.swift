@@ -41,7 +41,7 @@ final class ArchiveEncodingState: Encoder {
     @exclusivity(unchecked) private var arrayClassUID: UInt32 = 0
     @exclusivity(unchecked) private var typeKinds = TypeKindCache(decoding: false)
     /// Class instances whose `encode(to:)` is running (the cycle check).
-    private let inProgress = InstancesInProgress()
+    @exclusivity(unchecked) private var inProgress = InstancesInProgress()
     /// Conditional references not yet resolved (target not encoded when they were met).
     @exclusivity(unchecked) var forwardConditionals: [ForwardConditional] = []
     /// The stored form of the keys used recently (every value of a type repeats its keys).
@@ -56,7 +56,8 @@ final class ArchiveEncodingState: Encoder {
         /// Where `builder` came from in ``keptContainers`` (-1: not from there).
         var keptContainerIndex = -1
         var single: PropertyListValue?
-        var misuse: String?
+        /// A fixed message (no `String` to release when the level ends: every value ends one).
+        var misuse: StaticString?
     }
 
     /// A keyed container kept for reuse (``keptContainers``).
@@ -322,7 +323,7 @@ final class ArchiveEncodingState: Encoder {
             try value.encode(to: self)
         }
         if let misuse = level.misuse {
-            throw EncodingError.invalidValue(value, EncodingError.Context(codingPath: keys.path, debugDescription: misuse))
+            throw EncodingError.invalidValue(value, EncodingError.Context(codingPath: keys.path, debugDescription: "\(misuse)"))
         }
         finishNested(from: nestedStart)
         // Taken out of the level (a move, no retain).

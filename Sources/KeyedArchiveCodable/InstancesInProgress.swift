@@ -6,20 +6,21 @@
 /// In memory it owns: as two arrays in the encoder, an instance's start and end were four
 /// uniqueness checks and their calls, about 60 instructions (callgrind, W2 Codable, session
 /// 47). Before the arrays, a dictionary by object identity was 6% of a W2 Codable archive, and
-/// keeping the path itself copied it at the next key pushed (session 44).
-final class InstancesInProgress {
+/// keeping the path itself copied it at the next key pushed (session 44). Not copyable: the
+/// encoder's state owns it, in place, as it does its ``CodingPathStack``.
+struct InstancesInProgress: ~Copyable {
     private struct Started {
         var uid: UInt32
         var pathLength: Int
     }
 
     /// `flagCount` flags, by UID.
-    @exclusivity(unchecked) private var flags: UnsafeMutablePointer<Bool>
-    @exclusivity(unchecked) private var flagCount = 64
+    private var flags: UnsafeMutablePointer<Bool>
+    private var flagCount = 64
     /// `startedCapacity` entries, the first `startedCount` set (trivial: nothing to deinitialize).
-    @exclusivity(unchecked) private var started: UnsafeMutablePointer<Started>
-    @exclusivity(unchecked) private var startedCapacity = 16
-    @exclusivity(unchecked) private var startedCount = 0
+    private var started: UnsafeMutablePointer<Started>
+    private var startedCapacity = 16
+    private var startedCount = 0
 
     /// No instance in progress.
     init() {
@@ -41,7 +42,7 @@ final class InstancesInProgress {
 
     /// Marks the instance at `uid` as being encoded from a coding path of `pathLength` keys.
     @inline(__always)
-    func begin(_ uid: UInt32, pathLength: Int) {
+    mutating func begin(_ uid: UInt32, pathLength: Int) {
         let index = Int(uid)
         if index >= flagCount { growFlags(toHold: index) }
         if startedCount == startedCapacity { growStarted() }
@@ -52,7 +53,7 @@ final class InstancesInProgress {
 
     /// Ends ``begin(_:pathLength:)`` for the innermost instance, at `uid`.
     @inline(__always)
-    func end(_ uid: UInt32) {
+    mutating func end(_ uid: UInt32) {
         if Int(uid) < flagCount { flags[Int(uid)] = false }
         if startedCount > 0 { startedCount -= 1 }
     }
@@ -71,7 +72,7 @@ final class InstancesInProgress {
     /// Grows the flags to cover `index`, at least doubling (a flag past every entry asked about
     /// is false): grown to each new instance's UID, every instance was a growth.
     @inline(never)
-    private func growFlags(toHold index: Int) {
+    private mutating func growFlags(toHold index: Int) {
         let grownCount = Swift.max(index + 1, flagCount * 2)
         let grown = UnsafeMutablePointer<Bool>.allocate(capacity: grownCount)
         grown.initialize(from: flags, count: flagCount)
@@ -83,7 +84,7 @@ final class InstancesInProgress {
 
     /// Doubles the stack's room (its depth is bounded by the encoder's maximum depth).
     @inline(never)
-    private func growStarted() {
+    private mutating func growStarted() {
         let grownCapacity = startedCapacity * 2
         let grown = UnsafeMutablePointer<Started>.allocate(capacity: grownCapacity)
         grown.initialize(from: started, count: startedCount)
