@@ -403,7 +403,7 @@ final class ArchiveEncodingState: Encoder {
     /// current path, as the instance is being encoded (its encoding is still on the stack).
     private func startPath(of uid: UInt32) -> [any CodingKey] {
         guard let length = inProgress.pathLength(at: uid) else { return [] }
-        return Array(keys.prefix(length))
+        return keys.prefix(length)
     }
 
     /// The address of a class instance (kind `.object`), read without retaining it: an

@@ -2,7 +2,7 @@
 
 /// The stored keys of one coding-key type, found by the key's value without asking for its
 /// `stringValue`: for the types whose values are a byte of plain data (or no data at all),
-/// which includes every synthesized `CodingKeys` enum.
+/// which includes every synthesized `CodingKeys` enum of up to 256 cases.
 ///
 /// An object's field names its key through ``StoredKeyCache``, from the key's text. Getting
 /// that text is a protocol call into the key's `stringValue`, which builds a `String` that is
@@ -13,11 +13,10 @@
 /// A key's byte stands for its text because the type is plain data (`_isPOD`: no references,
 /// nothing a copy does but copy the bytes) of at most one byte: two keys with equal bytes are
 /// the same value, and `stringValue` is read from the value. The first key with each byte asks
-/// for its text once, through the cache.
+/// for its text once, through the cache. (A hand-written key type of one byte whose
+/// `stringValue` also reads global state changed during an encode would keep its first
+/// names; a key type's names are a function of its values everywhere else in Codable.)
 final class CodingKeySlots {
-    /// A key type's slots are kept when its values fit in this many bytes.
-    private static let maximumKeySize = 1
-
     /// The stored-key slot's id + 1 by the key's byte; 0 for a byte not met yet.
     private let known: UnsafeMutablePointer<UInt64>
     /// Whether the key type has no stored bytes (a one-case enum): every key is byte 0.
@@ -26,7 +25,8 @@ final class CodingKeySlots {
     /// The slots of `Key`, or nil when its values are not plain data of at most one byte (its
     /// keys are then found by their text).
     init?<Key: CodingKey>(for type: Key.Type) {
-        guard _isPOD(Key.self), MemoryLayout<Key>.size <= Self.maximumKeySize else { return nil }
+        // One byte at most: the table has 256 entries, and `slot` reads the key as a `UInt8`.
+        guard _isPOD(Key.self), MemoryLayout<Key>.size <= 1 else { return nil }
         isEmpty = MemoryLayout<Key>.size == 0
         let count = isEmpty ? 1 : 256
         known = .allocate(capacity: count)

@@ -1,7 +1,8 @@
 /// The coding path of an encoding or decoding run, as a stack of keys in memory it owns; copied
 /// into an array only when something asks for the path (`codingPath`, an error).
 ///
-/// Every value stored under a key or at an index pushes that key and pops it after. As an
+/// Every value the coder boxes or decodes under a key or at an index (anything but a primitive
+/// set in place) pushes that key and pops it after. As an
 /// `[any CodingKey]` in the coder's state, each push and pop was a uniqueness check and the
 /// array's generic append and `removeLast`, about 150 instructions a key (callgrind, W2 Codable
 /// archive, session 47). Not copyable: the coder's state owns it, in place (as a class of its
@@ -31,12 +32,15 @@ struct CodingPathStack: ~Copyable {
         count += 1
     }
 
-    /// Pops the last key, if any.
+    /// Pops the last key (pushes and pops are paired with `defer`; an extra pop does nothing).
     @inline(__always)
     mutating func removeLast() {
+        assert(count > 0, "a coding-path pop without its push")
         guard count > 0 else { return }
         count -= 1
-        (base + count).deinitialize(count: 1)
+        // Moved out before it is destroyed, so that the stack is consistent if the key's
+        // release runs code that pushes again.
+        _ = (base + count).move()
     }
 
     /// The whole path, outermost key first.

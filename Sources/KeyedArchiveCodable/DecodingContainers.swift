@@ -188,7 +188,7 @@ struct KeyedArchiveDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProt
     @inline(__always) var state: ArchiveDecodingState { storage.state }
     @inline(__always) var depth: Int { storage.depth }
 
-    var codingPath: [any CodingKey] { Array(state.keys.prefix(depth)) }
+    var codingPath: [any CodingKey] { state.keys.prefix(depth) }
     var allKeys: [Key] { storage.keyNames.compactMap { Key(stringValue: $0) } }
 
     func contains(_ key: Key) -> Bool { storage.hasValue(forKey: key.stringValue) }
@@ -341,7 +341,7 @@ struct UnkeyedArchiveDecodingContainer: UnkeyedDecodingContainer {
         self.depth = depth
     }
 
-    var codingPath: [any CodingKey] { Array(state.keys.prefix(depth)) }
+    var codingPath: [any CodingKey] { state.keys.prefix(depth) }
     var count: Int? { elements.count }
     var isAtEnd: Bool { currentIndex >= elements.count }
 
@@ -446,7 +446,7 @@ struct SingleValueArchiveDecodingContainer: SingleValueDecodingContainer {
     let value: PropertyListValue
     let depth: Int
 
-    var codingPath: [any CodingKey] { Array(state.keys.prefix(depth)) }
+    var codingPath: [any CodingKey] { state.keys.prefix(depth) }
 
     func decodeNil() -> Bool { value == .uid(0) }
     func decode(_ type: Bool.Type) throws -> Bool { try state.decodeBool(value) }

@@ -19,7 +19,7 @@ struct KeyedArchiveEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProt
         keySlots = state.codingKeySlots(for: Key.self)
     }
 
-    var codingPath: [any CodingKey] { Array(state.keys.prefix(builder.depth)) }
+    var codingPath: [any CodingKey] { state.keys.prefix(builder.depth) }
 
     /// The stored-key slot of an object's field named `key`.
     @inline(__always)
@@ -148,7 +148,7 @@ struct UnkeyedArchiveEncodingContainer: UnkeyedEncodingContainer {
         table = state.table
     }
 
-    var codingPath: [any CodingKey] { Array(state.keys.prefix(builder.depth)) }
+    var codingPath: [any CodingKey] { state.keys.prefix(builder.depth) }
     var count: Int { builder.elements.count }
 
     @inline(__always)

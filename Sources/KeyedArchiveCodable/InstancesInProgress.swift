@@ -54,6 +54,7 @@ struct InstancesInProgress: ~Copyable {
     /// Ends ``begin(_:pathLength:)`` for the innermost instance, at `uid`.
     @inline(__always)
     mutating func end(_ uid: UInt32) {
+        assert(startedCount > 0 && started[startedCount - 1].uid == uid, "an instance ended that is not the innermost")
         if Int(uid) < flagCount { flags[Int(uid)] = false }
         if startedCount > 0 { startedCount -= 1 }
     }

@@ -121,17 +121,122 @@ final class CodingKeySlotsTests: XCTestCase {
     }
 
     func testAKeyTypeUsedInTwoArchivesGetsEachArchivesOwnKeys() throws {
-        // The slots are ids in one archive's table; a second archive starts from nothing.
+        // The slots are ids in one archive's table; a second archive starts from nothing. In
+        // the third archive the cat comes after a car, so its names get other ids than in the
+        // first: slots kept from the first would name its fields "car" and "cat".
+        struct Pair: Codable, Equatable {
+            let car: Car
+            let cat: Cat
+        }
         let first = try KeyedArchiveEncoder().encode([Cat(name: "a", lives: 1)])
         let second = try KeyedArchiveEncoder().encode([Car(model: "b", doors: 4, electric: false), Car(model: "c", doors: 2, electric: true)])
-        let third = try KeyedArchiveEncoder().encode([Cat(name: "d", lives: 2)])
+        let pair = Pair(car: Car(model: "e", doors: 5, electric: true), cat: Cat(name: "d", lives: 2))
+        let third = try KeyedArchiveEncoder().encode(pair)
         XCTAssertEqual(try KeyedArchiveDecoder().decode([Cat].self, from: first), [Cat(name: "a", lives: 1)])
         XCTAssertEqual(try KeyedArchiveDecoder().decode([Car].self, from: second).map(\.model), ["b", "c"])
-        XCTAssertEqual(try KeyedArchiveDecoder().decode([Cat].self, from: third), [Cat(name: "d", lives: 2)])
+        XCTAssertEqual(try KeyedArchiveDecoder().decode(Pair.self, from: third), pair)
         let objects = try XCTUnwrap(
             (PropertyListSerialization.propertyList(from: third, format: nil) as? [String: Any])?["$objects"] as? [Any])
         let catFields = objects.compactMap { $0 as? [String: Any] }.filter { $0["lives"] != nil }
         XCTAssertEqual(catFields.count, 1)
         XCTAssertEqual(Set(try XCTUnwrap(catFields.first).keys), ["$class", "name", "lives"])
+    }
+
+    /// A hand-written key of one byte of plain data, named from a table.
+    struct ByteKey: CodingKey, Equatable {
+        static let names = ["zero", "one", "two", "three"]
+        let index: UInt8
+        init(_ index: UInt8) { self.index = index }
+        var stringValue: String { Self.names[Int(index) % Self.names.count] }
+        init?(stringValue: String) {
+            guard let index = Self.names.firstIndex(of: stringValue) else { return nil }
+            self.index = UInt8(index)
+        }
+        var intValue: Int? { nil }
+        init?(intValue: Int) { nil }
+    }
+
+    struct ByteKeyed: Codable, Equatable {
+        let values: [UInt8: Int]
+        init(values: [UInt8: Int]) { self.values = values }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: ByteKey.self)
+            for (index, value) in values.sorted(by: { $0.key < $1.key }) { try container.encode(value, forKey: ByteKey(index)) }
+        }
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: ByteKey.self)
+            var values: [UInt8: Int] = [:]
+            for key in container.allKeys { values[key.index] = try container.decode(Int.self, forKey: key) }
+            self.values = values
+        }
+    }
+
+    func testAHandWrittenOneByteKeyAndAKeyTypeInBothFormsKeepTheirNames() throws {
+        let values = [ByteKeyed(values: [0: 10, 2: 12]), ByteKeyed(values: [1: 21, 3: 23]), ByteKeyed(values: [0: 30, 3: 33])]
+        let data = try KeyedArchiveEncoder().encode(values)
+        XCTAssertEqual(try KeyedArchiveDecoder().decode([ByteKeyed].self, from: data), values)
+        let objects = try XCTUnwrap(
+            (PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any])?["$objects"] as? [Any])
+        let keySets = objects.compactMap { $0 as? [String: Any] }.filter { $0["$class"] != nil && $0["NS.objects"] == nil }
+            .map { Set($0.keys).subtracting(["$class"]) }
+        XCTAssertEqual(Set(keySets), [["zero", "two"], ["one", "three"], ["zero", "three"]])
+
+        // One key type as an object's fields and as a nested NSDictionary's keys in one encode.
+        struct Outer: Codable, Equatable {
+            let name: String
+            let lives: Int
+            enum CodingKeys: String, CodingKey { case name, lives, nested }
+            init(name: String, lives: Int) { self.name = name; self.lives = lives }
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(name, forKey: .name)
+                try container.encode(lives, forKey: .lives)
+                var nested = container.nestedContainer(keyedBy: CodingKeys.self, forKey: .nested)
+                try nested.encode(name.uppercased(), forKey: .name)
+            }
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                name = try container.decode(String.self, forKey: .name)
+                let nested = try container.nestedContainer(keyedBy: CodingKeys.self, forKey: .nested)
+                XCTAssertEqual(try nested.decode(String.self, forKey: .name), name.uppercased())
+                lives = try container.decode(Int.self, forKey: .lives)
+            }
+        }
+        let outer = try KeyedArchiveEncoder().encode(Outer(name: "tom", lives: 3))
+        XCTAssertEqual(try KeyedArchiveDecoder().decode(Outer.self, from: outer), Outer(name: "tom", lives: 3))
+        let plist = try XCTUnwrap(PropertyListSerialization.propertyList(from: outer, format: nil) as? [String: Any])
+        let outerObjects = try XCTUnwrap(plist["$objects"] as? [Any])
+        XCTAssertTrue(outerObjects.contains { $0 as? String == "TOM" })
+        let fields = outerObjects.compactMap { $0 as? [String: Any] }
+        let object = try XCTUnwrap(fields.first { $0["lives"] != nil })
+        XCTAssertEqual(Set(object.keys), ["$class", "name", "lives", "nested"])
+        XCTAssertEqual(object["lives"] as? Int, 3)
+        // The nested dictionary's one key is the string "name", by reference.
+        let dictionary = try XCTUnwrap(fields.first { $0["NS.keys"] != nil })
+        XCTAssertEqual((dictionary["NS.keys"] as? [Any])?.count, 1)
+        XCTAssertEqual(outerObjects.filter { $0 as? String == "name" }.count, 1)
+    }
+
+    /// A value whose coding keys are a type of their own for every nesting level.
+    struct Level<Inner: Encodable>: Encodable {
+        let value: Int
+        let inner: Inner
+    }
+
+    private static func nest<Inner: Encodable>(_ inner: Inner, levels: Int) throws -> Data {
+        if levels == 0 { return try KeyedArchiveEncoder().encode(inner) }
+        return try nest(Level(value: levels, inner: inner), levels: levels - 1)
+    }
+
+    func testMoreKeyTypesThanTheEncoderKeepsStillGetTheirNames() throws {
+        // 70 levels: 70 coding-key types (each `Level<...>` has its own), past the 64 kept.
+        let data = try Self.nest(0, levels: 70)
+        let objects = try XCTUnwrap(
+            (PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any])?["$objects"] as? [Any])
+        let levels = objects.compactMap { $0 as? [String: Any] }.filter { $0["$class"] != nil }
+        XCTAssertEqual(levels.count, 70)
+        for level in levels { XCTAssertEqual(Set(level.keys), ["$class", "value", "inner"], "\(level)") }
+        // Each level's value, 1...70, stored inline under its own key.
+        XCTAssertEqual(Set(levels.compactMap { $0["value"] as? Int }), Set(1...70))
     }
 }

@@ -291,6 +291,29 @@ final class IdentityTests: XCTestCase {
         XCTAssertEqual(names, people.map(\.name))
     }
 
+    func testADecodingErrorDeepInALongChainReportsItsPath() throws {
+        // Deeper than the decoder's first room for coding-path keys (16).
+        struct Link: Codable {
+            var name: String
+            var next: [Link]
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                // The innermost link's name is written as a number: it cannot decode as a String.
+                if name == "bad" { try container.encode(42, forKey: .name) } else { try container.encode(name, forKey: .name) }
+                try container.encode(next, forKey: .next)
+            }
+        }
+        var chain = Link(name: "bad", next: [])
+        for index in 0..<30 { chain = Link(name: "l\(index)", next: [chain]) }
+        let data = try KeyedArchiver.archivedData(withRootObject: chain)
+        XCTAssertThrowsError(try KeyedUnarchiver.unarchivedObject(ofType: Link.self, from: data)) { error in
+            guard case DecodingError.typeMismatch(_, let context) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(
+                context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue },
+                ["root"] + Array(repeating: ["next", "0"], count: 30).flatMap { $0 } + ["name"])
+        }
+    }
+
     func testConditionalObjectsInBothOrders() throws {
         for conditionalFirst in [true, false] {
             let pet = Pet("rex")
