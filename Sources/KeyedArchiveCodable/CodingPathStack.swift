@@ -2,11 +2,11 @@
 /// into an array only when something asks for the path (`codingPath`, an error).
 ///
 /// Every value the coder boxes or decodes under a key or at an index (anything but a primitive
-/// set in place) pushes that key and pops it after. As an
-/// `[any CodingKey]` in the coder's state, each push and pop was a uniqueness check and the
-/// array's generic append and `removeLast`, about 150 instructions a key (callgrind, W2 Codable
-/// archive, session 47). Not copyable: the coder's state owns it, in place (as a class of its
-/// own, it was retained and released around every value stored under a key).
+/// set in place) pushes that key and pops it after. As an `[any CodingKey]` in the coder's
+/// state, each push and pop was a uniqueness check and the array's generic append and
+/// `removeLast`, about 150 instructions a key (callgrind, W2 Codable archive, session 47). Not
+/// copyable: the coder's state owns it, in place (as a class of its own, it was retained and
+/// released around every value stored under a key).
 struct CodingPathStack: ~Copyable {
     /// `capacity` keys, the first `count` initialized.
     private var base: UnsafeMutablePointer<any CodingKey>
