@@ -29,7 +29,7 @@ final class CodingKeySlots {
         guard _isPOD(Key.self), MemoryLayout<Key>.size <= 1 else { return nil }
         isEmpty = MemoryLayout<Key>.size == 0
         let count = isEmpty ? 1 : 256
-        known = .allocate(capacity: count)
+        known = CacheLineMemory.allocate(UInt64.self, capacity: count)
         known.initialize(repeating: 0, count: count)
     }
 

@@ -6,7 +6,8 @@
 /// state, each push and pop was a uniqueness check and the array's generic append and
 /// `removeLast`, about 150 instructions a key (callgrind, W2 Codable archive, session 47). Not
 /// copyable: the coder's state owns it, in place (as a class of its own, it was retained and
-/// released around every value stored under a key).
+/// released around every value stored under a key). Its memory is in whole cache lines
+/// (``CacheLineMemory``).
 struct CodingPathStack: ~Copyable {
     /// `capacity` keys, the first `count` initialized.
     private var base: UnsafeMutablePointer<any CodingKey>
@@ -16,7 +17,7 @@ struct CodingPathStack: ~Copyable {
 
     /// An empty path.
     init() {
-        base = .allocate(capacity: capacity)
+        base = CacheLineMemory.allocate((any CodingKey).self, capacity: capacity)
     }
 
     deinit {
@@ -55,7 +56,7 @@ struct CodingPathStack: ~Copyable {
     @inline(never)
     private mutating func grow() {
         let grownCapacity = capacity * 2
-        let grown = UnsafeMutablePointer<any CodingKey>.allocate(capacity: grownCapacity)
+        let grown = CacheLineMemory.allocate((any CodingKey).self, capacity: grownCapacity)
         grown.moveInitialize(from: base, count: count)
         base.deallocate()
         base = grown

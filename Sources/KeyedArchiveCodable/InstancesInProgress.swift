@@ -7,7 +7,8 @@
 /// uniqueness checks and their calls, about 60 instructions (callgrind, W2 Codable, session
 /// 47). Before the arrays, a dictionary by object identity was 6% of a W2 Codable archive, and
 /// keeping the path itself copied it at the next key pushed (session 44). Not copyable: the
-/// encoder's state owns it, in place, as it does its ``CodingPathStack``.
+/// encoder's state owns it, in place, as it does its ``CodingPathStack``; its memory is in
+/// whole cache lines (``CacheLineMemory``).
 struct InstancesInProgress: ~Copyable {
     private struct Started {
         var uid: UInt32
@@ -24,9 +25,9 @@ struct InstancesInProgress: ~Copyable {
 
     /// No instance in progress.
     init() {
-        flags = .allocate(capacity: flagCount)
+        flags = CacheLineMemory.allocate(Bool.self, capacity: flagCount)
         flags.initialize(repeating: false, count: flagCount)
-        started = .allocate(capacity: startedCapacity)
+        started = CacheLineMemory.allocate(Started.self, capacity: startedCapacity)
     }
 
     deinit {
@@ -75,7 +76,7 @@ struct InstancesInProgress: ~Copyable {
     @inline(never)
     private mutating func growFlags(toHold index: Int) {
         let grownCount = Swift.max(index + 1, flagCount * 2)
-        let grown = UnsafeMutablePointer<Bool>.allocate(capacity: grownCount)
+        let grown = CacheLineMemory.allocate(Bool.self, capacity: grownCount)
         grown.initialize(from: flags, count: flagCount)
         (grown + flagCount).initialize(repeating: false, count: grownCount - flagCount)
         flags.deallocate()
@@ -87,7 +88,7 @@ struct InstancesInProgress: ~Copyable {
     @inline(never)
     private mutating func growStarted() {
         let grownCapacity = startedCapacity * 2
-        let grown = UnsafeMutablePointer<Started>.allocate(capacity: grownCapacity)
+        let grown = CacheLineMemory.allocate(Started.self, capacity: grownCapacity)
         grown.initialize(from: started, count: startedCount)
         started.deallocate()
         started = grown
