@@ -285,7 +285,7 @@ final class ArchiveEncodingState: Encoder {
         // two in three W2 friends are, and saving and restoring the level for each cost about
         // 200 instructions (callgrind, session 44).
         if case .object = kind, let uid = table.uid(forAddress: Self.address(of: value)) {
-            if isInProgress(uid) {
+            if inProgress.contains(uid) {
                 throw cycleError(value, uid: uid) { startedAt in
                     "this \(T.self) instance is being encoded at \(startedAt) and is referenced again inside itself at \(Self.describe(keys.path))"
                 }
@@ -389,14 +389,8 @@ final class ArchiveEncodingState: Encoder {
     /// sends the caller to the full path (which also reports a cycle).
     @inline(__always)
     func knownReference(atAddress address: UInt) -> UInt32? {
-        guard let uid = table.uid(forAddress: address), !isInProgress(uid) else { return nil }
+        guard let uid = table.uid(forAddress: address), !inProgress.contains(uid) else { return nil }
         return uid
-    }
-
-    /// Whether the instance at `uid` is being encoded.
-    @inline(__always)
-    private func isInProgress(_ uid: UInt32) -> Bool {
-        inProgress.contains(uid)
     }
 
     /// The coding path at which the instance at `uid` (in progress) started: the start of the
@@ -574,7 +568,7 @@ final class ArchiveEncodingState: Encoder {
     /// The stored value for a conditional reference from `builder` under `key`.
     func conditionalReference(to object: AnyObject, from builder: ContainerBuilder, storedKey: String, keyUID: UInt32?) throws -> PropertyListValue? {
         if let uid = table.uid(for: object) {
-            if isInProgress(uid) {
+            if inProgress.contains(uid) {
                 throw cycleError(object, uid: uid) { startedAt in
                     "conditional reference back to the \(type(of: object)) instance being encoded at \(startedAt)"
                 }

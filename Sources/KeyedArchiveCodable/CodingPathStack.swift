@@ -55,11 +55,7 @@ struct CodingPathStack: ~Copyable {
     /// Doubles the room (the path's length is bounded by the coder's maximum depth).
     @inline(never)
     private mutating func grow() {
-        let grownCapacity = capacity * 2
-        let grown = CacheLineMemory.allocate((any CodingKey).self, capacity: grownCapacity)
-        grown.moveInitialize(from: base, count: count)
-        base.deallocate()
-        base = grown
-        capacity = grownCapacity
+        capacity *= 2
+        base = CacheLineMemory.moving(base, count: count, toCapacity: capacity)
     }
 }

@@ -76,22 +76,15 @@ struct InstancesInProgress: ~Copyable {
     @inline(never)
     private mutating func growFlags(toHold index: Int) {
         let grownCount = Swift.max(index + 1, flagCount * 2)
-        let grown = CacheLineMemory.allocate(Bool.self, capacity: grownCount)
-        grown.initialize(from: flags, count: flagCount)
-        (grown + flagCount).initialize(repeating: false, count: grownCount - flagCount)
-        flags.deallocate()
-        flags = grown
+        flags = CacheLineMemory.moving(flags, count: flagCount, toCapacity: grownCount)
+        (flags + flagCount).initialize(repeating: false, count: grownCount - flagCount)
         flagCount = grownCount
     }
 
     /// Doubles the stack's room (its depth is bounded by the encoder's maximum depth).
     @inline(never)
     private mutating func growStarted() {
-        let grownCapacity = startedCapacity * 2
-        let grown = CacheLineMemory.allocate(Started.self, capacity: grownCapacity)
-        grown.initialize(from: started, count: startedCount)
-        started.deallocate()
-        started = grown
-        startedCapacity = grownCapacity
+        startedCapacity *= 2
+        started = CacheLineMemory.moving(started, count: startedCount, toCapacity: startedCapacity)
     }
 }
