@@ -23,7 +23,7 @@ enum ArchiveLayoutStep {
 /// Steps handed over together (one lock and one wake-up for thousands of them), with the
 /// objects' fields and array elements copied out of the encoder's reused buffers.
 struct ArchiveLayoutBatch {
-    var steps: [ArchiveLayoutStep] = []
+    let steps = LayoutStepList()
     /// The objects' fields and elements, in the order of their steps. A batch is handed over
     /// whole and its sender keeps no copy, so the lists go with it, one thread's at a time,
     /// ordered by the queues' lock (see ``ArchiveLayoutPipeline``).
@@ -72,10 +72,72 @@ struct ArchiveLayoutBatch {
 
     /// Empties the batch, keeping its memory for the next one.
     mutating func removeAll() {
-        steps.removeAll(keepingCapacity: true)
+        steps.removeAll()
         pendingNewEntries = 0
         fields.removeAll()
         elements.removeAll()
+    }
+}
+
+/// A batch's steps, in memory the list owns, allocated once for a batch's ``ArchiveLayoutBatch/stepLimit``
+/// steps and kept from round to round. As an array, each append was a uniqueness check and a
+/// capacity check through the batch (about 40 instructions, two steps an object: W2, callgrind).
+///
+/// A class, so that the batch's copies share it; like the batch's lists, it is one thread's at
+/// a time (see ``ArchiveLayoutBatch``), so its properties are not checked for exclusive access.
+final class LayoutStepList {
+    /// `capacity` steps, the first `count` set; nil until the first append (every table has a
+    /// batch, and most never start the second thread).
+    @exclusivity(unchecked) private var base: UnsafeMutablePointer<ArchiveLayoutStep>?
+    @exclusivity(unchecked) private var capacity = 0
+    @exclusivity(unchecked) private(set) var count = 0
+
+    /// An empty list; it allocates at its first append.
+    init() {}
+
+    deinit {
+        base?.deinitialize(count: count)
+        base?.deallocate()
+    }
+
+    /// Appends a step.
+    @inline(__always)
+    func append(_ step: consuming ArchiveLayoutStep) {
+        if count == capacity { grow() }
+        guard let base else { return }
+        (base + count).initialize(to: step)
+        count &+= 1
+    }
+
+    /// Makes room for a batch: at most two steps past its limit are recorded before it is
+    /// handed over (pending new entries, then the step that reached it), so after the first
+    /// growth this is not reached again while batches are handed over at their limit.
+    @inline(never)
+    private func grow() {
+        let newCapacity = Swift.max(ArchiveLayoutBatch.stepLimit + 2, capacity &* 2)
+        let grown = UnsafeMutablePointer<ArchiveLayoutStep>.allocate(capacity: newCapacity)
+        if let base {
+            grown.moveInitialize(from: base, count: count)
+            base.deallocate()
+        }
+        base = grown
+        capacity = newCapacity
+    }
+
+    /// Hands each step to `body` in order, moved out, and leaves the list empty.
+    @inline(__always)
+    func moveAll(_ body: (consuming ArchiveLayoutStep) -> Void) {
+        guard let base else { return }
+        let stored = count
+        // Emptied first: the steps are moved out below, so none is left to destroy twice.
+        count = 0
+        for index in 0..<stored { body((base + index).move()) }
+    }
+
+    /// Destroys the steps, keeping the memory.
+    func removeAll() {
+        base?.deinitialize(count: count)
+        count = 0
     }
 }
 
@@ -187,15 +249,10 @@ extension ArchiveLayout {
         let elements = batch.elements
         fields.withBuffer { fields in
             elements.withBuffer { elements in
-                batch.steps.withUnsafeMutableBufferPointer { steps in
-                    for index in steps.indices {
-                        // Moved out, a step with nothing to release left in its place: a copy
-                        // retained each string here and released it again when the batch was
-                        // emptied, strings the encoder's thread had just retained.
-                        var step = ArchiveLayoutStep.newEntries(count: 0)
-                        swap(&step, &steps[index])
-                        apply(consume step, fields: fields, elements: elements, fieldStart: &fieldStart, elementStart: &elementStart)
-                    }
+                // Moved out: a copy retained each string here and released it again when the
+                // batch was emptied, strings the encoder's thread had just retained.
+                batch.steps.moveAll { step in
+                    apply(consume step, fields: fields, elements: elements, fieldStart: &fieldStart, elementStart: &elementStart)
                 }
             }
         }

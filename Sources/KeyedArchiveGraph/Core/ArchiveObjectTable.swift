@@ -217,7 +217,7 @@ package final class ArchiveObjectTable {
         let uid = newEntry()
         if let kept = consume object {
             _ = identities.findOrInsert(Self.address(of: ObjectIdentifier(kept)), 0, Int(uid))
-            retained.append(kept)
+            retained.append(consume kept)
         }
         return uid
     }
