@@ -5,7 +5,9 @@ import XCTest
 
 /// The binary writer writes large lists on two threads, each into its own part of the buffer.
 /// Whatever the list, the bytes must be exactly those of the one-thread write, and its internal
-/// errors the same.
+/// errors the same; and so must the write that takes the objects out of the list as it goes
+/// (``BinaryPropertyListObjects/takeSerializedData(secondThreadObjectCount:)``, what the writers
+/// use), which leaves the list with no objects.
 final class TwoThreadWriteTests: XCTestCase {
     /// The bytes (or the error's text) of `objects` written on one thread and on two, the
     /// second forced whatever the list's size.
@@ -13,11 +15,38 @@ final class TwoThreadWriteTests: XCTestCase {
         (Result { try objects.serializedData(secondThreadObjectCount: .max) }, Result { try objects.serializedData(secondThreadObjectCount: 2) })
     }
 
+    /// The same by the taking write, each on a copy of `objects` (which must not change it),
+    /// with the copies' object counts after it.
+    private func takingWrite(_ objects: BinaryPropertyListObjects) -> [(result: Result<Data, Error>, countAfter: Int)] {
+        [Int.max, 2].map { threshold in
+            var copy = objects
+            let result = Result { try copy.takeSerializedData(secondThreadObjectCount: threshold) }
+            return (result, copy.objects.count)
+        }
+    }
+
     @discardableResult
     private func assertTwoThreadsMatchOne(
         _ objects: BinaryPropertyListObjects, _ context: @autoclosure () -> String, file: StaticString = #filePath, line: UInt = #line
     ) -> Data? {
+        let storedCount = objects.objects.count
         let (one, two) = write(objects)
+        let taken = takingWrite(objects)
+        XCTAssertEqual(objects.objects.count, storedCount, "\(context()): the taking write changed a copy", file: file, line: line)
+        for (index, (result, countAfter)) in taken.enumerated() {
+            let name = "\(context()), taking write on \(index + 1) thread(s)"
+            switch (one, result) {
+            case (.success(let a), .success(let b)):
+                XCTAssertTrue(a == b, "\(name): bytes differ (\(a.count) and \(b.count) bytes)", file: file, line: line)
+                XCTAssertEqual(countAfter, 0, "\(name): objects left", file: file, line: line)
+            case (.failure(let a), .failure(let b)):
+                XCTAssertEqual("\(b)", "\(a)", name, file: file, line: line)
+                // After an error the list keeps its objects (some emptied), to be freed as usual.
+                XCTAssertEqual(countAfter, storedCount, "\(name): objects after an error", file: file, line: line)
+            default:
+                XCTFail("\(name): \(result), one thread \(one)", file: file, line: line)
+            }
+        }
         switch (one, two) {
         case (.success(let a), .success(let b)):
             XCTAssertTrue(a == b, "\(context()): bytes differ (\(a.count) and \(b.count) bytes)", file: file, line: line)

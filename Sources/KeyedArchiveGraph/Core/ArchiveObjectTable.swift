@@ -749,7 +749,7 @@ struct ArchiveLayout {
         internedKeyReferences = []
         entryIndices = []
         isLaidOut = []
-        return try list.serializedData()
+        return try list.takeSerializedData()
     }
 
     /// Appends the references of a dictionary's keys, then of its values, to `scratch`.

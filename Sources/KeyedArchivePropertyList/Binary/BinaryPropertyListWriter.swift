@@ -33,7 +33,7 @@ public enum BinaryPropertyListWriter {
     public static func writeData(_ value: PropertyListValue) throws -> Data {
         var objects = BinaryPropertyListObjects()
         _ = try objects.add(value)
-        return try objects.serializedData()
+        return try objects.takeSerializedData()
     }
 }
 

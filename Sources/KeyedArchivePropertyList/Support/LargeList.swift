@@ -143,6 +143,20 @@ package struct LargeList<Element>: RandomAccessCollection, MutableCollection {
         try body(UnsafeBufferPointer(start: storage.base, count: storage.count))
     }
 
+    /// Calls `body` with the elements for it to move out, and then empties the list without
+    /// destroying them: for a list taken apart as it is used, whose elements are released where
+    /// they are used instead of in a pass of their own over all of them at the end.
+    ///
+    /// When `body` returns, every slot must hold an element with nothing to release (`body`
+    /// moves each element out and leaves such an element in its place). When it throws, every
+    /// slot must still hold an element, which the list destroys as usual.
+    package mutating func takeElements<Result>(_ body: (UnsafeMutableBufferPointer<Element>) throws -> Result) rethrows -> Result {
+        makeUnique(capacity: storage.capacity)
+        let result = try body(UnsafeMutableBufferPointer(start: storage.base, count: storage.count))
+        storage.count = 0
+        return result
+    }
+
     /// Gives the list storage of its own before a change when another copy shares it.
     @inline(__always)
     private mutating func makeUnique(capacity: Int) {
