@@ -59,6 +59,22 @@ final class LayoutPipelineCodableTests: XCTestCase {
         XCTAssertEqual(layoutPipelineCounts.running, 0)
     }
 
+    /// An array of at least the threshold's number of class instances starts the second thread
+    /// as it begins (its identities are reserved then), not at the threshold-th entry: 300
+    /// references to 3 people make a few dozen entries, never 256, and start it; 200 do not.
+    /// The bytes are the same either way.
+    func testAnArrayOfManyInstancesStartsTheSecondThreadAtOnce() throws {
+        let shared = (0..<3).map { Person("shared \($0)") }
+        let many = (0..<300).map { shared[$0 % 3] }
+        let started = try withAndWithoutLayoutPipeline(threshold: 256) { try KeyedArchiveEncoder().encode(many) }
+        XCTAssertEqual(started.pipelined, started.direct)
+        XCTAssertEqual(started.started, 1)
+        let notStarted = try withAndWithoutLayoutPipeline(threshold: 256) { try KeyedArchiveEncoder().encode(Array(many.prefix(200))) }
+        XCTAssertEqual(notStarted.pipelined, notStarted.direct)
+        XCTAssertEqual(notStarted.started, 0)
+        XCTAssertEqual(layoutPipelineCounts.running, 0)
+    }
+
     /// An encode that fails half way, with the layout on the second thread: the error comes
     /// out and the thread is joined.
     func testAFailedEncodeJoinsTheSecondThread() {

@@ -35,6 +35,41 @@ final class LayoutPipelineTests: XCTestCase {
         XCTAssertEqual(layoutPipelineCounts.running, 0)
     }
 
+    /// An array of at least the threshold's number of objects starts the second thread when it
+    /// is stored (its identities are reserved then), not at the threshold-th entry: 300 links
+    /// to 3 nodes make a handful of entries, never 256, and start it; 200 do not. The bytes
+    /// are the same either way.
+    func testAnArrayOfManyObjectsStartsTheSecondThreadAtOnce() throws {
+        let shared = (0..<3).map { Node(label: $0) }
+        for (count, expected) in [(300, 1), (200, 0)] {
+            let root = Node(label: -1)
+            root.links = (0..<count).map { shared[$0 % 3] }
+            let result = try withAndWithoutLayoutPipeline(threshold: 256) {
+                try KeyedArchiver.archivedData(withRootObject: root, format: .binary)
+            }
+            XCTAssertEqual(result.direct, result.pipelined, "\(count) links")
+            XCTAssertEqual(result.started, expected, "\(count) links")
+        }
+        XCTAssertEqual(layoutPipelineCounts.running, 0)
+    }
+
+    /// A table asked to reserve identities for more objects than its threshold starts the
+    /// second thread at once, before any entry.
+    func testReservingManyIdentitiesStartsTheSecondThread() {
+        ArchiveObjectTable.pipelineThresholdOverride.withLock { $0 = 1_000 }
+        let before = layoutPipelineCounts.started
+        let small = ArchiveObjectTable()
+        small.reserveIdentities(900)
+        XCTAssertEqual(layoutPipelineCounts.started, before)
+        let large = ArchiveObjectTable()
+        large.reserveIdentities(1_000)
+        XCTAssertEqual(layoutPipelineCounts.started, before + 1)
+        // Dropped unwritten: the thread is joined all the same.
+        _ = consume large
+        XCTAssertEqual(layoutPipelineCounts.running, 0)
+        _ = small
+    }
+
     /// Everything a table is asked while its layout is on the other thread: stored keys and
     /// values kept aside (read back at once), copies, leaves, class descriptions, pinned
     /// entries, and the references of an entry (which take the layout back mid-way).
