@@ -4,20 +4,23 @@
 /// Every value the coder boxes or decodes under a key or at an index (anything but a primitive
 /// set in place) pushes that key and pops it after. As an `[any CodingKey]` in the coder's
 /// state, each push and pop was a uniqueness check and the array's generic append and
-/// `removeLast`, about 150 instructions a key (callgrind, W2 Codable archive, session 47). Not
-/// copyable: the coder's state owns it, in place (as a class of its own, it was retained and
-/// released around every value stored under a key). Its memory is in whole cache lines
-/// (``CacheLineMemory``).
-struct CodingPathStack: ~Copyable {
-    /// `capacity` keys, the first `count` initialized.
-    private var base: UnsafeMutablePointer<any CodingKey>
+/// `removeLast`, about 150 instructions a key (callgrind, W2 Codable archive, session 47).
+typealias CodingPathStack = CoderStack<any CodingKey>
+
+/// A stack in memory it owns, for the coders' per-value stacks (the coding path, the encoder's
+/// spare container builders). Not copyable: the coder's state owns it, in place (as a class of
+/// its own, it was retained and released around every value). Its memory is in whole cache
+/// lines (``CacheLineMemory``).
+struct CoderStack<Element>: ~Copyable {
+    /// `capacity` elements, the first `count` initialized.
+    private var base: UnsafeMutablePointer<Element>
     private var capacity = 16
-    /// The path's length.
+    /// The number of elements (for a coding path, its length).
     private(set) var count = 0
 
-    /// An empty path.
+    /// An empty stack.
     init() {
-        base = CacheLineMemory.allocate((any CodingKey).self, capacity: capacity)
+        base = CacheLineMemory.allocate(Element.self, capacity: capacity)
     }
 
     deinit {
@@ -25,34 +28,44 @@ struct CodingPathStack: ~Copyable {
         base.deallocate()
     }
 
-    /// Pushes `key` (moved in, not copied).
+    /// Pushes `element` (moved in, not copied).
     @inline(__always)
-    mutating func append(_ key: consuming any CodingKey) {
+    mutating func append(_ element: consuming Element) {
         if count == capacity { grow() }
-        (base + count).initialize(to: key)
+        (base + count).initialize(to: element)
         count += 1
     }
 
-    /// Pops the last key (pushes and pops are paired with `defer`; an extra pop does nothing).
+    /// Pops the last element, moved out; nil when there is none.
+    @inline(__always)
+    mutating func popLast() -> Element? {
+        guard count > 0 else { return nil }
+        count -= 1
+        return (base + count).move()
+    }
+
+    /// Pops the last element (a coding path's pushes and pops are paired with `defer`; an
+    /// extra pop does nothing).
     @inline(__always)
     mutating func removeLast() {
         assert(count > 0, "a coding-path pop without its push")
         guard count > 0 else { return }
         count -= 1
-        // Moved out before it is destroyed, so that the stack is consistent if the key's
+        // Moved out before it is destroyed, so that the stack is consistent if the element's
         // release runs code that pushes again.
         _ = (base + count).move()
     }
 
-    /// The whole path, outermost key first.
-    var path: [any CodingKey] { prefix(count) }
+    /// The whole stack, bottom first (for a coding path: outermost key first).
+    var path: [Element] { prefix(count) }
 
-    /// The first `length` keys of the path (all of them when it is shorter).
-    func prefix(_ length: Int) -> [any CodingKey] {
+    /// The first `length` elements (all of them when there are fewer).
+    func prefix(_ length: Int) -> [Element] {
         Array(UnsafeBufferPointer(start: base, count: Swift.max(0, Swift.min(length, count))))
     }
 
-    /// Doubles the room (the path's length is bounded by the coder's maximum depth).
+    /// Doubles the room (a path's length is bounded by the coder's maximum depth; the spare
+    /// builders by the most builders open at once).
     @inline(never)
     private mutating func grow() {
         capacity *= 2
