@@ -179,6 +179,21 @@ final class ArchiveEncodingState: Encoder {
         return builder
     }
 
+    /// A builder for an array encoded by ``ArchiveArrayEncodable`` (no level, no container):
+    /// its entry is reserved now, before its elements'.
+    func arrayBuilder() -> ContainerBuilder {
+        makeBuilder(kind: .array, uid: table.reserveUID(), classUID: arrayClass())
+    }
+
+    /// Finishes an ``arrayBuilder()`` whose elements are all set, and keeps it for reuse (no
+    /// container ever held it); returns the array's UID.
+    func finishArray(_ builder: consuming ContainerBuilder) -> UInt32 {
+        builder.finish(into: table, keys: keySlots)
+        let uid = builder.uid
+        spareBuilders.append(builder)
+        return uid
+    }
+
     func singleValueContainer() -> any SingleValueEncodingContainer {
         if level.builder != nil { level.misuse = "asked for a single-value container after a keyed or unkeyed one" }
         return SingleValueArchiveEncodingContainer(state: self)
@@ -299,6 +314,15 @@ final class ArchiveEncodingState: Encoder {
                 value, EncodingError.Context(
                     codingPath: keys.path, debugDescription: "nesting deeper than the maximum depth \(maximumDepth)"))
         }
+        if case .encodableArray(let arrayType) = kind, ObjectIdentifier(arrayType) == ObjectIdentifier(T.self) {
+            // What Array.encode(to:) does through unkeyedContainer(), without the generic path
+            // and without a level of its own: nothing but the array's elements is encoded at
+            // it, each at a level of its own, so the level's swaps, checks and builder
+            // bookkeeping were all overhead (about 250 instructions an array: W2's friends).
+            // (The kind was cached for `T`, so the types always match; the comparison is what
+            // makes the array's reinterpretation inside safe.)
+            return .uid(try arrayType.encodeArchiveArray(value, state: self))
+        }
         // Swapped, not copied: a copy of the caller's level retained its builder and copied
         // its stored value, and putting it back released them again, at every value.
         var saved = Level(type: T.self)
@@ -314,14 +338,7 @@ final class ArchiveEncodingState: Encoder {
         }
         let reserved = level.reservedUID
         defer { if let identity { inProgress.end(identity) } }
-        if case .encodableArray(let arrayType) = kind, ObjectIdentifier(arrayType) == ObjectIdentifier(T.self) {
-            // What Array.encode(to:) does through unkeyedContainer(), without the generic path.
-            // (The kind was cached for `T`, so the types always match; the comparison is what
-            // makes the array's reinterpretation inside safe.)
-            try arrayType.encodeArchiveArray(value, state: self)
-        } else {
-            try value.encode(to: self)
-        }
+        try value.encode(to: self)
         if let misuse = level.misuse {
             throw EncodingError.invalidValue(value, EncodingError.Context(codingPath: keys.path, debugDescription: "\(misuse)"))
         }

@@ -148,13 +148,13 @@ protocol ArchiveArrayDecodable {
 /// `Array`, encoded element by element by the bridge (as `Array.encode(to:)` does through an
 /// unkeyed container of ``ArchiveEncodingState``).
 protocol ArchiveArrayEncodable {
-    /// Encodes the elements of `value`, whose type `V` is this array type, into the state's
-    /// current level. The caller checks that `V` is this type (see
+    /// Encodes `value`, whose type `V` is this array type, as an NSArray entry of its own and
+    /// returns its UID. The caller checks that `V` is this type (see
     /// ``ArchiveEncodingState``'s `box`): it holds this metatype, so comparing there is free,
     /// while naming `[Element].self` in here made the runtime look up `Array<Element>`'s
     /// metadata at every array (330 instructions, at each W5 record's tags and each W2 person's
     /// friends).
-    static func encodeArchiveArray<V>(_ value: V, state: ArchiveEncodingState) throws
+    static func encodeArchiveArray<V>(_ value: V, state: ArchiveEncodingState) throws -> UInt32
 }
 
 extension Array: ArchiveArrayDecodable where Element: Decodable {
@@ -207,11 +207,11 @@ extension Array: ArchiveArrayDecodable where Element: Decodable {
 }
 
 extension Array: ArchiveArrayEncodable where Element: Encodable {
-    static func encodeArchiveArray<V>(_ value: V, state: ArchiveEncodingState) throws {
+    static func encodeArchiveArray<V>(_ value: V, state: ArchiveEncodingState) throws -> UInt32 {
         // `V` is `[Element]` (the caller compared the metatypes): the reinterpretation is safe
         // and skips a dynamic cast per array.
         let array = unsafeBitCast(value, to: [Element].self)
-        let builder = state.unkeyedBuilder()
+        let builder = state.arrayBuilder()
         builder.elements.reserveCapacity(array.count)
         if Element.self == String.self {
             // What the unkeyed container's encode(String) stores, with no box or coding-path
@@ -219,7 +219,7 @@ extension Array: ArchiveArrayEncodable where Element: Encodable {
             for string in unsafeBitCast(array, to: [String].self) {
                 builder.elements.append(.uid(state.table.leafUID(string: string)))
             }
-            return
+            return state.finishArray(builder)
         }
         // Elements that are one class reference each: their bits are the instance's address.
         let isObjectArray = MemoryLayout<Element>.size == MemoryLayout<UInt>.size && state.isObjectKind(Element.self)
@@ -243,5 +243,6 @@ extension Array: ArchiveArrayEncodable where Element: Encodable {
                 builder.elements.append(state.table.slot(forBoxed: try state.box(inPlace: &stored[index], inline: false)))
             }
         }
+        return state.finishArray(builder)
     }
 }
