@@ -104,7 +104,8 @@ final class ArchiveEncodingState: Encoder {
             retireKeptContainer(of: builder)
             return KeyedEncodingContainer(KeyedArchiveEncodingContainer<Key>(state: self, builder: builder))
         }
-        if level.single != nil { level.misuse = "asked for a keyed container after encoding a single value" }
+        // Matched, not compared: `!= nil` copied the stored value (a retain and a release).
+        if case .some = level.single { level.misuse = "asked for a keyed container after encoding a single value" }
         let kind: ContainerBuilder.Kind
         let uid: UInt32
         let classUID: UInt32
@@ -173,7 +174,7 @@ final class ArchiveEncodingState: Encoder {
             }
             return builder
         }
-        if level.single != nil { level.misuse = "asked for an unkeyed container after encoding a single value" }
+        if case .some = level.single { level.misuse = "asked for an unkeyed container after encoding a single value" }
         let builder = makeBuilder(kind: .array, uid: takeUID(), classUID: arrayClass())
         level.builder = builder
         return builder

@@ -207,9 +207,10 @@ struct SingleValueArchiveEncodingContainer: SingleValueEncodingContainer {
     var codingPath: [any CodingKey] { state.keys.path }
 
     private func set(_ value: PropertyListValue) {
-        if state.level.single != nil || state.level.builder != nil {
-            state.level.misuse = "encoded more than one value in a single-value container"
-        }
+        var hasValue = state.level.builder != nil
+        // Matched, not compared: `!= nil` copied the stored value (a retain and a release).
+        if case .some = state.level.single { hasValue = true }
+        if hasValue { state.level.misuse = "encoded more than one value in a single-value container" }
         state.level.single = value
     }
 
