@@ -115,12 +115,7 @@ final class LayoutStepList {
     @inline(never)
     private func grow() {
         let newCapacity = Swift.max(ArchiveLayoutBatch.stepLimit + 2, capacity &* 2)
-        let grown = UnsafeMutablePointer<ArchiveLayoutStep>.allocate(capacity: newCapacity)
-        if let base {
-            grown.moveInitialize(from: base, count: count)
-            base.deallocate()
-        }
-        base = grown
+        base = movedToNewMemory(base, count: count, capacity: newCapacity)
         capacity = newCapacity
     }
 

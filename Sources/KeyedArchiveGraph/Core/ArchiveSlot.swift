@@ -195,14 +195,21 @@ public final class SlotBuffer<Element: BitwiseCopyable> {
     func grow(toHold needed: Int) {
         var newCapacity = Swift.max(16, capacity)
         while newCapacity < needed { newCapacity = newCapacity > Int.max / 4 ? needed : newCapacity &* 2 }
-        let grown = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
-        if let base {
-            grown.initialize(from: base, count: storedCount)
-            base.deallocate()
-        }
-        base = grown
+        base = movedToNewMemory(base, count: storedCount, capacity: newCapacity)
         capacity = newCapacity
     }
+}
+
+/// New memory for `capacity` elements holding the first `count` of `old` (moved, and `old`
+/// freed), or none when there was no memory yet: the growth step of the graph module's own
+/// lists (``SlotBuffer``, ``LayoutStepList``).
+func movedToNewMemory<Element>(_ old: UnsafeMutablePointer<Element>?, count: Int, capacity: Int) -> UnsafeMutablePointer<Element> {
+    let grown = UnsafeMutablePointer<Element>.allocate(capacity: capacity)
+    if let old {
+        grown.moveInitialize(from: old, count: count)
+        old.deallocate()
+    }
+    return grown
 }
 
 /// The fields of the object being archived as slots, for ``ArchiveObjectTable/setObject(fields:array:at:)``:
