@@ -1,7 +1,7 @@
-/// Memory for the Codable coders' own hot stacks and tables (``CodingPathStack``,
-/// ``InstancesInProgress``, ``CodingKeySlots``) in whole cache lines of its own: aligned to 64
-/// bytes and rounded up to a multiple of them, so that no line is shared with a neighbouring
-/// allocation.
+/// Memory for the Codable coders' own hot stacks and tables (``CoderStack``: the coding path and
+/// the spare builders; ``InstancesInProgress``, ``CodingKeySlots``) in whole cache lines of its
+/// own: aligned to 64 bytes and rounded up to a multiple of them, so that no line is shared with
+/// a neighbouring allocation.
 ///
 /// The encoder writes these at every value. Allocated with plain `allocate(capacity:)` they sat
 /// beside whatever `malloc` put next to them, and a W5 encode of 10^5 records, whose layout
