@@ -30,9 +30,11 @@ final class TwoThreadWriteTests: XCTestCase {
         _ objects: BinaryPropertyListObjects, _ context: @autoclosure () -> String, file: StaticString = #filePath, line: UInt = #line
     ) -> Data? {
         let storedCount = objects.objects.count
-        let (one, two) = write(objects)
+        // The taking writes first, on copies: the reading writes after them must find the list
+        // as it was (a taking write that reached the shared storage would show in their bytes).
         let taken = takingWrite(objects)
         XCTAssertEqual(objects.objects.count, storedCount, "\(context()): the taking write changed a copy", file: file, line: line)
+        let (one, two) = write(objects)
         for (index, (result, countAfter)) in taken.enumerated() {
             let name = "\(context()), taking write on \(index + 1) thread(s)"
             switch (one, result) {
