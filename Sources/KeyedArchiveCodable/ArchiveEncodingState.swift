@@ -319,7 +319,7 @@ final class ArchiveEncodingState: Encoder {
             // What Array.encode(to:) does through unkeyedContainer(), without the generic path
             // and without a level of its own: nothing but the array's elements is encoded at
             // it, each at a level of its own, so the level's swaps, checks and builder
-            // bookkeeping were all overhead (about 250 instructions an array: W2's friends).
+            // bookkeeping were all overhead (about 230 instructions an array: W2's friends).
             // (The kind was cached for `T`, so the types always match; the comparison is what
             // makes the array's reinterpretation inside safe.)
             return .uid(try arrayType.encodeArchiveArray(value, state: self))

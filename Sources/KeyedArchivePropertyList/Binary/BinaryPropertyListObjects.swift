@@ -444,7 +444,7 @@ package struct BinaryPropertyListObjects {
         // The objects are read in place (a copy of each retained its string or value).
         try objects.withUnsafeBufferPointer { objects in
             try Self.serializedData(
-                objects, takingFrom: nil, references: references, implicitUIDCount: implicitUIDCount, blockSizes: blockSizes,
+                objects, takingObjects: false, references: references, implicitUIDCount: implicitUIDCount, blockSizes: blockSizes,
                 secondThreadObjectCount: secondThreadObjectCount)
         }
     }
@@ -460,16 +460,15 @@ package struct BinaryPropertyListObjects {
         let references = references, implicitUIDCount = implicitUIDCount, blockSizes = blockSizes
         return try objects.takeElements { objects in
             try Self.serializedData(
-                UnsafeBufferPointer(objects), takingFrom: objects.baseAddress, references: references, implicitUIDCount: implicitUIDCount,
+                UnsafeBufferPointer(objects), takingObjects: true, references: references, implicitUIDCount: implicitUIDCount,
                 blockSizes: blockSizes, secondThreadObjectCount: secondThreadObjectCount)
         }
     }
 
-    /// The work of both, on a list's parts: with `takingFrom` (the objects' address) each
-    /// object is moved out as it is written and an object with nothing to release is left in
-    /// its place.
+    /// The work of both, on a list's parts: when `takingObjects`, each object is moved out as
+    /// it is written and an object with nothing to release is left in its place.
     private static func serializedData(
-        _ objects: UnsafeBufferPointer<Object>, takingFrom taken: UnsafeMutablePointer<Object>?, references: LargeList<Int32>,
+        _ objects: UnsafeBufferPointer<Object>, takingObjects: Bool, references: LargeList<Int32>,
         implicitUIDCount: Int, blockSizes: [BlockSize], secondThreadObjectCount: Int
     ) throws -> Data {
         let storedCount = objects.count
@@ -484,7 +483,7 @@ package struct BinaryPropertyListObjects {
         let twoThreads = SecondThread<Void>.splits(objectCount, from: secondThreadObjectCount, usually: Self.secondThreadObjectCount)
         return try references.withUnsafeBufferPointer { references in
             let items = SerializedItems(
-                objects: objects, taken: taken, references: references, storedCount: storedCount, implicitUIDCount: implicitUIDCount,
+                objects: objects, takesObjects: takingObjects, references: references, storedCount: storedCount, implicitUIDCount: implicitUIDCount,
                 refSize: Self.byteCount(UInt64(objectCount)), blockSizes: blockSizes)
             return try items.serialize(blocks: twoThreads ? Self.serializationBlockCount : 1)
         }
@@ -645,9 +644,9 @@ private struct SerializedItems {
     typealias Object = BinaryPropertyListObjects.Object
 
     let objects: UnsafeBufferPointer<Object>
-    /// The objects' address when each is to be moved out as it is written (see
-    /// ``BinaryPropertyListObjects/takeSerializedData(secondThreadObjectCount:)``); nil to read them.
-    let taken: UnsafeMutablePointer<Object>?
+    /// Whether each object is moved out as it is written (see
+    /// ``BinaryPropertyListObjects/takeSerializedData(secondThreadObjectCount:)``), or read.
+    let takesObjects: Bool
     let references: UnsafeBufferPointer<Int32>
     let storedCount: Int
     let implicitUIDCount: Int
@@ -796,9 +795,11 @@ private struct SerializedItems {
     /// container, which holds nothing to release, left in its place), else copied.
     @inline(__always)
     private func object(at item: Int) -> Object {
-        guard let taken else { return objects[item] }
-        let object = (taken + item).move()
-        (taken + item).initialize(to: .container(count: 0, refsStart: 0, kind: 0xA0))
+        guard takesObjects, let base = objects.baseAddress else { return objects[item] }
+        // The list's own memory, which the taking write owns (see `takeElements`).
+        let slot = UnsafeMutablePointer(mutating: base + item)
+        let object = slot.move()
+        slot.initialize(to: .container(count: 0, refsStart: 0, kind: 0xA0))
         return object
     }
 
