@@ -5,8 +5,8 @@ import KeyedArchivePropertyList
 enum ArchiveLayoutStep {
     /// ``ArchiveLayout/newEntry()``, `count` times in a row.
     case newEntries(count: Int)
-    /// ``ArchiveLayout/layOutString(_:at:)``.
-    case string(String, uid: UInt32)
+    /// ``ArchiveLayout/newEntry(string:)``: a new entry holding a string.
+    case newString(String)
     /// ``ArchiveLayout/layOut(_:at:)``.
     case value(PropertyListValue, uid: UInt32)
     /// ``ArchiveLayout/layOut(fields:array:at:)`` with the next `fieldCount` fields of the
@@ -262,8 +262,8 @@ extension ArchiveLayout {
         switch consume step {
         case .newEntries(let count):
             for _ in 0..<count { _ = newEntry() }
-        case .string(let string, let uid):
-            layOutString(string, at: uid)
+        case .newString(let string):
+            newEntry(string: string)
         case .value(let value, let uid):
             layOut(value, at: uid)
         case .object(let fieldCount, let arrayKey, let elementCount, let uid):

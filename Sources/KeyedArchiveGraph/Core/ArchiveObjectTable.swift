@@ -415,8 +415,17 @@ package final class ArchiveObjectTable {
     /// of it (a long one is boxed).
     package func leafUID(string: String) -> UInt32 {
         if let found = stringLeaves.findOrInsert(string, entryCount) { return UInt32(truncatingIfNeeded: found) }
-        let uid = newEntry()
-        if isPipelined { record(.string(string, uid: uid)) } else { layout.layOutString(string, at: uid) }
+        // The entry is appended already holding the string: a placeholder set afterwards was
+        // counted, stored, measured again and replaced (about 270 instructions a string, 8% of
+        // a W5 encode of 1,000 records).
+        let uid = UInt32(truncatingIfNeeded: entryCount)
+        entryCount += 1
+        if isPipelined {
+            record(.newString(string))
+        } else {
+            layout.newEntry(string: string)
+            if entryCount >= pipelineThreshold && !isFinished { startPipeline() }
+        }
         return uid
     }
 
@@ -593,6 +602,13 @@ struct ArchiveLayout {
         return uid
     }
 
+    /// A new entry holding `string` (laid out), with no placeholder set afterwards.
+    mutating func newEntry(string: consuming String) {
+        entryIndices.append(list.appendString(string))
+        isLaidOut.append(true)
+        list.implicitUIDCount = entryIndices.count
+    }
+
     /// Makes entry `target` a copy of entry `source`.
     mutating func copyEntry(from source: Int, to target: Int) {
         guard entryIndices.indices.contains(source), entryIndices.indices.contains(target) else { return }
@@ -719,12 +735,6 @@ struct ArchiveLayout {
     /// The value a slot stands for (`$null` for an id that was never given out).
     func value(of slot: ArchiveSlot) -> PropertyListValue {
         slotValues.value(of: slot)
-    }
-
-    /// Lays out the entry at `uid` as a string leaf.
-    mutating func layOutString(_ string: consuming String, at uid: UInt32) {
-        guard let index = claim(uid) else { return }
-        list.setString(string, at: index)
     }
 
     /// Marks the entry at `uid` laid out and returns its object index (`nil` for no such entry).

@@ -134,7 +134,13 @@ package struct BinaryPropertyListObjects {
     /// Appends `object`, counting its size.
     @inline(__always)
     private mutating func appendObject(_ object: Object) {
-        let size = Self.blockSize(of: object)
+        appendObject(object, size: Self.blockSize(of: object))
+    }
+
+    /// Appends `object`, whose ``blockSize(of:)`` the caller worked out (knowing what it is,
+    /// it skips the general switch: about 45 instructions an object).
+    @inline(__always)
+    private mutating func appendObject(_ object: Object, size: BlockSize) {
         addToBlock(of: objects.count, bytes: size.bytes, references: size.references)
         objects.append(object)
     }
@@ -142,8 +148,14 @@ package struct BinaryPropertyListObjects {
     /// Replaces the object at `index` (a valid index), counting the change in size.
     @inline(__always)
     private mutating func replaceObject(at index: Int, with object: consuming Object) {
-        let old = Self.blockSize(of: objects[index])
         let new = Self.blockSize(of: object)
+        replaceObject(at: index, with: object, size: new)
+    }
+
+    /// ``replaceObject(at:with:)`` with `object`'s ``blockSize(of:)`` worked out by the caller.
+    @inline(__always)
+    private mutating func replaceObject(at index: Int, with object: consuming Object, size new: BlockSize) {
+        let old = Self.blockSize(of: objects[index])
         // One change to the block, not one for each object: each is an array's uniqueness
         // check, and the layout sets most objects after reserving them.
         addToBlock(of: index, bytes: new.bytes &- old.bytes, references: new.references &- old.references)
@@ -162,6 +174,13 @@ package struct BinaryPropertyListObjects {
             self.bytes &+= bytes
             self.references &+= references
         }
+    }
+
+    /// What a container of `count` members (entries, for a dictionary) adds to its block:
+    /// ``blockSize(of:)`` of it.
+    @inline(__always)
+    private static func containerSize(count: Int, kind: UInt8) -> BlockSize {
+        BlockSize(bytes: markerSize(count), references: kind == 0xD0 ? 2 &* count : count)
     }
 
     /// What `object` adds to its block's ``BlockSize``.
@@ -230,11 +249,19 @@ package struct BinaryPropertyListObjects {
         }
     }
 
-    /// Sets a reserved object to a string, without uniquing (the caller has uniqued), stored
-    /// as ``PropertyListString/storageForWriting`` would store it with no hint.
-    package mutating func setString(_ string: consuming String, at index: Int) {
-        let ascii = Self.withUTF8(of: string) { PropertyListString.isASCII(UnsafeRawBufferPointer($0)) }
-        replaceObject(at: index, with: .swiftString(string, ascii: ascii))
+    /// Appends a string, without uniquing (the caller has uniqued), stored as
+    /// ``PropertyListString/storageForWriting`` would store it with no hint, and returns its
+    /// index. (The archivers' string entries: appended holding their string, not reserved and
+    /// set, which measured and replaced a placeholder.)
+    package mutating func appendString(_ string: consuming String) -> Int {
+        // Its size from the same pass over its bytes (``size(of:refSize:)`` counts the same).
+        let (ascii, bytes) = Self.withUTF8(of: string) { utf8 -> (Bool, Int) in
+            if PropertyListString.isASCII(UnsafeRawBufferPointer(utf8)) { return (true, Self.markerSize(utf8.count) &+ utf8.count) }
+            let units = Self.utf16Count(ofUTF8: utf8)
+            return (false, Self.markerSize(units) &+ 2 &* units)
+        }
+        appendObject(.swiftString(string, ascii: ascii), size: BlockSize(bytes: bytes))
+        return objects.count &- 1
     }
 
     /// Sets a reserved object to a container whose members are the given object indices
@@ -246,17 +273,21 @@ package struct BinaryPropertyListObjects {
     /// ``setContainer(kind:references:at:)`` with the members in a buffer.
     package mutating func setContainer(kind: UInt8, references members: UnsafeBufferPointer<Int>, at index: Int) {
         let count = kind == 0xD0 ? members.count / 2 : members.count
-        replaceObject(at: index, with: .container(count: count, refsStart: references.count, kind: kind))
+        replaceObject(
+            at: index, with: .container(count: count, refsStart: references.count, kind: kind),
+            size: Self.containerSize(count: count, kind: kind))
         // Truncated: a list past ``maximumObjectCount`` objects throws when it is written.
         references.append(members) { Int32(truncatingIfNeeded: $0) }
     }
 
     /// Adds a container whose members are the given object indices and returns its index.
+    /// (Appended as it is: a placeholder set afterwards was measured and replaced.)
     package mutating func addContainer(kind: UInt8, references members: [Int]) -> Int {
-        let index = objects.count
-        appendObject(.scalar(.null))
-        setContainer(kind: kind, references: members, at: index)
-        return index
+        let count = kind == 0xD0 ? members.count / 2 : members.count
+        appendObject(.container(count: count, refsStart: references.count, kind: kind), size: Self.containerSize(count: count, kind: kind))
+        // Truncated: a list past ``maximumObjectCount`` objects throws when it is written.
+        members.withUnsafeBufferPointer { members in references.append(members) { Int32(truncatingIfNeeded: $0) } }
+        return objects.count &- 1
     }
 
     // MARK: - Flattening (the generic writer's front end)
@@ -340,7 +371,7 @@ package struct BinaryPropertyListObjects {
             reference = addReal(real, value)
         case .date(let date):
             try Self.checkDate(date)
-            reference = addNumber(NumberKey(bits: date.timeIntervalSinceReferenceDate.bitPattern, tag: 0x50), value)
+            reference = addNumber(NumberKey(bits: date.timeIntervalSinceReferenceDate.bitPattern, tag: 0x50), value, bytes: 9)
         case .data(let data):
             if let existing = datas.findOrInsert(data, index) {
                 reference = existing
@@ -395,31 +426,34 @@ package struct BinaryPropertyListObjects {
     @inline(__always)
     private mutating func addInteger(_ integer: PropertyListInteger, _ value: PropertyListValue) -> Int {
         let width = integer.widthForWriting
+        // As ``size(of:refSize:)`` counts it: a marker and the bytes (16 above Int64.max).
+        let bytes = width > 8 ? 17 : 1 &+ Int(width)
         if numberSharing == .everywhere, !integer.isAboveInt64Max, !integer.isNegative, width == integer.canonicalWidth {
-            return addNumber(numbers.findOrInsert(integer: integer.bitPattern, tag: UInt64(width), objects.count), value)
+            return addNumber(numbers.findOrInsert(integer: integer.bitPattern, tag: UInt64(width), objects.count), value, bytes: bytes)
         }
-        return addNumber(NumberKey(bits: integer.bitPattern, tag: width | (integer.isAboveInt64Max ? 0x80 : 0)), value)
+        return addNumber(NumberKey(bits: integer.bitPattern, tag: width | (integer.isAboveInt64Max ? 0x80 : 0)), value, bytes: bytes)
     }
 
     /// The index of a real (`value` is `.real(real)`), shared as ``numberSharing`` says.
     @inline(__always)
     private mutating func addReal(_ real: PropertyListReal, _ value: PropertyListValue) -> Int {
-        addNumber(NumberKey(bits: real.value.bitPattern, tag: real.isSinglePrecision ? 0x40 : 0x41), value)
+        addNumber(NumberKey(bits: real.value.bitPattern, tag: real.isSinglePrecision ? 0x40 : 0x41), value, bytes: real.isSinglePrecision ? 5 : 9)
     }
 
-    private mutating func addNumber(_ key: NumberKey, _ value: PropertyListValue) -> Int {
+    /// The index of a number `value` of `bytes` bytes (see ``size(of:refSize:)``), shared by `key`.
+    private mutating func addNumber(_ key: NumberKey, _ value: PropertyListValue, bytes: Int) -> Int {
         switch numberSharing {
-        case .everywhere: addNumber(numbers.findOrInsert(key.bits, UInt64(key.tag), objects.count), value)
-        case .nearby: addNumber(recentNumbers.findOrInsert(bits: key.bits, tag: key.tag, objects.count), value)
+        case .everywhere: addNumber(numbers.findOrInsert(key.bits, UInt64(key.tag), objects.count), value, bytes: bytes)
+        case .nearby: addNumber(recentNumbers.findOrInsert(bits: key.bits, tag: key.tag, objects.count), value, bytes: bytes)
         }
     }
 
     /// The number `value`'s index: `existing` (what the table found), or the next one, where it
     /// is appended (the index the table stored for it).
     @inline(__always)
-    private mutating func addNumber(_ existing: Int?, _ value: PropertyListValue) -> Int {
+    private mutating func addNumber(_ existing: Int?, _ value: PropertyListValue, bytes: Int) -> Int {
         if let existing { return existing }
-        appendObject(.scalar(value))
+        appendObject(.scalar(value), size: BlockSize(bytes: bytes))
         return objects.count &- 1
     }
 
@@ -586,11 +620,25 @@ package struct BinaryPropertyListObjects {
             let ascii = string.storageForWriting == .ascii
             string.withUTF8 { appendString(utf8: $0, ascii: ascii, to: &out) }
         case .uid(let uid):
-            let width = uid <= 0xFF ? 1 : uid <= 0xFFFF ? 2 : 4
-            out.append(0x80 | UInt8(width - 1))
-            out.appendBigEndian(UInt64(uid), width: width)
+            appendUID(uid, to: &out)
         case .array, .set, .dictionary:
             break  // containers are Object.container
+        }
+    }
+
+    /// A UID object: its marker and 1, 2 or 4 bytes. (Inline: the keyed archiver's implicit UID
+    /// objects, one per `$objects` entry, went through ``appendScalar(_:to:)``'s value.)
+    @inline(__always)
+    fileprivate static func appendUID(_ uid: UInt32, to out: inout RawByteWriter) {
+        if uid <= 0xFF {
+            out.append(0x80)
+            out.append(UInt8(truncatingIfNeeded: uid))
+        } else if uid <= 0xFFFF {
+            out.append(0x81)
+            out.appendBigEndian(UInt64(uid), width: 2)
+        } else {
+            out.append(0x83)
+            out.appendBigEndian(UInt64(uid), width: 4)
         }
     }
 
@@ -815,7 +863,7 @@ private struct SerializedItems {
             if out.count <= layout.tableOffset { table.storeBigEndian(UInt64(out.count), width: offsetSize, at: tableSlot) }
             tableSlot &+= offsetSize
             guard item < storedCount else {
-                BinaryPropertyListObjects.appendScalar(.uid(UInt32(truncatingIfNeeded: item &- storedCount)), to: &out)
+                BinaryPropertyListObjects.appendUID(UInt32(truncatingIfNeeded: item &- storedCount), to: &out)
                 continue
             }
             switch object(at: item) {
