@@ -79,7 +79,14 @@ package struct BinaryPropertyListObjects {
     /// writing knows where each part of the file starts after reading at most a block of
     /// objects per part, not all of them (a pass over every object took a W5 archive 8 ms of
     /// its 190, on two threads). Each object is counted as ``size(of:refSize:)`` counts it.
-    private var blockSizes: [BlockSize] = []
+    private var blockSizes: [BlockSize] {
+        objects.isEmpty && closedBlockSizes.isEmpty ? [] : closedBlockSizes + [lastBlockSize]
+    }
+    /// ``blockSizes`` but the last, and the last (the block objects are appended to) apart:
+    /// an append changed the array, a uniqueness check and a bounds check each (about 15
+    /// instructions an object).
+    private var closedBlockSizes: [BlockSize] = []
+    private var lastBlockSize = BlockSize()
     /// Objects per block of ``blockSizes``.
     static let sizeBlockLength = 1 << sizeBlockShift
     private static let sizeBlockShift = 12
@@ -197,8 +204,25 @@ package struct BinaryPropertyListObjects {
     @inline(__always)
     private mutating func addToBlock(of index: Int, bytes: Int, references: Int) {
         let block = index >> Self.sizeBlockShift
-        if block == blockSizes.count { blockSizes.append(BlockSize()) }
-        blockSizes[block].add(bytes: bytes, references: references)
+        if block == closedBlockSizes.count {
+            lastBlockSize.add(bytes: bytes, references: references)
+        } else {
+            addToEarlierOrNextBlock(block, bytes: bytes, references: references)
+        }
+    }
+
+    /// ``addToBlock(of:bytes:references:)`` for an object not in the last block: one before it
+    /// (replaced), or the first of the next block (which closes the last one).
+    private mutating func addToEarlierOrNextBlock(_ block: Int, bytes: Int, references: Int) {
+        guard block < closedBlockSizes.count else {
+            while closedBlockSizes.count < block {
+                closedBlockSizes.append(lastBlockSize)
+                lastBlockSize = BlockSize()
+            }
+            lastBlockSize.add(bytes: bytes, references: references)
+            return
+        }
+        closedBlockSizes[block].add(bytes: bytes, references: references)
     }
 
     /// Makes the object at `target` the same as the one at `source` (a container shares its
@@ -854,18 +878,42 @@ private struct SerializedItems {
     /// Writes `items` into `base` from byte `start` (nothing at or past `end`), and each
     /// one's offset into its slot of the offset table.
     func write(_ items: Range<Int>, into base: UnsafeMutableRawPointer, from start: Int, to end: Int, layout: (tableOffset: Int, offsetSize: Int, total: Int)) throws {
+        // The offset table's slots of `items`, checked once here and stored unchecked below.
+        let (slotsLength, overflow1) = items.count.multipliedReportingOverflow(by: layout.offsetSize)
+        let (firstSlot, overflow2) = items.lowerBound.multipliedReportingOverflow(by: layout.offsetSize)
+        guard !overflow1, !overflow2, items.lowerBound >= 0, layout.tableOffset >= 0, layout.tableOffset <= layout.total,
+              firstSlot <= layout.total &- layout.tableOffset, slotsLength <= layout.total &- layout.tableOffset &- firstSlot
+        else {
+            throw PropertyListError(.unrepresentableValue, "internal error: the offsets of objects \(items) lie outside the table")
+        }
+        let table = base + (layout.tableOffset &+ firstSlot)
+        // One loop per offset width: a switch on the width for every object's offset was
+        // about 10 instructions an object (W5 encode of 1,000 records).
+        switch layout.offsetSize {
+        case 1: try write(items, into: base, from: start, to: end, tableOffset: layout.tableOffset, table: table, as: UInt8.self)
+        case 2: try write(items, into: base, from: start, to: end, tableOffset: layout.tableOffset, table: table, as: UInt16.self)
+        case 4: try write(items, into: base, from: start, to: end, tableOffset: layout.tableOffset, table: table, as: UInt32.self)
+        case 8: try write(items, into: base, from: start, to: end, tableOffset: layout.tableOffset, table: table, as: UInt64.self)
+        default: throw PropertyListError(.unrepresentableValue, "internal error: offsets of \(layout.offsetSize) bytes")
+        }
+    }
+
+    /// ``write(_:into:from:to:layout:)`` with offsets of `Offset`'s width, the offset of
+    /// `items.lowerBound` at `table`.
+    @inline(__always)
+    private func write<Offset: FixedWidthInteger & UnsignedInteger>(
+        _ items: Range<Int>, into base: UnsafeMutableRawPointer, from start: Int, to end: Int, tableOffset: Int,
+        table: UnsafeMutableRawPointer, as _: Offset.Type
+    ) throws {
         var out = RawByteWriter(base: base, capacity: end, count: start)
-        var table = RawByteWriter(base: base, capacity: layout.total)
-        let offsetSize = layout.offsetSize
-        var tableSlot = layout.tableOffset &+ items.lowerBound &* offsetSize
-        for item in items {
+        var tableSlot = 0
+        // The stored objects, then the implicit UID objects (after all the stored ones).
+        for item in items.clamped(to: 0..<storedCount) {
             // Only where the table lies: an object that ran past it shows up below.
-            if out.count <= layout.tableOffset { table.storeBigEndian(UInt64(out.count), width: offsetSize, at: tableSlot) }
-            tableSlot &+= offsetSize
-            guard item < storedCount else {
-                BinaryPropertyListObjects.appendUID(UInt32(truncatingIfNeeded: item &- storedCount), to: &out)
-                continue
+            if out.count <= tableOffset {
+                table.storeBytes(of: Offset(truncatingIfNeeded: out.count).bigEndian, toByteOffset: tableSlot, as: Offset.self)
             }
+            tableSlot &+= MemoryLayout<Offset>.size
             switch object(at: item) {
             case .container(let count, let refsStart, let kind):
                 let total = kind == 0xD0 ? 2 * count : count
@@ -885,6 +933,13 @@ private struct SerializedItems {
             case .swiftString(let string, let ascii):
                 BinaryPropertyListObjects.withUTF8(of: string) { BinaryPropertyListObjects.appendString(utf8: $0, ascii: ascii, to: &out) }
             }
+        }
+        for item in items.clamped(to: storedCount..<Int.max) {
+            if out.count <= tableOffset {
+                table.storeBytes(of: Offset(truncatingIfNeeded: out.count).bigEndian, toByteOffset: tableSlot, as: Offset.self)
+            }
+            tableSlot &+= MemoryLayout<Offset>.size
+            BinaryPropertyListObjects.appendUID(UInt32(truncatingIfNeeded: item &- storedCount), to: &out)
         }
         guard out.count == end else {
             // The two passes disagree: a bug here, reported rather than trusted.
@@ -999,20 +1054,6 @@ private struct RawByteWriter {
         if reference >= 0 { return Int(reference) }
         let uid = Int(~reference)
         return uid < implicitCount ? implicitBase &+ uid : nil
-    }
-
-    /// The low `width` bytes of `value`, most significant first, at `offset` (already written
-    /// or still to be skipped over); the count does not change. Dropped if it would not fit.
-    @inline(__always)
-    mutating func storeBigEndian(_ value: UInt64, width: Int, at offset: Int) {
-        guard offset >= 0, offset <= capacity, width <= capacity - offset else { return }
-        var writer = RawByteWriter(base: base + offset, capacity: width)
-        writer.appendBigEndian(value, width: width)
-    }
-
-    /// Moves past `byteCount` bytes filled by ``storeBigEndian(_:width:at:)``.
-    mutating func skip(_ byteCount: Int) {
-        count += byteCount
     }
 
     mutating func append(contentsOf bytes: UnsafeRawBufferPointer) {
