@@ -123,6 +123,13 @@ package final class ArchiveObjectTable {
     @inline(never)
     private func layOutNewEntry() {
         _ = layout.newEntry()
+        startPipelineIfDue()
+    }
+
+    /// Starts the second thread once there are ``pipelineThreshold`` entries (after an entry
+    /// laid out here).
+    @inline(__always)
+    private func startPipelineIfDue() {
         if entryCount >= pipelineThreshold && !isFinished { startPipeline() }
     }
 
@@ -424,7 +431,7 @@ package final class ArchiveObjectTable {
             record(.newString(string))
         } else {
             layout.newEntry(string: string)
-            if entryCount >= pipelineThreshold && !isFinished { startPipeline() }
+            startPipelineIfDue()
         }
         return uid
     }

@@ -183,13 +183,6 @@ package struct BinaryPropertyListObjects {
         }
     }
 
-    /// What a container of `count` members (entries, for a dictionary) adds to its block:
-    /// ``blockSize(of:)`` of it.
-    @inline(__always)
-    private static func containerSize(count: Int, kind: UInt8) -> BlockSize {
-        BlockSize(bytes: markerSize(count), references: kind == 0xD0 ? 2 &* count : count)
-    }
-
     /// What `object` adds to its block's ``BlockSize``.
     @inline(__always)
     private static func blockSize(of object: Object) -> BlockSize {
@@ -296,22 +289,28 @@ package struct BinaryPropertyListObjects {
 
     /// ``setContainer(kind:references:at:)`` with the members in a buffer.
     package mutating func setContainer(kind: UInt8, references members: UnsafeBufferPointer<Int>, at index: Int) {
-        let count = kind == 0xD0 ? members.count / 2 : members.count
-        replaceObject(
-            at: index, with: .container(count: count, refsStart: references.count, kind: kind),
-            size: Self.containerSize(count: count, kind: kind))
-        // Truncated: a list past ``maximumObjectCount`` objects throws when it is written.
-        references.append(members) { Int32(truncatingIfNeeded: $0) }
+        let (container, size) = storeMembers(kind: kind, members)
+        replaceObject(at: index, with: container, size: size)
     }
 
     /// Adds a container whose members are the given object indices and returns its index.
     /// (Appended as it is: a placeholder set afterwards was measured and replaced.)
     package mutating func addContainer(kind: UInt8, references members: [Int]) -> Int {
-        let count = kind == 0xD0 ? members.count / 2 : members.count
-        appendObject(.container(count: count, refsStart: references.count, kind: kind), size: Self.containerSize(count: count, kind: kind))
-        // Truncated: a list past ``maximumObjectCount`` objects throws when it is written.
-        members.withUnsafeBufferPointer { members in references.append(members) { Int32(truncatingIfNeeded: $0) } }
+        let (container, size) = members.withUnsafeBufferPointer { storeMembers(kind: kind, $0) }
+        appendObject(container, size: size)
         return objects.count &- 1
+    }
+
+    /// Appends a container's member references (dictionaries: all keys, then all values) to
+    /// ``references``, and returns the container object that refers to them and its
+    /// ``blockSize(of:)``.
+    @inline(__always)
+    private mutating func storeMembers(kind: UInt8, _ members: UnsafeBufferPointer<Int>) -> (Object, BlockSize) {
+        let count = kind == 0xD0 ? members.count / 2 : members.count
+        let container = Object.container(count: count, refsStart: references.count, kind: kind)
+        // Truncated: a list past ``maximumObjectCount`` objects throws when it is written.
+        references.append(members) { Int32(truncatingIfNeeded: $0) }
+        return (container, BlockSize(bytes: Self.markerSize(count), references: kind == 0xD0 ? 2 &* count : count))
     }
 
     // MARK: - Flattening (the generic writer's front end)
