@@ -675,7 +675,12 @@ struct ArchiveLayout {
                 }
                 let uidCount = UInt64(entryIndices.count)
                 for field in fields {
-                    references[position] = try valueReference(field.value, uidCount: uidCount)
+                    let value = field.value
+                    if value.kind == .uid, value.bits < uidCount {
+                        references[position] = BinaryPropertyListObjects.implicitUIDReference(Int(truncatingIfNeeded: value.bits))
+                    } else {
+                        references[position] = try list.addScalar(self.value(of: value))
+                    }
                     position += 1
                 }
                 if let array {
@@ -685,27 +690,6 @@ struct ArchiveLayout {
             }
         } catch {
             if self.error == nil { self.error = error }
-        }
-    }
-
-    /// The reference of a field's value: an entry's implicit UID object, or a number or
-    /// boolean added from the slot's bits (as ``BinaryPropertyListObjects/addScalar(_:)`` adds
-    /// the slot's value, without making the value).
-    @inline(__always)
-    private mutating func valueReference(_ slot: ArchiveSlot, uidCount: UInt64) throws -> Int {
-        switch slot.kind {
-        case .uid where slot.bits < uidCount:
-            return BinaryPropertyListObjects.implicitUIDReference(Int(truncatingIfNeeded: slot.bits))
-        case .integer:
-            return list.addInteger(PropertyListInteger(Int64(bitPattern: slot.bits)))
-        case .real:
-            return list.addReal(PropertyListReal(Double(bitPattern: slot.bits)))
-        case .float:
-            return list.addReal(PropertyListReal(Double(bitPattern: slot.bits), isSinglePrecision: true))
-        case .bool:
-            return list.addBool(slot.bits != 0)
-        default:
-            return try list.addScalar(value(of: slot))
         }
     }
 

@@ -24,13 +24,6 @@ package struct BinaryPropertyListObjects {
     package enum Object {
         /// A scalar (null, boolean, integer, real, date, data, UID), written from its value.
         case scalar(PropertyListValue)
-        /// A number, boolean or null as it is written: its marker, then the low
-        /// ``numberWidth(_:)`` bytes of `bits`, most significant first (integers 0x10-0x13,
-        /// reals 0x22 and 0x23, dates 0x33; none for null 0x00 and booleans 0x08 and 0x09).
-        /// Integers above `Int64.max` are `.scalar`. Worked out when the number is added, the
-        /// write only copies it, and the object holds nothing to release: as `.scalar`, each
-        /// number was a value built, switched on when it was added, measured and written.
-        case number(bits: UInt64, marker: UInt8)
         /// A string and whether it is stored as ASCII (else UTF-16).
         case string(PropertyListString, ascii: Bool)
         /// A string the caller had as a `String` (the archivers' string leaves), kept as it is:
@@ -134,19 +127,16 @@ package struct BinaryPropertyListObjects {
         let start = objects.count
         objects.reserveCapacity(start + count + max(0, moreObjects))
         self.references.reserveCapacity(self.references.count + max(0, references))
-        for _ in 0..<max(0, count) { appendObject(Self.placeholder, size: BlockSize(bytes: 1)) }
+        for _ in 0..<max(0, count) { appendObject(.scalar(.null)) }
         return start..<objects.count
     }
 
     /// Appends one placeholder object (to be set before serializing) and returns its index.
     @inline(__always)
     package mutating func appendPlaceholder() -> Int {
-        appendObject(Self.placeholder, size: BlockSize(bytes: 1))
+        appendObject(.scalar(.null))
         return objects.count - 1
     }
-
-    /// A placeholder object: a null (one byte), replaced before the list is written.
-    private static var placeholder: Object { .number(bits: 0, marker: 0x00) }
 
     /// Appends `object`, counting its size.
     @inline(__always)
@@ -391,7 +381,7 @@ package struct BinaryPropertyListObjects {
         case .bool(let bool):
             reference = addBool(bool)
         case .null:
-            appendObject(.number(bits: 0, marker: 0x00), size: BlockSize(bytes: 1))
+            appendObject(.scalar(value))
             if let first = firstNull { reference = first } else { firstNull = index }
         case .uid(let uid):
             // Compared as UInt64: `Int(uid)` traps for UIDs above Int32.max on 32-bit platforms.
@@ -399,13 +389,12 @@ package struct BinaryPropertyListObjects {
             appendObject(.scalar(value))
             if let first = firstUID[uid] { reference = first } else { firstUID[uid] = index }
         case .integer(let integer):
-            reference = addInteger(integer)
+            reference = addInteger(integer, value)
         case .real(let real):
-            reference = addReal(real)
+            reference = addReal(real, value)
         case .date(let date):
             try Self.checkDate(date)
-            let bits = date.timeIntervalSinceReferenceDate.bitPattern
-            reference = addNumber(NumberKey(bits: bits, tag: 0x50), .number(bits: bits, marker: 0x33), bytes: 9)
+            reference = addNumber(NumberKey(bits: date.timeIntervalSinceReferenceDate.bitPattern, tag: 0x50), value, bytes: 9)
         case .data(let data):
             if let existing = datas.findOrInsert(data, index) {
                 reference = existing
@@ -432,8 +421,8 @@ package struct BinaryPropertyListObjects {
     @inline(__always)
     package mutating func addScalar(_ value: PropertyListValue) throws -> Int {
         switch value {
-        case .integer(let integer): return addInteger(integer)
-        case .real(let real): return addReal(real)
+        case .integer(let integer): return addInteger(integer, value)
+        case .real(let real): return addReal(real, value)
         case .bool(let bool): return addBool(bool)
         default: return try add(value)
         }
@@ -443,9 +432,9 @@ package struct BinaryPropertyListObjects {
     /// each one is still stored, as CoreFoundation's writer does (its object table is keyed by
     /// the boolean singletons, its object list is not).
     @inline(__always)
-    package mutating func addBool(_ bool: Bool) -> Int {
+    private mutating func addBool(_ bool: Bool) -> Int {
         let index = objects.count
-        appendObject(.number(bits: 0, marker: bool ? 0x09 : 0x08), size: BlockSize(bytes: 1))
+        appendObject(.scalar(.bool(bool)))
         if bool {
             if let first = firstTrue { return first }
             firstTrue = index
@@ -456,45 +445,38 @@ package struct BinaryPropertyListObjects {
         return index
     }
 
-    /// The index of an integer, shared as ``numberSharing`` says.
+    /// The index of an integer (`value` is `.integer(integer)`), shared as ``numberSharing`` says.
     @inline(__always)
-    package mutating func addInteger(_ integer: PropertyListInteger) -> Int {
+    private mutating func addInteger(_ integer: PropertyListInteger, _ value: PropertyListValue) -> Int {
         let width = integer.widthForWriting
         // As ``size(of:refSize:)`` counts it: a marker and the bytes (16 above Int64.max).
         let bytes = width > 8 ? 17 : 1 &+ Int(width)
-        // 1, 2, 4 or 8 bytes: marker 0x10 | log2(width).
-        let object: Object = width > 8
-            ? .scalar(.integer(integer)) : .number(bits: integer.bitPattern, marker: 0x10 | UInt8(truncatingIfNeeded: width.trailingZeroBitCount))
         if numberSharing == .everywhere, !integer.isAboveInt64Max, !integer.isNegative, width == integer.canonicalWidth {
-            return addNumber(numbers.findOrInsert(integer: integer.bitPattern, tag: UInt64(width), objects.count), object, bytes: bytes)
+            return addNumber(numbers.findOrInsert(integer: integer.bitPattern, tag: UInt64(width), objects.count), value, bytes: bytes)
         }
-        return addNumber(NumberKey(bits: integer.bitPattern, tag: width | (integer.isAboveInt64Max ? 0x80 : 0)), object, bytes: bytes)
+        return addNumber(NumberKey(bits: integer.bitPattern, tag: width | (integer.isAboveInt64Max ? 0x80 : 0)), value, bytes: bytes)
     }
 
-    /// The index of a real, shared as ``numberSharing`` says.
+    /// The index of a real (`value` is `.real(real)`), shared as ``numberSharing`` says.
     @inline(__always)
-    package mutating func addReal(_ real: PropertyListReal) -> Int {
-        let key = NumberKey(bits: real.value.bitPattern, tag: real.isSinglePrecision ? 0x40 : 0x41)
-        if real.isSinglePrecision {
-            return addNumber(key, .number(bits: UInt64(Float(real.value).bitPattern), marker: 0x22), bytes: 5)
-        }
-        return addNumber(key, .number(bits: real.value.bitPattern, marker: 0x23), bytes: 9)
+    private mutating func addReal(_ real: PropertyListReal, _ value: PropertyListValue) -> Int {
+        addNumber(NumberKey(bits: real.value.bitPattern, tag: real.isSinglePrecision ? 0x40 : 0x41), value, bytes: real.isSinglePrecision ? 5 : 9)
     }
 
-    /// The index of a number `object` of `bytes` bytes (see ``size(of:refSize:)``), shared by `key`.
-    private mutating func addNumber(_ key: NumberKey, _ object: Object, bytes: Int) -> Int {
+    /// The index of a number `value` of `bytes` bytes (see ``size(of:refSize:)``), shared by `key`.
+    private mutating func addNumber(_ key: NumberKey, _ value: PropertyListValue, bytes: Int) -> Int {
         switch numberSharing {
-        case .everywhere: addNumber(numbers.findOrInsert(key.bits, UInt64(key.tag), objects.count), object, bytes: bytes)
-        case .nearby: addNumber(recentNumbers.findOrInsert(bits: key.bits, tag: key.tag, objects.count), object, bytes: bytes)
+        case .everywhere: addNumber(numbers.findOrInsert(key.bits, UInt64(key.tag), objects.count), value, bytes: bytes)
+        case .nearby: addNumber(recentNumbers.findOrInsert(bits: key.bits, tag: key.tag, objects.count), value, bytes: bytes)
         }
     }
 
-    /// The number `object`'s index: `existing` (what the table found), or the next one, where it
+    /// The number `value`'s index: `existing` (what the table found), or the next one, where it
     /// is appended (the index the table stored for it).
     @inline(__always)
-    private mutating func addNumber(_ existing: Int?, _ object: Object, bytes: Int) -> Int {
+    private mutating func addNumber(_ existing: Int?, _ value: PropertyListValue, bytes: Int) -> Int {
         if let existing { return existing }
-        appendObject(object, size: BlockSize(bytes: bytes))
+        appendObject(.scalar(value), size: BlockSize(bytes: bytes))
         return objects.count &- 1
     }
 
@@ -606,8 +588,6 @@ package struct BinaryPropertyListObjects {
             if ascii { return markerSize(count) + count }
             let units = withUTF8(of: string) { utf16Count(ofUTF8: $0) }
             return markerSize(units) + 2 * units
-        case .number(_, let marker):
-            return 1 &+ numberWidth(marker)
         case .scalar(let value):
             switch value {
             case .null, .bool: return 1
@@ -623,13 +603,6 @@ package struct BinaryPropertyListObjects {
             case .array, .set, .dictionary: return 0
             }
         }
-    }
-
-    /// The bytes after the marker of an ``Object/number(bits:marker:)``: `1 << (marker & 0x0F)`
-    /// from marker 0x10 (0x10-0x13: 1, 2, 4, 8; 0x22: 4; 0x23 and 0x33: 8), none below.
-    @inline(__always)
-    fileprivate static func numberWidth(_ marker: UInt8) -> Int {
-        marker >= 0x10 ? 1 &<< Int(marker & 0x0F) : 0
     }
 
     /// The bytes of a UID object: its marker and 1, 2 or 4 bytes.
@@ -957,9 +930,6 @@ private struct SerializedItems {
                 if let uid = out.appendReferences(span, width: refSize, implicitBase: storedCount, implicitCount: implicitUIDCount) {
                     throw PropertyListError(.unrepresentableValue, "internal error: object \(item) refers to UID object \(uid) of \(implicitUIDCount)")
                 }
-            case .number(let bits, let marker):
-                out.append(marker)
-                if marker >= 0x10 { out.appendBigEndian(bits, width: BinaryPropertyListObjects.numberWidth(marker)) }
             case .scalar(let value):
                 BinaryPropertyListObjects.appendScalar(value, to: &out)
             case .string(let string, let ascii):
