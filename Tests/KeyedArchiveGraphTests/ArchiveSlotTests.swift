@@ -30,10 +30,11 @@ final class ArchiveSlotTests: XCTestCase {
     }
 
     /// The same archive built twice, once with `setObject(_:at:)` and once with
-    /// `setObject(fields:array:at:)`: objects of two classes with inline numbers of every kind,
-    /// references, interned keys (one interned twice), a key kept aside as a value, an
-    /// NSArray-form object, an array member that is not an entry, and a pinned object whose
-    /// conditional reference is patched at the end. The bytes must be the same.
+    /// `setObject(fields:array:at:)`: objects of two classes with inline numbers of every kind
+    /// and width, references, interned keys (one interned twice), a key kept aside as a value,
+    /// an NSArray-form object, an array member that is not an entry, and a pinned object whose
+    /// conditional reference is patched at the end. The bytes must be the same, and Foundation
+    /// reads the numbers back.
     func testObjectsGivenAsSlotsAreWrittenAsTheirValuesAre() throws {
         let byValue = try build(useSlots: false)
         let bySlots = try build(useSlots: true)
@@ -42,7 +43,14 @@ final class ArchiveSlotTests: XCTestCase {
         let archive = try XCTUnwrap(PropertyListSerialization.propertyList(from: bySlots, format: nil) as? [String: Any])
         let objects = try XCTUnwrap(archive["$objects"] as? [Any])
         XCTAssertGreaterThan(objects.count, 10)
+        let people = objects.compactMap { $0 as? [String: Any] }.filter { $0["wide"] != nil }
+        XCTAssertEqual(people.compactMap { ($0["wide"] as? NSNumber)?.int64Value }, (0..<12).map { Self.wideValues[$0 % 6] })
+        XCTAssertEqual(people.compactMap { ($0["weight"] as? NSNumber)?.floatValue }, (0..<12).map { Float($0 % 3) + 0.5 })
+        XCTAssertEqual(people.compactMap { ($0["score"] as? NSNumber)?.doubleValue }, (0..<12).map { Double($0) / 4 })
     }
+
+    /// Inline integers of every width they are written in: 1, 2, 4 and 8 bytes, negatives (8).
+    private static let wideValues: [Int64] = [300, -7, 70_000, 5_000_000_000, Int64.min, 255]
 
     private func build(useSlots: Bool) throws -> Data {
         let table = ArchiveObjectTable()
@@ -71,6 +79,7 @@ final class ArchiveSlotTests: XCTestCase {
             let key = number % 2 == 0 ? name : nameAgain
             set([
                 (classKey, .uid(person)), (key, .uid(text)), (table.internStoredKey(PropertyListValue("age")), .integer(Int64(number % 4))),
+                (table.internStoredKey(PropertyListValue("wide")), .integer(Self.wideValues[number % 6])),
                 (table.internStoredKey(PropertyListValue("big")), .unsigned(UInt64.max - UInt64(number % 2))),
                 (table.internStoredKey(PropertyListValue("score")), .real(Double(number) / 4)),
                 (table.internStoredKey(PropertyListValue("weight")), .float(Float(number % 3) + 0.5)),
