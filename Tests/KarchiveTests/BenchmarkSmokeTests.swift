@@ -180,6 +180,58 @@ final class BenchmarkSmokeTests: XCTestCase {
         XCTAssertFalse(results[2].checkValueStable)
     }
 
+    /// CPU time per unit is the work of every thread of the process, not the time on the clock:
+    /// about none for a run that sleeps, about its time for one that computes on one thread,
+    /// twice that for one that computes as long on two. The scaling table shows both.
+    func testCPUTimeCountsWorkOnEveryThreadNotWaiting() throws {
+        // Computes for about `seconds` of the clock on the calling thread.
+        @Sendable func spin(_ seconds: Double) -> Int {
+            let start = ContinuousClock.now
+            var sum = 0
+            while ContinuousClock.now - start < .nanoseconds(Int64(seconds * 1e9)) { sum &+= 1 }
+            return Swift.max(1, sum & 1)
+        }
+        let sizes = [("sleeps", 0), ("one thread", 1), ("two threads", 2)].map { name, threads in
+            var operation = BenchmarkOperation("T \(name)", "op", check: .bytes, [
+                Implementation("ours", ours: true, units: 4) {
+                    switch threads {
+                    case 0:
+                        Thread.sleep(forTimeInterval: 0.004)
+                        return 1
+                    case 1:
+                        return spin(0.004)
+                    default:
+                        let done = DispatchSemaphore(value: 0)
+                        let worker = Thread {
+                            _ = spin(0.004)
+                            done.signal()
+                        }
+                        worker.start()
+                        let mine = spin(0.004)
+                        done.wait()
+                        return mine
+                    }
+                },
+            ])
+            operation.measuresOursFirst = true
+            operation.series = "T op"
+            return operation
+        }
+        let results = Runner.run(series: sizes, policy: RunPolicy(warmups: 1, repetitions: 5, timeBoxSeconds: 10))
+        XCTAssertEqual(results.map(\.status), [.ok, .ok, .ok])
+        let wall = results.map { $0.secondsPerUnit ?? 0 }, cpu = try results.map { try XCTUnwrap($0.cpuSecondsPerUnit) }
+        XCTAssertLessThan(cpu[0], wall[0] / 4, "a sleeping run counted CPU time: \(cpu[0]) against \(wall[0]) s")
+        XCTAssertGreaterThan(cpu[1], wall[1] / 2, "a computing run counted too little CPU time: \(cpu[1]) against \(wall[1]) s")
+        XCTAssertLessThan(cpu[1], wall[1] * 1.5, "one thread counted more than the clock: \(cpu[1]) against \(wall[1]) s")
+        // Twice the work whether or not the threads ran at the same time.
+        XCTAssertGreaterThan(cpu[2], cpu[1] * 1.5, "the second thread's work was not counted: \(cpu[2]) against \(cpu[1]) s")
+        // The series row lists the CPU time per object at each size after the clock's.
+        let table = Table.render(series: results)
+        XCTAssertTrue(table.contains("CPU time per object"), table)
+        let row = try XCTUnwrap(table.split(separator: "\n").first { $0.hasPrefix("T op") }, table)
+        XCTAssertTrue(row.contains(cpu.map(Format.seconds).joined(separator: ", ")), table)
+    }
+
     /// The rounds of a series run its sizes in varying orders, so that no size always runs
     /// right after the same other one (what a run leaves behind falls on different sizes).
     /// Rounds that only started one size later kept the cyclic order: with three sizes, each
@@ -271,7 +323,8 @@ final class BenchmarkSmokeTests: XCTestCase {
         for index in sameName.indices { sameName[index].implementation = sameName[index].isOurs ? "ours" : "peer" }
         let merged = Table.render(series: sameName).split(separator: "\n").first { $0.contains(" ours ") }
         let expected = String(format: "%.2f", maximum / minimum)
-        XCTAssertTrue(merged?.hasSuffix(expected) ?? false, "expected max / min \(expected): \(merged ?? "")")
+        // The clock's max / min, then the CPU time's columns.
+        XCTAssertTrue(merged?.contains(" \(expected) ") ?? false, "expected max / min \(expected): \(merged ?? "")")
         XCTAssertGreaterThan(maximum / minimum, 1.5, "the 10 ms size per object should be well above the 5 ms one")
     }
 
@@ -465,6 +518,7 @@ private func checkTimings(_ result: ImplementationResult, _ row: String) {
         XCTAssertGreaterThan(result.checkValue ?? 0, 0, "\(row): empty output")
     }
     XCTAssertTrue((result.secondsPerUnit ?? -1) > 0, row)
+    XCTAssertTrue(result.cpuSecondsPerUnit.map { $0.isFinite && $0 >= 0 } ?? false, "\(row): no CPU time")
     XCTAssertTrue(result.unitsPerSecond.map { $0.isFinite && $0 > 0 } ?? false, row)
     if result.bytes != nil { XCTAssertTrue(result.megabytesPerSecond.map { $0.isFinite && $0 > 0 } ?? false, row) }
 }

@@ -199,29 +199,40 @@ public enum Table {
 
     /// The scaling summary: for each series and implementation, the time per object at each
     /// size (in measuring order) and the largest over the smallest, the figure issue 7 asks to
-    /// stay within 1.5x. Sizes an implementation did not run at (a skipped peer) are left out.
+    /// stay within 1.5x; then the same for CPU time per object (every thread's), which shows
+    /// whether the work per object stays flat where a second thread shortens the larger sizes'
+    /// time. Sizes an implementation did not run at (a skipped peer) are left out.
     public static func render(series results: [ImplementationResult]) -> String {
-        var rows: [[String]] = [["series", "impl", "time per object at each size", "max / min"]]
+        var rows: [[String]] = [["series", "impl", "time per object at each size", "max / min", "CPU time per object", "CPU max / min"]]
         var keys: [String] = []
-        var perObject: [String: [(size: String, seconds: Double)]] = [:]
+        var perObject: [String: [(size: String, seconds: Double, cpuSeconds: Double?)]] = [:]
         for result in results {
             guard let series = result.series, let seconds = result.secondsPerUnit, result.status == .ok else { continue }
             let key = series + "\u{0}" + result.implementation
             if perObject[key] == nil { keys.append(key) }
-            perObject[key, default: []].append((sizeLabel(result.workload), seconds))
+            perObject[key, default: []].append((sizeLabel(result.workload), seconds, result.cpuSecondsPerUnit))
         }
         for key in keys {
-            guard let points = perObject[key], let smallest = points.map(\.seconds).min(), smallest > 0,
-                let largest = points.map(\.seconds).max()
-            else { continue }
+            guard let points = perObject[key], let timeSpread = spread(points.map(\.seconds)) else { continue }
             let parts = key.split(separator: "\u{0}", maxSplits: 1).map(String.init)
+            // CPU time only when every size has it.
+            let cpu = points.compactMap(\.cpuSeconds)
+            let cpuSpread = cpu.count == points.count ? spread(cpu) : nil
             rows.append([
                 parts.first ?? key, parts.last ?? "",
                 points.map { "\($0.size) \(Format.seconds($0.seconds))" }.joined(separator: ", "),
-                points.count > 1 ? String(format: "%.2f", largest / smallest) : "-",
+                points.count > 1 ? String(format: "%.2f", timeSpread) : "-",
+                cpuSpread == nil ? "" : cpu.map(Format.seconds).joined(separator: ", "),
+                points.count > 1 ? cpuSpread.map { String(format: "%.2f", $0) } ?? "" : "-",
             ])
         }
         return layout(rows)
+    }
+
+    /// Largest over smallest of `values`, or nil for none or a non-positive one.
+    static func spread(_ values: [Double]) -> Double? {
+        guard let smallest = values.min(), smallest > 0, let largest = values.max() else { return nil }
+        return largest / smallest
     }
 
     /// The size part of a scaling workload name ("S-W2 N=1,000" -> "N=1,000").

@@ -140,6 +140,11 @@ public struct ImplementationResult: Codable, Sendable {
     public var ratios: [String: Double]
     /// The operation's ``BenchmarkOperation/series``.
     public var series: String? = nil
+    /// The median CPU time per unit (user and system time of every thread of the process over
+    /// each sample, divided by its runs and units): the work done, where ``secondsPerUnit`` is
+    /// the time taken. Above ``secondsPerUnit`` when a second thread helped. Nil when the
+    /// process's CPU clock could not be read.
+    public var cpuSecondsPerUnit: Double? = nil
 }
 
 /// Runs operations with warm-up, interleaved repetitions and time boxes.
@@ -201,6 +206,8 @@ public enum Runner {
                 secondsPerUnit: nil, unitsPerSecond: nil, megabytesPerSecond: nil, ratios: [:], series: operation.series)
         }
         var samples = [[Double]](repeating: [], count: results.count)
+        // The CPU time of each sample, per run (nil once one could not be read).
+        var cpuSamples = [[Double]?](repeating: [], count: results.count)
         var spent = [Double](repeating: 0, count: results.count)
         var active = [Bool](repeating: true, count: results.count)
         var batchSizes = [Int](repeating: 1, count: results.count)
@@ -227,13 +234,14 @@ public enum Runner {
             for _ in 0..<Swift.max(1, policy.warmups) {
                 do {
                     try implementation.prepare?()
-                    let (seconds, value) = try Stopwatch.time(implementation.run)
+                    let (seconds, cpuSeconds, value) = try Stopwatch.timeWithCPU(implementation.run)
                     spent[index] += seconds
                     runSeconds[index] = seconds
                     results[index].checkValue = value
                     if seconds >= policy.timeBoxSeconds {
                         // Too slow to repeat: the warm-up is the only sample.
                         samples[index] = [seconds]
+                        cpuSamples[index] = cpuSeconds.map { [$0] }
                         results[index].note = join(results[index].note, "1 run (time box)")
                         active[index] = false
                         break
@@ -307,12 +315,13 @@ public enum Runner {
                     }
                     let batch = batchSizes[index]
                     let expected = results[index].checkValue
-                    let (seconds, stable) = try Stopwatch.time {
+                    let (seconds, cpuSeconds, stable) = try Stopwatch.timeWithCPU {
                         var stable = true
                         for _ in 0..<batch where try implementation.run() != expected { stable = false }
                         return stable
                     }
                     samples[index].append(seconds / Double(batch))
+                    if let cpuSeconds { cpuSamples[index]?.append(cpuSeconds / Double(batch)) } else { cpuSamples[index] = nil }
                     runSeconds[index] = seconds / Double(batch)
                     ran(index)
                     spent[index] += seconds
@@ -331,6 +340,9 @@ public enum Runner {
             results[index].stats = stats
             let units = Double(Swift.max(1, results[index].units))
             results[index].secondsPerUnit = stats.median / units
+            if let cpu = cpuSamples[index], cpu.count == samples[index].count {
+                results[index].cpuSecondsPerUnit = TimingStats(samples: cpu).median / units
+            }
             results[index].unitsPerSecond = stats.median > 0 ? units / stats.median : nil
             if let bytes = results[index].bytes, stats.median > 0 {
                 results[index].megabytesPerSecond = Double(bytes) / 1_000_000 / stats.median

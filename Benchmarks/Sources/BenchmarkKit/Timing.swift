@@ -48,6 +48,26 @@ public enum Stopwatch {
         return (seconds(elapsed), result)
     }
 
+    /// Seconds taken by `body` on the clock, as ``time(_:)`` measures them, and the process's
+    /// CPU time over the same span (user and system, every thread: what the work cost, where
+    /// the clock shows how long it took).
+    @inline(never)
+    public static func timeWithCPU<T>(_ body: () throws -> T) rethrows -> (seconds: Double, cpuSeconds: Double?, result: T) {
+        let cpuStart = processCPUSeconds()
+        let (seconds, result) = try time(body)
+        let cpuEnd = processCPUSeconds()
+        guard let cpuStart, let cpuEnd, cpuEnd >= cpuStart else { return (seconds, nil, result) }
+        return (seconds, cpuEnd - cpuStart, result)
+    }
+
+    /// The CPU time the process has used so far (`CLOCK_PROCESS_CPUTIME_ID`: user and system
+    /// time of all its threads, nanosecond resolution), or nil where the clock is missing.
+    public static func processCPUSeconds() -> Double? {
+        var now = timespec()
+        guard clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now) == 0 else { return nil }
+        return Double(now.tv_sec) + Double(now.tv_nsec) * 1e-9
+    }
+
     /// A `Duration` in seconds as a `Double`.
     public static func seconds(_ duration: Duration) -> Double {
         let parts = duration.components
