@@ -1,3 +1,5 @@
+@_spi(KeyedArchiveInternals) import KeyedArchivePropertyList
+
 /// The writer side of an archive: the `$objects` table being built, with UIDs assigned once per
 /// object, shared class descriptions, uniqued leaves and back-patched conditional references.
 ///
@@ -677,7 +679,7 @@ struct ArchiveLayout {
                 for field in fields {
                     let value = field.value
                     if value.kind == .uid, value.bits < uidCount {
-                        references[position] = BinaryPropertyListObjects.implicitUIDReference(Int(truncatingIfNeeded: value.bits))
+                        references[position] = binaryListImplicitUIDReference(Int(truncatingIfNeeded: value.bits))
                     } else {
                         references[position] = try list.addScalar(self.value(of: value))
                     }
@@ -702,7 +704,7 @@ struct ArchiveLayout {
         }
         members.removeAll(keepingCapacity: true)
         for element in elements {
-            members.append(BinaryPropertyListObjects.implicitUIDReference(Int(truncatingIfNeeded: element.bits)))
+            members.append(binaryListImplicitUIDReference(Int(truncatingIfNeeded: element.bits)))
         }
         return list.addContainer(kind: 0xA0, references: members)
     }
@@ -814,7 +816,7 @@ struct ArchiveLayout {
                 // here, it skips a call into the flattener.
                 // Compared as UInt64: `Int(uid)` traps above Int32.max on 32-bit platforms.
                 if case .uid(let uid) = value.pointee, UInt64(uid) < UInt64(uidCount) {
-                    references.append(BinaryPropertyListObjects.implicitUIDReference(Int(uid)))
+                    references.append(binaryListImplicitUIDReference(Int(uid)))
                 } else {
                     references.append(try list.add(value.pointee))
                 }

@@ -116,7 +116,7 @@ package struct BinaryPropertyListObjects {
     /// The reference to implicit UID object `uid` (see ``implicitUIDCount``), resolved to its
     /// object index when the list is written: negative, so it cannot be taken for a stored one.
     @inline(__always)
-    package static func implicitUIDReference(_ uid: Int) -> Int { ~uid }
+    package static func implicitUIDReference(_ uid: Int) -> Int { binaryListImplicitUIDReference(uid) }
 
     // MARK: - Fixed layouts
 
@@ -1098,3 +1098,10 @@ private struct FlattenFrame {
         }
     }
 }
+
+/// ``BinaryPropertyListObjects/implicitUIDReference(_:)``, public to the package's own modules
+/// only and inlinable, for the keyed archive's layout, which makes one for most fields: a
+/// `package` function is called across modules, not inlined (a call for a bitwise not, and the
+/// layout's loop reloading its state around it).
+@_spi(KeyedArchiveInternals) @inlinable @inline(__always)
+public func binaryListImplicitUIDReference(_ uid: Int) -> Int { ~uid }
