@@ -207,6 +207,12 @@ extension Array: ArchiveArrayDecodable where Element: Decodable {
 }
 
 extension Array: ArchiveArrayEncodable where Element: Encodable {
+    /// Arrays of this many elements or more make room for their elements after the first
+    /// ``sampledElements`` (see ``encodeArchiveArray(_:state:)``).
+    private static var longArrayCount: Int { 256 }
+    /// The elements whose growth is taken as each later element's.
+    private static var sampledElements: Int { 16 }
+
     static func encodeArchiveArray<V>(_ value: V, state: ArchiveEncodingState) throws -> UInt32 {
         // `V` is `[Element]` (the caller compared the metatypes): the reinterpretation is safe
         // and skips a dynamic cast per array.
@@ -230,10 +236,17 @@ extension Array: ArchiveArrayEncodable where Element: Encodable {
         // array`, a subscript and even a pointer's `pointee` copy the element out first (a
         // struct's copy retains each of its references, and its destruction releases them);
         // an inout access does not. The element is never written.
+        // A long array's first elements tell how much the archive grows per element: room
+        // for the rest is made once they are encoded (see `reserveForRepeats`).
+        let sampled = array.count >= Self.longArrayCount ? Self.sampledElements : -1
+        let start = sampled > 0 ? state.table.growthMark : nil
         try array.withUnsafeBufferPointer { elements in
             guard let first = elements.baseAddress else { return }
             let stored = UnsafeMutablePointer(mutating: first)
             for index in elements.indices {
+                if index == sampled, let start {
+                    state.table.reserveForRepeats(since: start, times: (elements.count &- index &+ sampled &- 1) / sampled)
+                }
                 if isObjectArray, let uid = state.knownReference(atAddress: UnsafeRawPointer(stored + index).load(as: UInt.self)) {
                     builder.elements.append(.uid(uid))
                     continue

@@ -75,6 +75,31 @@ final class LayoutPipelineCodableTests: XCTestCase {
         XCTAssertEqual(layoutPipelineCounts.running, 0)
     }
 
+    /// A long array makes room for its elements from its first sixteen (see
+    /// ``ArchiveObjectTable/reserveForRepeats(since:times:)``); with the layout on the second
+    /// thread nothing is reserved. The bytes are the same either way, whether the first
+    /// elements are larger or smaller than the rest, and Foundation reads them back.
+    func testLongArraysAreTheSameBytesWhateverTheirFirstElements() throws {
+        func element(_ index: Int, large: Bool) -> [String: [Int]] {
+            large ? ["values \(index)": Array(0..<(40 + index)), "more": [index, -index]] : ["v": [index]]
+        }
+        let shapes: [(String, [[String: [Int]]])] = [
+            ("large first", (0..<300).map { element($0, large: $0 < 16) }),
+            ("small first", (0..<300).map { element($0, large: $0 >= 16) }),
+            ("uniform, 256", (0..<256).map { element($0, large: true) }),
+            ("uniform, 255", (0..<255).map { element($0, large: true) }),
+        ]
+        for (name, array) in shapes {
+            let result = try withAndWithoutLayoutPipeline { try KeyedArchiveEncoder().encode(array) }
+            XCTAssertEqual(result.direct, result.pipelined, name)
+            XCTAssertEqual(try KeyedArchiveDecoder().decode([[String: [Int]]].self, from: result.direct), array, name)
+            let unarchiver = try NSKeyedUnarchiver(forReadingFrom: result.direct)
+            unarchiver.requiresSecureCoding = false
+            XCTAssertEqual(unarchiver.decodeObject(forKey: NSKeyedArchiveRootObjectKey) as? [[String: [Int]]], array, name)
+        }
+        XCTAssertEqual(layoutPipelineCounts.running, 0)
+    }
+
     /// An encode that fails half way, with the layout on the second thread: the error comes
     /// out and the thread is joined.
     func testAFailedEncodeJoinsTheSecondThread() {

@@ -228,6 +228,43 @@ package final class ArchiveObjectTable {
         if !isPipelined && !isFinished && additional >= pipelineThreshold &- entryCount { startPipeline() }
     }
 
+    /// How far the archive has grown (its entries, and its layout's objects and references),
+    /// for ``reserveForRepeats(since:times:)``; nil while the layout is on the second thread.
+    package var growthMark: ArchiveGrowthMark? {
+        guard !isPipelined, !isFinished else { return nil }
+        return ArchiveGrowthMark(entries: entryCount, objects: layout.list.count, references: layout.list.references.count)
+    }
+
+    /// The room the layout's lists have (for entries, objects and references), as a mark:
+    /// what ``reserveForRepeats(since:times:)`` sets, for tests; nil while the layout is on
+    /// the second thread.
+    package var layoutRoom: ArchiveGrowthMark? {
+        guard !isPipelined, !isFinished else { return nil }
+        return layout.room
+    }
+
+    /// Makes room for `repeats` more times what the archive grew by since `mark`: called
+    /// partway through a long array, with the growth of its first elements, so that the
+    /// layout's lists are allocated once for the whole array rather than grown through every
+    /// doubling on the way (each a `realloc` that copies them, in a heap that keeps its freed
+    /// memory: W5 encode of 1,000 records copied about 0.5 M instructions' worth). At most
+    /// ``ArchiveGrowthMark/reservationLimit`` of each is reserved ahead: past that the lists
+    /// are large blocks of their own, which `realloc` moves without copying, and an estimate
+    /// from a few elements cannot make the archiver ask for more memory than its input needs
+    /// by more than that.
+    package func reserveForRepeats(since mark: ArchiveGrowthMark, times repeats: Int) {
+        guard repeats > 0, let now = growthMark else { return }
+        func wanted(_ count: Int, grownFrom start: Int) -> Int {
+            let grown = count &- start
+            guard grown > 0 else { return count }
+            let (more, overflow) = grown.multipliedReportingOverflow(by: repeats)
+            return count &+ Swift.min(overflow ? .max : more, ArchiveGrowthMark.reservationLimit)
+        }
+        layout.reserve(
+            entries: wanted(now.entries, grownFrom: mark.entries), objects: wanted(now.objects, grownFrom: mark.objects),
+            references: wanted(now.references, grownFrom: mark.references))
+    }
+
     /// Appends an entry for an object whose contents come later (``setObject(_:at:)``) and
     /// returns its UID; with `object`, registers its identity first so that references to it
     /// met while encoding its fields (cycles) get the same UID. `object` is taken, not
@@ -601,6 +638,21 @@ struct ArchiveLayout {
         entryIndices.reserveCapacity(16)
         isLaidOut.reserveCapacity(16)
         scratch.reserveCapacity(32)
+    }
+
+    /// The room the lists have for entries, objects and references.
+    var room: ArchiveGrowthMark {
+        ArchiveGrowthMark(entries: entryIndices.capacity, objects: list.objects.capacity, references: list.references.capacity)
+    }
+
+    /// Room for `entries` entries, and `objects` objects and `references` references in the
+    /// list, in all.
+    mutating func reserve(entries: Int, objects: Int, references: Int) {
+        if entries > entryIndices.capacity {
+            entryIndices.reserveCapacity(entries)
+            isLaidOut.reserveCapacity(entries)
+        }
+        list.reserveCapacity(objects: objects, references: references)
     }
 
     /// A new entry (a placeholder in the list) and its UID.
@@ -1065,4 +1117,25 @@ package struct ArchiveObjectFields {
     package func contains(key: String) -> Bool {
         position(of: PropertyListValue(ArchiveKeys.escape(key))) != nil
     }
+}
+
+/// How far an archive had grown at some point (see ``ArchiveObjectTable/growthMark``).
+package struct ArchiveGrowthMark: Sendable, Equatable {
+    /// `$objects` entries.
+    package var entries: Int
+    /// Objects in the layout's list (the entries' own and the values inside them).
+    package var objects: Int
+    /// Member references in the layout's list.
+    package var references: Int
+
+    /// A mark of these counts.
+    package init(entries: Int, objects: Int, references: Int) {
+        self.entries = entries
+        self.objects = objects
+        self.references = references
+    }
+
+    /// The most of each that ``ArchiveObjectTable/reserveForRepeats(since:times:)`` reserves
+    /// ahead (a million: 24 MB of objects, 4 MB of references).
+    package static let reservationLimit = 1 << 20
 }

@@ -76,6 +76,8 @@ package struct LargeList<Element>: RandomAccessCollection, MutableCollection {
     package var endIndex: Int { storage.count }
     /// The number of elements.
     package var count: Int { storage.count }
+    /// The number of elements the list has room for.
+    package var capacity: Int { storage.capacity }
 
     /// The element at `position`. The range check is `Array`'s: the writer indexes these lists
     /// only with the indices it made (objects it added, reference slots it reserved), never
