@@ -248,7 +248,9 @@ package final class ArchiveObjectTable {
     /// layout's lists are allocated once for the whole array rather than grown through every
     /// doubling on the way (each a `realloc` that copies them, in a heap that keeps its freed
     /// memory: W5 encode of 1,000 records copied about 0.5 M instructions' worth). At most
-    /// ``ArchiveGrowthMark/reservationLimit`` of each is reserved ahead: past that the lists
+    /// ``ArchiveGrowthMark/reservationLimit`` of each is reserved ahead (and, for the
+    /// references, one for each entry, which `$objects` refers to when the archive is
+    /// finished): past that the lists
     /// are large blocks of their own, which `realloc` moves without copying, and an estimate
     /// from a few elements cannot make the archiver ask for more memory than its input needs
     /// by more than that.
@@ -257,12 +259,18 @@ package final class ArchiveObjectTable {
         func wanted(_ count: Int, grownFrom start: Int) -> Int {
             let grown = count &- start
             guard grown > 0 else { return count }
-            let (more, overflow) = grown.multipliedReportingOverflow(by: repeats)
-            return count &+ Swift.min(overflow ? .max : more, ArchiveGrowthMark.reservationLimit)
+            // An eighth more than the sample's growth: elements vary, and falling short by
+            // one element meant a last doubling, the largest copy of all.
+            let (product, overflow) = grown.multipliedReportingOverflow(by: repeats)
+            let more = overflow || product > Int.max / 2 ? Int.max : product + product / 8
+            return count &+ Swift.min(more, ArchiveGrowthMark.reservationLimit)
         }
+        let entries = wanted(now.entries, grownFrom: mark.entries)
+        // `$objects` refers to every entry, added when the archive is finished.
+        // (Both are at most a list's count and the limit: no overflow.)
         layout.reserve(
-            entries: wanted(now.entries, grownFrom: mark.entries), objects: wanted(now.objects, grownFrom: mark.objects),
-            references: wanted(now.references, grownFrom: mark.references))
+            entries: entries, objects: wanted(now.objects, grownFrom: mark.objects),
+            references: wanted(now.references, grownFrom: mark.references) &+ entries)
     }
 
     /// Appends an entry for an object whose contents come later (``setObject(_:at:)``) and
