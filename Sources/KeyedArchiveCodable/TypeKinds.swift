@@ -232,14 +232,14 @@ extension Array: ArchiveArrayEncodable where Element: Encodable {
         // A long array of class instances: their identities are about to fill the table, so
         // it grows once, not through every doubling (W2's root array: 13 of them).
         if isObjectArray && array.count >= 64 { state.table.reserveIdentities(array.count) }
-        // Each element passed where it is stored. In this unspecialized code `for element in
-        // array`, a subscript and even a pointer's `pointee` copy the element out first (a
-        // struct's copy retains each of its references, and its destruction releases them);
-        // an inout access does not. The element is never written.
         // A long array's first elements tell how much the archive grows per element: room
         // for the rest is made once they are encoded (see `reserveForRepeats`).
         let sampled = array.count >= Self.longArrayCount ? Self.sampledElements : -1
         let start = sampled > 0 ? state.table.growthMark : nil
+        // Each element passed where it is stored. In this unspecialized code `for element in
+        // array`, a subscript and even a pointer's `pointee` copy the element out first (a
+        // struct's copy retains each of its references, and its destruction releases them);
+        // an inout access does not. The element is never written.
         try array.withUnsafeBufferPointer { elements in
             guard let first = elements.baseAddress else { return }
             let stored = UnsafeMutablePointer(mutating: first)

@@ -247,13 +247,12 @@ package final class ArchiveObjectTable {
     /// partway through a long array, with the growth of its first elements, so that the
     /// layout's lists are allocated once for the whole array rather than grown through every
     /// doubling on the way (each a `realloc` that copies them, in a heap that keeps its freed
-    /// memory: W5 encode of 1,000 records copied about 0.5 M instructions' worth). At most
-    /// ``ArchiveGrowthMark/reservationLimit`` of each is reserved ahead (and, for the
-    /// references, one for each entry, which `$objects` refers to when the archive is
-    /// finished): past that the lists
-    /// are large blocks of their own, which `realloc` moves without copying, and an estimate
-    /// from a few elements cannot make the archiver ask for more memory than its input needs
-    /// by more than that.
+    /// memory: W5 encode of 1,000 records copied about 0.6 M instructions' worth). At most
+    /// ``ArchiveGrowthMark/reservationLimit`` of each is reserved ahead, plus, for the
+    /// references, one for each entry (`$objects` refers to every entry when the archive is
+    /// finished): past that the lists are large blocks of their own, which `realloc` moves
+    /// without copying, and an estimate from a few elements cannot make the archiver ask for
+    /// much more memory than its input needs.
     package func reserveForRepeats(since mark: ArchiveGrowthMark, times repeats: Int) {
         guard repeats > 0, let now = growthMark else { return }
         func wanted(_ count: Int, grownFrom start: Int) -> Int {
