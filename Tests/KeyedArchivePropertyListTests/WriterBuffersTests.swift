@@ -31,6 +31,32 @@ final class WriterBuffersTests: XCTestCase {
         for (key, value) in model { XCTAssertEqual(table.find(key[0], key[1]), value) }
     }
 
+    /// The archivers' identity table: keys that look like object addresses (16-byte aligned,
+    /// many sharing their high bits) and random ones, found and added as a `Dictionary` does,
+    /// across growth and room reserved ahead (below, at and far above the count).
+    func testAddressTableAgreesWithDictionary() {
+        var random = SeededGenerator(seed: 53)
+        var table = AddressTable()
+        var model: [UInt64: Int] = [:]
+        XCTAssertNil(table.find(0x7F00_0000_1000))
+        for step in 0..<60_000 {
+            if step % 1_009 == 0 {
+                let reserves = [0, table.count / 2, table.count, table.count + 1, table.count + 30_000, Int.max]
+                let countBefore = table.count
+                table.reserveCapacity(reserves[step / 1_009 % reserves.count])
+                XCTAssertEqual(table.count, countBefore, "reserve at step \(step)")
+            }
+            let key = step % 3 == 0 ? random.next() : 0x7F00_0000_0000 + (random.next() % 40_000) * 16
+            checkStep(table.findOrInsert(key, step), &model, key, modelKey: key, step: step)
+            if step % 7 == 0 {
+                let probe = 0x7F00_0000_0000 + (random.next() % 40_000) * 16
+                XCTAssertEqual(table.find(probe), model[probe], "find \(probe) at step \(step)")
+            }
+        }
+        XCTAssertEqual(table.count, model.count)
+        for (key, value) in model { XCTAssertEqual(table.find(key), value) }
+    }
+
     func testUniquingWordPairTableAgreesWithDictionary() {
         checkWordPairTable(UniquingWordPairTable())
     }

@@ -60,7 +60,7 @@ package final class ArchiveObjectTable {
     /// Why writing failed: ``encodedData(top:format:archiverName:)`` throws it again.
     @exclusivity(unchecked) package private(set) var writeFailure: KeyedArchiveError?
     /// UIDs by object address (the objects are retained in `retained`, so addresses stay unique).
-    @exclusivity(unchecked) private var identities = WordPairTable()
+    @exclusivity(unchecked) private var identities = AddressTable()
     @exclusivity(unchecked) private var retained: [AnyObject] = []
     /// Uniqued leaves: numbers, booleans and dates by bits and kind, strings by exact text
     /// (within a window while they recur, see ``StringLeafSharing``), the rest (data) by value.
@@ -192,7 +192,7 @@ package final class ArchiveObjectTable {
     /// The UID of the object at `address` (its `ObjectIdentifier`'s bit pattern), if it has
     /// one: for callers that know an instance's address without holding a reference to it.
     package func uid(forAddress address: UInt) -> UInt32? {
-        identities.findInPlace(UInt64(address), 0).map { UInt32(truncatingIfNeeded: $0) }
+        identities.find(UInt64(address)).map { UInt32(truncatingIfNeeded: $0) }
     }
 
     private static func address(of identifier: ObjectIdentifier) -> UInt64 {
@@ -205,7 +205,7 @@ package final class ArchiveObjectTable {
     /// Generic, so that an object found in the table is looked up by its identity alone (as
     /// `AnyObject`, each was retained and released around the lookup).
     package func uidOrReserve<Object: AnyObject>(for object: Object) -> (uid: UInt32, isNew: Bool) {
-        if let found = identities.findOrInsert(Self.address(of: ObjectIdentifier(object)), 0, entryCount) {
+        if let found = identities.findOrInsert(Self.address(of: ObjectIdentifier(object)), entryCount) {
             return (UInt32(truncatingIfNeeded: found), false)
         }
         retained.append(object)
@@ -279,7 +279,7 @@ package final class ArchiveObjectTable {
     package func reserveUID(for object: consuming AnyObject? = nil) -> UInt32 {
         let uid = newEntry()
         if let kept = consume object {
-            _ = identities.findOrInsert(Self.address(of: ObjectIdentifier(kept)), 0, Int(uid))
+            _ = identities.findOrInsert(Self.address(of: ObjectIdentifier(kept)), Int(uid))
             retained.append(consume kept)
         }
         return uid
@@ -585,7 +585,7 @@ package final class ArchiveObjectTable {
             if let value = pending.removeValue(forKey: uid) { layout.layOut(value, at: uid) }
         }
         // Done with everything but the layout: free it before the output is allocated.
-        identities = WordPairTable()
+        identities = AddressTable()
         numberLeaves = NumberTable()
         stringLeaves = StringLeafSharing()
         dataLeaves = LiteralDataTable()
