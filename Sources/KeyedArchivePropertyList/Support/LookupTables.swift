@@ -149,7 +149,10 @@ package struct WordPairTable {
 /// (its UID): the archivers' identity table. A ``WordPairTable`` with a second word that is
 /// always zero took 24 bytes a slot; here a slot is 16, so a slot never straddles two cache
 /// lines and a table of 100,000 objects is 4 MiB, not 6: every friend of a random W2 graph is
-/// a lookup at a random slot.
+/// a lookup at a random slot. Its probing repeats ``WordPairTable``'s rather than sharing a
+/// generic table with it: called from the graph module, a generic table's methods would run
+/// unspecialized there (session 49: a generic list's `append` looked up its metadata at every
+/// call).
 package struct AddressTable {
     private struct Slot {
         var key: UInt64
