@@ -255,21 +255,21 @@ package final class ArchiveObjectTable {
     /// much more memory than its input needs.
     package func reserveForRepeats(since mark: ArchiveGrowthMark, times repeats: Int) {
         guard repeats > 0, let now = growthMark else { return }
-        func wanted(_ count: Int, grownFrom start: Int) -> Int {
+        let limit = ArchiveGrowthMark.reservationLimit
+        func more(_ count: Int, grownFrom start: Int) -> Int {
             let grown = count &- start
-            guard grown > 0 else { return count }
+            guard grown > 0 else { return 0 }
             // An eighth more than the sample's growth: elements vary, and falling short by
             // one element meant a last doubling, the largest copy of all.
             let (product, overflow) = grown.multipliedReportingOverflow(by: repeats)
-            let more = overflow || product > Int.max / 2 ? Int.max : product + product / 8
-            return count &+ Swift.min(more, ArchiveGrowthMark.reservationLimit)
+            return overflow || product > Int.max / 2 ? limit : Swift.min(product + product / 8, limit)
         }
-        let entries = wanted(now.entries, grownFrom: mark.entries)
-        // `$objects` refers to every entry, added when the archive is finished.
-        // (Both are at most a list's count and the limit: no overflow.)
+        let moreEntries = more(now.entries, grownFrom: mark.entries)
+        // `$objects` refers to every entry, added when the archive is finished. (Counts and
+        // the limit are far below `Int.max`: no overflow.)
         layout.reserve(
-            entries: entries, objects: wanted(now.objects, grownFrom: mark.objects),
-            references: wanted(now.references, grownFrom: mark.references) &+ entries)
+            moreEntries: moreEntries, moreObjects: more(now.objects, grownFrom: mark.objects),
+            moreReferences: more(now.references, grownFrom: mark.references) &+ now.entries &+ moreEntries)
     }
 
     /// Appends an entry for an object whose contents come later (``setObject(_:at:)``) and
@@ -652,14 +652,12 @@ struct ArchiveLayout {
         ArchiveGrowthMark(entries: entryIndices.capacity, objects: list.objects.capacity, references: list.references.capacity)
     }
 
-    /// Room for `entries` entries, and `objects` objects and `references` references in the
-    /// list, in all.
-    mutating func reserve(entries: Int, objects: Int, references: Int) {
-        if entries > entryIndices.capacity {
-            entryIndices.reserveCapacity(entries)
-            isLaidOut.reserveCapacity(entries)
-        }
-        list.reserveCapacity(objects: objects, references: references)
+    /// Room for `moreEntries` entries, and `moreObjects` objects and `moreReferences`
+    /// references in the list, beyond those there are (nothing changes where there is room).
+    mutating func reserve(moreEntries: Int, moreObjects: Int, moreReferences: Int) {
+        entryIndices.reserveCapacity(entryIndices.count &+ moreEntries)
+        isLaidOut.reserveCapacity(isLaidOut.count &+ moreEntries)
+        _ = list.reserve(0, moreObjects: moreObjects, references: moreReferences)
     }
 
     /// A new entry (a placeholder in the list) and its UID.

@@ -131,13 +131,6 @@ package struct BinaryPropertyListObjects {
         return start..<objects.count
     }
 
-    /// Room for `objects` objects and `references` member references in all (nothing changes
-    /// for counts the lists already have room for).
-    package mutating func reserveCapacity(objects: Int, references: Int) {
-        if objects > self.objects.capacity { self.objects.reserveCapacity(objects) }
-        if references > self.references.capacity { self.references.reserveCapacity(references) }
-    }
-
     /// Appends one placeholder object (to be set before serializing) and returns its index.
     @inline(__always)
     package mutating func appendPlaceholder() -> Int {
