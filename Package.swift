@@ -8,6 +8,8 @@ import PackageDescription
 //         <-> Codable bridge         KeyedArchiveCodable
 //         <-> preferences store      KeyedArchivePreferences
 //   KeyedArchive re-exports all of them; karchive is the command-line tool.
+//   CKeyedArchiveShims (below them all) is one inline C function: a cache prefetch, which
+//   Swift cannot express.
 let package = Package(
     name: "KeyedArchive",
     products: [
@@ -16,7 +18,8 @@ let package = Package(
         .executable(name: "karchive", targets: ["karchive"]),
     ],
     targets: [
-        .target(name: "KeyedArchivePropertyList"),
+        .target(name: "CKeyedArchiveShims"),
+        .target(name: "KeyedArchivePropertyList", dependencies: ["CKeyedArchiveShims"]),
         .target(name: "KeyedArchiveGraph", dependencies: ["KeyedArchivePropertyList"]),
         .target(name: "KeyedArchiveCodable", dependencies: ["KeyedArchiveGraph"]),
         .target(name: "KeyedArchivePreferences", dependencies: ["KeyedArchiveCodable"]),

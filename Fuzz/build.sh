@@ -18,7 +18,9 @@ swiftc="${SWIFTC:-swiftc}"
 out="$here/.build/${sanitizers//,/-}"
 mkdir -p "$out"
 
+# The C shims are a header only (inline functions): their module map is found through -I.
 flags=(-O -g -parse-as-library -swift-version 6 -sanitize="$sanitizers" -package-name keyedarchive -I "$out"
+       -I "$root/Sources/CKeyedArchiveShims/include"
        -Xcc -Wno-unused-command-line-argument)
 
 # Modules in dependency order; every target links them all (the seed generator needs the

@@ -244,6 +244,7 @@ extension Array: ArchiveArrayEncodable where Element: Encodable {
             guard let first = elements.baseAddress else { return }
             let stored = UnsafeMutablePointer(mutating: first)
             for index in elements.indices {
+                if isObjectArray { state.table.prefetchIdentity(ofElement: index, in: UnsafeRawPointer(first), count: elements.count) }
                 if index == sampled, let start {
                     state.table.reserveForRepeats(since: start, times: (elements.count &- index &+ sampled &- 1) / sampled)
                 }

@@ -192,6 +192,33 @@ final class IdentityTests: XCTestCase {
         XCTAssertEqual(persons, 3)
     }
 
+    /// Arrays of instances of every length around the table's lookahead, and a long one, with
+    /// instances repeated within them and across them: each comes back as the same instances
+    /// (the table loads the slots of later elements ahead of their lookups), each archived once.
+    func testArraysOfRepeatedInstancesKeepTheirIdentityAtEveryLength() throws {
+        let pool = (0..<40).map { Person("p\($0)") }
+        var lists = (0..<10).map { length in (0..<length).map { pool[($0 * 7 + length) % 13] } }
+        lists.append((0..<300).map { pool[($0 * 11) % pool.count] })
+        // Friends among the people made before (a Decodable graph has no cycles), some twice.
+        for (index, person) in pool.enumerated() where index > 0 { person.friends = (0..<index % 4).map { pool[index * ($0 + 1) * 5 % index] } }
+        let data = try KeyedArchiver.archivedData(withRootObject: lists)
+        let back = try KeyedUnarchiver.unarchivedObject(ofType: [[Person]].self, from: data)
+        XCTAssertEqual(back.map(\.count), lists.map(\.count))
+        var decodedByName: [String: Person] = [:]
+        for (list, decodedList) in zip(lists, back) {
+            for (person, decoded) in zip(list, decodedList) {
+                XCTAssertEqual(decoded.name, person.name)
+                XCTAssertEqual(decoded.friends.map(\.name), person.friends.map(\.name))
+                if let seen = decodedByName[person.name] { XCTAssertTrue(seen === decoded, person.name) }
+                decodedByName[person.name] = decoded
+            }
+        }
+        // Each person archived once, counted in what Foundation reads.
+        let foundation = try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any]
+        let objects = try XCTUnwrap(foundation?["$objects"] as? [Any])
+        XCTAssertEqual(objects.filter { ($0 as? [String: Any])?["name"] != nil }.count, decodedByName.count)
+    }
+
     /// One archived object read as two class types: each type gets its own instance, shared by
     /// every reference read as that type (the first type's instance is kept by UID, the other's
     /// beside it).

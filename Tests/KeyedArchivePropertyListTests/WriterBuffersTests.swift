@@ -57,6 +57,27 @@ final class WriterBuffersTests: XCTestCase {
         for (key, value) in model { XCTAssertEqual(table.find(key), value) }
     }
 
+    /// A prefetch is a hint: in an empty table, for keys it holds and keys it does not, it
+    /// changes no key's value and adds none.
+    func testAddressTablePrefetchChangesNothing() {
+        var random = SeededGenerator(seed: 59)
+        var table = AddressTable()
+        table.prefetch(0x7F00_0000_1000)
+        XCTAssertEqual(table.count, 0)
+        let keys = (0..<5_000).map { _ in 0x7F00_0000_0000 + (random.next() % 1_000_000) * 16 }
+        var model: [UInt64: Int] = [:]
+        for (step, key) in keys.enumerated() {
+            table.prefetch(key)
+            checkStep(table.findOrInsert(key, step), &model, key, modelKey: key, step: step)
+            table.prefetch(random.next())
+        }
+        XCTAssertEqual(table.count, model.count)
+        for (key, value) in model {
+            table.prefetch(key)
+            XCTAssertEqual(table.find(key), value)
+        }
+    }
+
     func testUniquingWordPairTableAgreesWithDictionary() {
         checkWordPairTable(UniquingWordPairTable())
     }

@@ -1,3 +1,4 @@
+internal import CKeyedArchiveShims
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -188,6 +189,14 @@ package struct AddressTable {
                 index = (index &+ 1) & mask
             }
         }
+    }
+
+    /// Starts loading the slot where a lookup of `key` begins, for a lookup a little later.
+    /// `mutating` for the reason ``find(_:)`` is.
+    package mutating func prefetch(_ key: UInt64) {
+        guard count > 0 else { return }
+        let index = home(key, mask: mask)
+        slots.withUnsafeBufferPointer { keyed_archive_prefetch($0.baseAddress.map { UnsafeRawPointer($0 + index) }) }
     }
 
     /// The value stored for `key`, or `nil` after storing `value` (non-negative) for it.
