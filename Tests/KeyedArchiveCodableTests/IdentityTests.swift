@@ -200,7 +200,7 @@ final class IdentityTests: XCTestCase {
         var lists = (0..<10).map { length in (0..<length).map { pool[($0 * 7 + length) % 13] } }
         lists.append((0..<300).map { pool[($0 * 11) % pool.count] })
         // Friends among the people made before (a Decodable graph has no cycles), some twice.
-        for (index, person) in pool.enumerated() where index > 0 { person.friends = (0..<index % 4).map { pool[index * ($0 + 1) * 5 % index] } }
+        for (index, person) in pool.enumerated() where index > 0 { person.friends = (0..<index % 4).map { pool[(index / 2 + $0 * 3) % index] } }
         let data = try KeyedArchiver.archivedData(withRootObject: lists)
         let back = try KeyedUnarchiver.unarchivedObject(ofType: [[Person]].self, from: data)
         XCTAssertEqual(back.map(\.count), lists.map(\.count))
@@ -213,6 +213,11 @@ final class IdentityTests: XCTestCase {
                 decodedByName[person.name] = decoded
             }
         }
+        // Friends are the same instances as the people in the arrays.
+        for decoded in decodedByName.values {
+            for friend in decoded.friends { XCTAssertTrue(decodedByName[friend.name] === friend, "\(decoded.name)'s friend \(friend.name)") }
+        }
+        XCTAssertGreaterThan(Set(decodedByName.values.flatMap { $0.friends.map(\.name) }).count, 10, "friends of many kinds")
         // Each person archived once, counted in what Foundation reads.
         let foundation = try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any]
         let objects = try XCTUnwrap(foundation?["$objects"] as? [Any])

@@ -1,5 +1,7 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
@@ -13,8 +15,8 @@ final class IdentityPrefetchTests: XCTestCase {
     private final class Item {}
 
     /// The words of each array sit against an inaccessible page, after them and then before
-    /// them: reading one word past either end stops the test with a fault. A negative count
-    /// (no caller passes one) reads nothing.
+    /// them: reading one word past either end stops the test with a fault. Negative indexes
+    /// and counts (no caller passes one) read nothing.
     func testPrefetchReadsOnlyTheArraysWords() throws {
         let page = Int(sysconf(Int32(_SC_PAGESIZE)))
         guard let mapping = mmap(nil, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
@@ -30,13 +32,13 @@ final class IdentityPrefetchTests: XCTestCase {
         // Prefetching in an empty table, then in one holding the first half of the items.
         for filled in [0, 6] {
             for item in items[uids.count..<filled] { uids.append(table.uidOrReserve(for: item).uid) }
-            for count in [-1] + Array(0...items.count) {
+            for count in [Int.min, -1] + Array(0...items.count) {
                 let length = Swift.max(count, 0) * MemoryLayout<UInt>.stride
                 for start in [data + page - length, data] {
                     for (index, item) in items.prefix(Swift.max(count, 0)).enumerated() {
                         start.storeBytes(of: UInt(bitPattern: ObjectIdentifier(item)), toByteOffset: index * MemoryLayout<UInt>.stride, as: UInt.self)
                     }
-                    for index in [Int.min, -1] + Array(0..<(count + 6)) + [Int.max] {
+                    for index in [Int.min, -5, -1] + Array(0..<(Swift.max(count, 0) + 6)) + [Int.max] {
                         table.prefetchIdentity(ofElement: index, in: UnsafeRawPointer(start), count: count)
                     }
                 }

@@ -199,13 +199,15 @@ package final class ArchiveObjectTable {
     /// load their slots (``prefetchIdentity(ofElement:in:count:)``).
     package static var identityLookahead: Int { 4 }
 
-    /// Starts loading the identity slot of element `index` of an array of `count` objects
-    /// whose addresses are the words at `addresses`, if there is such an element, for its
-    /// lookup ``identityLookahead`` elements later; with `index` 0, the slots of the first
-    /// ``identityLookahead`` elements. The table is megabytes, probed at random: most lookups
-    /// of a large graph miss the caches, and a missing load holds up what follows it once
-    /// the processor's window fills, where a prefetch does not (W2's root array and each
-    /// person's friends: the lookup was a fifth of a Codable archive of 100,000 people).
+    /// Called at element `index` of a loop over an array of `count` objects whose addresses
+    /// are the words at `addresses`: starts loading the identity slot of the element
+    /// ``identityLookahead`` further on, if there is one, so that it is in the cache when the
+    /// loop gets there; at `index` 0, those of the elements before it too. Reads only words
+    /// of the array (none for an index or count out of range). The table is megabytes, probed
+    /// at random: most lookups of a large graph miss the caches, and a missing load holds up
+    /// what follows it once the processor's window fills, where a prefetch does not (W2's root
+    /// array and each person's friends: the lookup was a fifth of a Codable archive of
+    /// 100,000 people).
     @inline(__always)
     package func prefetchIdentity(ofElement index: Int, in addresses: UnsafeRawPointer, count: Int) {
         let word = MemoryLayout<UInt>.stride
@@ -214,7 +216,7 @@ package final class ArchiveObjectTable {
                 identities.prefetch(UInt64(addresses.load(fromByteOffset: first &* word, as: UInt.self)))
             }
         }
-        guard index >= 0, index < count &- Self.identityLookahead else { return }
+        guard index >= 0, count > Self.identityLookahead, index < count &- Self.identityLookahead else { return }
         identities.prefetch(UInt64(addresses.load(fromByteOffset: (index &+ Self.identityLookahead) &* word, as: UInt.self)))
     }
 
