@@ -528,9 +528,9 @@ public final class KeyedArchiver {
                 objects.withElements { elements in
                     references.reserveCapacity(elements.count)
                     table.reserveIdentities(elements.count)
-                    let addresses = elements.baseAddress.map(UnsafeRawPointer.init)
+                    guard let addresses = elements.baseAddress.map(UnsafeRawPointer.init) else { return }
                     for index in elements.indices {
-                        if let addresses { table.prefetchIdentity(ofElement: index, in: addresses, count: elements.count) }
+                        table.prefetchIdentity(ofElement: index, in: addresses, count: elements.count)
                         references.append(.uid(reference(forElement: elements[index], of: objects.elementType)))
                     }
                 }

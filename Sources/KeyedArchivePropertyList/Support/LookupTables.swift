@@ -179,13 +179,20 @@ package struct AddressTable {
     /// first, a retain and a release of its slots around every lookup.
     package mutating func find(_ key: UInt64) -> Int? {
         guard count > 0 else { return nil }
+        return probe(key).value
+    }
+
+    /// Where the probe for `key` ends: its slot and value, or the empty slot where it would
+    /// go and `nil`. The table must have slots.
+    @inline(__always)
+    private func probe(_ key: UInt64) -> (index: Int, value: Int?) {
         let mask = self.mask
         return slots.withUnsafeBufferPointer { slots in
             var index = home(key, mask: mask)
             while true {
                 let slot = slots[index]
-                if slot.value == 0 { return nil }
-                if slot.key == key { return slot.value &- 1 }
+                if slot.value == 0 { return (index, nil) }
+                if slot.key == key { return (index, slot.value &- 1) }
                 index = (index &+ 1) & mask
             }
         }
@@ -202,16 +209,7 @@ package struct AddressTable {
     /// The value stored for `key`, or `nil` after storing `value` (non-negative) for it.
     package mutating func findOrInsert(_ key: UInt64, _ value: Int) -> Int? {
         if (count &+ 1) &* 2 > slots.count { rehash(capacity: Swift.max(64, slots.count &* 2)) }
-        let mask = self.mask
-        var index = home(key, mask: mask)
-        let found: Int? = slots.withUnsafeBufferPointer { slots in
-            while true {
-                let slot = slots[index]
-                if slot.value == 0 { return nil }
-                if slot.key == key { return slot.value &- 1 }
-                index = (index &+ 1) & mask
-            }
-        }
+        let (index, found) = probe(key)
         if found != nil { return found }
         slots[index] = Slot(key: key, value: value &+ 1)
         count &+= 1
