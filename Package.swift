@@ -20,8 +20,8 @@ let package = Package(
     targets: [
         .target(name: "CKeyedArchiveShims"),
         .target(name: "KeyedArchivePropertyList", dependencies: ["CKeyedArchiveShims"]),
-        .target(name: "KeyedArchiveGraph", dependencies: ["KeyedArchivePropertyList"]),
-        .target(name: "KeyedArchiveCodable", dependencies: ["KeyedArchiveGraph"]),
+        .target(name: "KeyedArchiveGraph", dependencies: ["CKeyedArchiveShims", "KeyedArchivePropertyList"]),
+        .target(name: "KeyedArchiveCodable", dependencies: ["CKeyedArchiveShims", "KeyedArchiveGraph"]),
         .target(name: "KeyedArchivePreferences", dependencies: ["KeyedArchiveCodable"]),
         .target(
             name: "KeyedArchive",

@@ -180,6 +180,7 @@ extension Array: ArchiveArrayDecodable where Element: Decodable {
             return try leaves(value, state) { try state.quickBool($0) ?? state.decodeBool($0, key: IndexKey($1)) }
         }
         let elements = try state.unkeyedElements(for: value)
+        state.prefetchInstances(of: elements, as: Element.self)
         var result: [Element] = []
         result.reserveCapacity(elements.count)
         for index in elements.indices {

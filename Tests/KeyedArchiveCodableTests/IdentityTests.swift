@@ -197,7 +197,8 @@ final class IdentityTests: XCTestCase {
     /// (the table loads the slots of later elements ahead of their lookups), each archived once.
     func testArraysOfRepeatedInstancesKeepTheirIdentityAtEveryLength() throws {
         let pool = (0..<40).map { Person("p\($0)") }
-        var lists = (0..<10).map { length in (0..<length).map { pool[($0 * 7 + length) % 13] } }
+        // Lengths on either side of the longest array whose instances are loaded ahead (32).
+        var lists = (Array(0..<10) + [31, 32, 33]).map { length in (0..<length).map { pool[($0 * 7 + length) % 13] } }
         lists.append((0..<300).map { pool[($0 * 11) % pool.count] })
         // Friends among the people made before (a Decodable graph has no cycles), some twice.
         for (index, person) in pool.enumerated() where index > 0 { person.friends = (0..<index % 4).map { pool[(index / 2 + $0 * 3) % index] } }
@@ -263,6 +264,38 @@ final class IdentityTests: XCTestCase {
         let xml = try PropertyList.convert(data, to: .xml)
         let fromXML = try KeyedArchiveDecoder().decode(Views.self, from: xml)
         XCTAssertTrue(fromXML.a1 === fromXML.a2 && fromXML.b1 === fromXML.b3)
+    }
+
+    /// Arrays of the same entries read as two class types: the second array's elements are
+    /// found under the first type's instances (loaded ahead, never taken), and each type still
+    /// gets its own instance per entry.
+    func testArraysOfOneEntryReadAsTwoTypesGiveOneInstancePerType() throws {
+        final class Node: Encodable {
+            let name: String
+            init(_ name: String) { self.name = name }
+        }
+        final class ViewA: Decodable { let name: String }
+        final class ViewB: Decodable { let name: String }
+        struct Views: Decodable {
+            let b: [ViewB], a: [ViewA], again: [ViewB]
+        }
+        struct Root: Encodable {
+            let b: [Node], a: [Node], again: [Node]
+        }
+        let nodes = (0..<6).map { Node("n\($0)") }
+        let order = [3, 1, 4, 1, 5, 0, 2]
+        let list = order.map { nodes[$0] }
+        let data = try KeyedArchiveEncoder().encode(Root(b: list, a: list.reversed(), again: list))
+        let views = try KeyedArchiveDecoder().decode(Views.self, from: data)
+        XCTAssertEqual(views.b.map(\.name), list.map(\.name))
+        XCTAssertEqual(views.a.map(\.name), list.reversed().map(\.name))
+        for (index, number) in order.enumerated() {
+            XCTAssertTrue(views.again[index] === views.b[index])
+            let twin = try XCTUnwrap(order.firstIndex(of: number))
+            XCTAssertTrue(views.b[index] === views.b[twin])
+            XCTAssertTrue(views.a[order.count - 1 - index] === views.a[order.count - 1 - twin])
+            XCTAssertFalse((views.a[order.count - 1 - index] as AnyObject) === (views.b[index] as AnyObject))
+        }
     }
 
     func testCycleMakesEncodingThrowWithThePath() throws {

@@ -245,6 +245,15 @@ package final class ArchiveDocument {
         return byIndex?.reader.asciiString(ofObject: object, maximumLength: Self.sharedLeafBytes - 1)
     }
 
+    /// Calls `body` with the UIDs among the first `maximumEntries` values of the dictionary at
+    /// `span` in the file read by index (nothing for an archive read whole), skipping anything
+    /// else: for looking ahead (see
+    /// ``BinaryPropertyListObjectReader/forEachUIDValue(of:maximumEntries:_:)``).
+    @inline(__always)
+    package func forEachUIDValue(ofFieldsAt span: BinaryPropertyListObjectReader.ContainerSpan, maximumEntries: Int, _ body: (UInt32) -> Void) {
+        byIndex?.reader.forEachUIDValue(of: span, maximumEntries: maximumEntries, body)
+    }
+
     /// Runs a read of the file, reporting a property-list error as a typed archive error at `path`.
     @inline(__always)
     package static func reading<T>(path: @autoclosure () -> String, _ body: () throws -> T) throws(KeyedArchiveError) -> T {

@@ -274,6 +274,32 @@ package final class BinaryPropertyListObjectReader {
         try reference(at: span.start &+ (span.count &+ entry) &* referenceWidth, in: span.object)
     }
 
+    /// Calls `body` with each UID among the values of the first `maximumEntries` entries of
+    /// the dictionary at `span`, in entry order, reading only what ``value(ofObject:)`` reads
+    /// for a UID. Anything else, and anything irregular, is skipped without an error: this is
+    /// for looking ahead (the unarchiver's phase 2 prefetches what an object's references will
+    /// need), and the reads that follow report what is wrong.
+    @inline(__always)
+    package func forEachUIDValue(of span: ContainerSpan, maximumEntries: Int, _ body: (UInt32) -> Void) {
+        // A span made by ``dictionarySpan(ofObject:)`` passes; checked again since a span is a
+        // plain value (count <= objectsEnd, so the product cannot overflow).
+        guard isOpen, span.start >= 0, span.start <= objectsEnd, span.count >= 0, span.count <= objectsEnd,
+            span.count &* 2 &* referenceWidth <= objectsEnd &- span.start
+        else { return }
+        let entries = Swift.min(span.count, maximumEntries)
+        var entry = 0
+        while entry < entries {
+            let reference = BinaryBytes.readUInt(bytes, at: span.start &+ (span.count &+ entry) &* referenceWidth, width: referenceWidth)
+            entry &+= 1
+            guard reference < UInt64(objectCount) else { continue }
+            let offset = self.offset(of: Int(truncatingIfNeeded: reference))
+            let marker = bytes[offset]
+            let nibble = Int(marker & 0x0F)
+            guard marker & 0xF0 == 0x80, nibble < 4, nibble < objectsEnd &- offset &- 1 else { continue }
+            body(UInt32(truncatingIfNeeded: BinaryBytes.readUInt(bytes, at: offset &+ 1, width: nibble &+ 1)))
+        }
+    }
+
     /// True when object `index` is a string stored as UTF-16 (marker `0x6_`) whose UTF-8 form
     /// could be `utf8Length` bytes long (between one and three bytes a unit), or of any length
     /// when `utf8Length` is nil. Reads only the marker and the count.
