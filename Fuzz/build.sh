@@ -28,7 +28,8 @@ flags=(-O -g -parse-as-library -swift-version 6 -sanitize="$sanitizers" -package
 modules=(KeyedArchivePropertyList KeyedArchiveGraph KeyedArchiveCodable KeyedArchivePreferences KeyedArchive KeyedArchiveSample)
 objects=()
 stale=0
-# The C shims' header is compiled into every module that imports it (KeyedArchivePropertyList).
+# The C shims' header is compiled into every module that imports it (KeyedArchivePropertyList,
+# KeyedArchiveGraph, KeyedArchiveCodable): a change to it rebuilds them all.
 if [[ -f "$out/KeyedArchivePropertyList.o" && -n "$(find "$root/Sources/CKeyedArchiveShims" -newer "$out/KeyedArchivePropertyList.o" | head -1)" ]]; then stale=1; fi
 for module in "${modules[@]}"; do
     mapfile -t sources < <(find "$root/Sources/$module" -name '*.swift' | sort)

@@ -606,14 +606,14 @@ final class ArchiveDecodingState: Decoder {
 
     /// The longest array of class instances whose instances ``prefetchInstances(of:as:)``
     /// starts loading all at once (a longer one would push its own first ones out again).
-    static var prefetchedElements: Int { 32 }
+    private static var prefetchedElements: Int { 32 }
 
     /// Starts loading what decoding `elements`, references to instances of the class `T`,
     /// reads for those already decoded: each one's slot, list entries and instance, loaded in
     /// two passes over the array instead of one after the other in the decode loop. A W2
-    /// person's friends are three random people of 100,000: four dependent misses each (its
-    /// entry in the slots, its type, its reference, then the instance itself, which the
-    /// reference returned is retained in). Reads only inside the lists; changes nothing.
+    /// person's friends are three random people of 100,000: three dependent misses each (its
+    /// entry in the slots, then its type and reference in the lists, then the instance, which
+    /// the reference handed out is retained in). Reads only inside the lists; changes nothing.
     func prefetchInstances<T>(of elements: [PropertyListValue], as type: T.Type) {
         guard elements.count > 1, elements.count <= Self.prefetchedElements, !instanceSlots.isEmpty,
             case .object = typeKinds.kind(of: type)
