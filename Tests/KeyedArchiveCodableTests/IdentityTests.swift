@@ -229,12 +229,9 @@ final class IdentityTests: XCTestCase {
     /// every reference read as that type (the first type's instance is kept by UID, the other's
     /// beside it).
     func testOneEntryDecodedAsTwoTypesGivesOneInstancePerType() throws {
-        final class Node: Encodable {
-            let name: String
-            init(_ name: String) { self.name = name }
-        }
-        final class ViewA: Decodable { let name: String }
-        final class ViewB: Decodable { let name: String }
+        typealias Node = NamedNode
+        typealias ViewA = NamedViewA
+        typealias ViewB = NamedViewB
         struct Views: Decodable {
             let a1: ViewA, b1: ViewB, a2: ViewA, b2: ViewB, b3: ViewB
             init(from decoder: any Decoder) throws {
@@ -270,12 +267,9 @@ final class IdentityTests: XCTestCase {
     /// found under the first type's instances (loaded ahead, never taken), and each type still
     /// gets its own instance per entry.
     func testArraysOfOneEntryReadAsTwoTypesGiveOneInstancePerType() throws {
-        final class Node: Encodable {
-            let name: String
-            init(_ name: String) { self.name = name }
-        }
-        final class ViewA: Decodable { let name: String }
-        final class ViewB: Decodable { let name: String }
+        typealias Node = NamedNode
+        typealias ViewA = NamedViewA
+        typealias ViewB = NamedViewB
         struct Views: Decodable {
             let b: [ViewB], a: [ViewA], again: [ViewB]
         }
@@ -448,3 +442,16 @@ final class IdentityTests: XCTestCase {
         XCTAssertEqual(count, 2_000)
     }
 }
+
+/// An entry archived once and read back as two class types of one layout (``NamedViewA``,
+/// ``NamedViewB``), for the tests of one entry decoded as two types.
+private final class NamedNode: Encodable {
+    let name: String
+    init(_ name: String) { self.name = name }
+}
+
+/// One of two class types with the same layout, read from a ``NamedNode``.
+private final class NamedViewA: Decodable { let name: String }
+
+/// The other of two class types with the same layout, read from a ``NamedNode``.
+private final class NamedViewB: Decodable { let name: String }
