@@ -41,7 +41,7 @@ public final class KeyedUnarchiver {
     /// Per job in `pending`: where its object's fields lie in the file (no entries when they
     /// are not read in place), for ``prefetchReferences(ofJob:instances:)``. A list of plain
     /// values: reading a job itself copies its references.
-    @exclusivity(unchecked) private var pendingFields: [BinaryPropertyListObjectReader.ContainerSpan] = []
+    @exclusivity(unchecked) private var pendingFields: [FieldsAhead] = []
     /// What the current top-level decode added to `instances` and `values`, so that a failed
     /// decode can take it back (see ``rollBack()``).
     @exclusivity(unchecked) private var addedInstances: [UInt32] = []
@@ -1151,8 +1151,9 @@ public final class KeyedUnarchiver {
         guard index < pendingFields.count else { return }
         let fields = pendingFields[index]
         guard fields.count > 0 else { return }
+        let span = BinaryPropertyListObjectReader.ContainerSpan(object: 0, count: Int(fields.count), start: Int(fields.start))
         slots.withUnsafeBufferPointer { slots in
-            document.forEachUIDValue(ofFieldsAt: fields, maximumEntries: Self.lookaheadEntries) { uid in
+            document.forEachUIDValue(ofFieldsAt: span, maximumEntries: Self.lookaheadEntries) { uid in
                 Self.prefetch(uid, in: slots, instance: instances)
             }
         }
@@ -1187,14 +1188,25 @@ public final class KeyedUnarchiver {
         }
     }
 
-    /// An entry of ``pendingFields`` with nothing to look ahead at.
-    private static var noFields: BinaryPropertyListObjectReader.ContainerSpan { .init(object: 0, count: 0, start: 0) }
+    /// Where a phase-2 job's fields lie in the file: where its dictionary's references start
+    /// and its entries. Eight bytes, not a whole span (24): one per object of a decode, and the
+    /// span's object index is needed only for errors, which the look-ahead never reports.
+    private struct FieldsAhead {
+        var start: UInt32
+        var count: UInt32
+    }
 
-    /// Where `fields` lie in the file, or ``noFields``.
+    /// An entry of ``pendingFields`` with nothing to look ahead at.
+    private static var noFields: FieldsAhead { FieldsAhead(start: 0, count: 0) }
+
+    /// Where `fields` lie in the file, or ``noFields`` (also for a file past 4 GiB, which is
+    /// decoded without the look-ahead).
     @inline(__always)
-    private static func span(of fields: ArchiveFields) -> BinaryPropertyListObjectReader.ContainerSpan {
+    private static func span(of fields: ArchiveFields) -> FieldsAhead {
         guard case .inPlace(let fields) = fields else { return noFields }
-        return fields.lookup.span
+        let span = fields.lookup.span
+        guard let start = UInt32(exactly: span.start), let count = UInt32(exactly: span.count) else { return noFields }
+        return FieldsAhead(start: start, count: count)
     }
 
     /// An ArchivedObject field: references decoded, inline values kept.
