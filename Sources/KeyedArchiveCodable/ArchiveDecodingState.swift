@@ -623,20 +623,22 @@ final class ArchiveDecodingState: Decoder {
                 instanceTypes.withUnsafeBufferPointer { types in
                     guard let instanceBase = instances.baseAddress, let typeBase = types.baseAddress else { return }
                     let count = Swift.min(instances.count, types.count)
+                    // The position in the lists of the instance kept for `element`, if any.
+                    func listIndex(_ element: PropertyListValue) -> Int? {
+                        guard case .uid(let uid) = element, Int(uid) < slots.count else { return nil }
+                        let slot = Int(slots[Int(uid)])
+                        return slot != 0 && slot <= count ? slot - 1 : nil
+                    }
                     // The slots' loads are independent, so they miss together.
                     for element in elements {
-                        guard case .uid(let uid) = element, Int(uid) < slots.count else { continue }
-                        let slot = Int(slots[Int(uid)])
-                        guard slot != 0, slot <= count else { continue }
-                        keyed_archive_prefetch(instanceBase + (slot - 1))
-                        keyed_archive_prefetch(typeBase + (slot - 1))
+                        guard let index = listIndex(element) else { continue }
+                        keyed_archive_prefetch(instanceBase + index)
+                        keyed_archive_prefetch(typeBase + index)
                     }
                     for element in elements {
-                        guard case .uid(let uid) = element, Int(uid) < slots.count else { continue }
-                        let slot = Int(slots[Int(uid)])
-                        guard slot != 0, slot <= count else { continue }
+                        guard let index = listIndex(element) else { continue }
                         // The reference's bits, read without retaining it.
-                        keyed_archive_prefetch(UnsafeRawPointer(instanceBase + (slot - 1)).load(as: UnsafeRawPointer?.self))
+                        keyed_archive_prefetch(UnsafeRawPointer(instanceBase + index).load(as: UnsafeRawPointer?.self))
                     }
                 }
             }

@@ -1005,7 +1005,7 @@ public final class KeyedUnarchiver {
                 slots[index] = .ready(object, resolved, checked: allowed.id)
                 addedInstances.append(uid)
                 pending.append(.user(uid, object, fields, name))
-                pendingFields.append(Self.span(of: fields))
+                pendingFields.append(Self.fieldsAhead(of: fields))
                 return object
             case .generic:
                 let object = ArchivedObject(classDescription: info.description)
@@ -1202,7 +1202,7 @@ public final class KeyedUnarchiver {
     /// Where `fields` lie in the file, or ``noFields`` (also for a file past 4 GiB, which is
     /// decoded without the look-ahead).
     @inline(__always)
-    private static func span(of fields: ArchiveFields) -> FieldsAhead {
+    private static func fieldsAhead(of fields: ArchiveFields) -> FieldsAhead {
         guard case .inPlace(let fields) = fields else { return noFields }
         let span = fields.lookup.span
         guard let start = UInt32(exactly: span.start), let count = UInt32(exactly: span.count) else { return noFields }

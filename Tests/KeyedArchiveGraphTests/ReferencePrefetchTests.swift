@@ -83,8 +83,8 @@ final class ReferencePrefetchTests: XCTestCase {
     }
 
     /// Damaged files (seeded byte changes to an archive): whatever the reader still opens, the
-    /// look-ahead reports, in order, only UIDs that the full read of those entries finds, and
-    /// never faults (the suite also runs under the address sanitizer).
+    /// look-ahead reports, in order, exactly the UIDs that the full read of those entries
+    /// finds, and never faults (the suite also runs under the address sanitizer).
     func testDamagedFilesGiveOnlyUIDsTheFullReadFinds() throws {
         let people = Person.graph(count: 40, seed: 7)
         let original = [UInt8](try KeyedArchiver.archivedData(withRootObject: people as [Any], format: .binary))
