@@ -38,9 +38,9 @@ public final class KeyedUnarchiver {
     @exclusivity(unchecked) private var valueFlags: [UInt8] = []
     @exclusivity(unchecked) private var values: [CacheKey: Any] = [:]
     @exclusivity(unchecked) private var pending: [PendingPhase2] = []
-    /// Per job in `pending`: where its object's fields lie in the file (no entries when they
-    /// are not read in place), for ``prefetchReferences(ofJob:instances:)``. A list of plain
-    /// values: reading a job itself copies its references.
+    /// Per job in `pending`: its object's UID and where its fields lie in the file (no entries
+    /// when they are not read in place), for ``prefetchReferences(ofJob:instances:)``. A list
+    /// of plain values: reading a job itself copies its references.
     @exclusivity(unchecked) private var pendingFields: [FieldsAhead] = []
     /// What the current top-level decode added to `instances` and `values`, so that a failed
     /// decode can take it back (see ``rollBack()``).
@@ -1005,14 +1005,14 @@ public final class KeyedUnarchiver {
                 slots[index] = .ready(object, resolved, checked: allowed.id)
                 addedInstances.append(uid)
                 pending.append(.user(uid, object, fields, name))
-                pendingFields.append(Self.fieldsAhead(of: fields))
+                pendingFields.append(Self.fieldsAhead(of: fields, uid: uid))
                 return object
             case .generic:
                 let object = ArchivedObject(classDescription: info.description)
                 slots[index] = .ready(object, resolved, checked: allowed.id)
                 addedInstances.append(uid)
                 pending.append(.generic(uid, object, fields, allowed))
-                pendingFields.append(Self.noFields)
+                pendingFields.append(Self.noFields(uid: uid))
                 return object
             case .builtin(let kind):
                 valueFlags[index] |= 2
@@ -1141,18 +1141,22 @@ public final class KeyedUnarchiver {
     /// The most values of one object looked at ahead.
     private static var lookaheadEntries: Int { 16 }
 
-    /// Starts loading what the references of the object of phase-2 job `index` will read: the
-    /// slots of the UIDs among its values, or (`instances`) the instances those slots hold,
-    /// whose type and reference count a reference reads. A W2 person's friends are random
-    /// objects of a table of megabytes: two dependent misses each, which were most of
-    /// ``decodeObject(of:forKey:)``'s time. Reads nothing out of range and changes nothing.
+    /// Starts loading what phase-2 job `index` will read: the slots of its object and of the
+    /// UIDs among its values, or (`instances`) the instances those slots hold, whose type and
+    /// reference count a reference reads. A W2 person's friends are random objects of a table
+    /// of megabytes: two dependent misses each, which were most of
+    /// ``decodeObject(of:forKey:)``'s time. The job's own object, made in phase 1 a whole
+    /// graph earlier, had left the caches too: the call of its `decodeReferences(with:)` waited
+    /// for its type (about 5% of a W2 unarchive). Reads nothing out of range and changes
+    /// nothing.
     @inline(__always)
     private func prefetchReferences(ofJob index: Int, instances: Bool) {
         guard index < pendingFields.count else { return }
-        let fields = pendingFields[index]
-        guard fields.count > 0 else { return }
-        let span = BinaryPropertyListObjectReader.ContainerSpan(object: 0, count: Int(fields.count), start: Int(fields.start))
+        let job = pendingFields[index]
         slots.withUnsafeBufferPointer { slots in
+            Self.prefetch(job.uid, in: slots, instance: instances)
+            guard job.count > 0 else { return }
+            let span = BinaryPropertyListObjectReader.ContainerSpan(object: 0, count: Int(job.count), start: Int(job.start))
             document.forEachUIDValue(ofFieldsAt: span, maximumEntries: Self.lookaheadEntries) { uid in
                 Self.prefetch(uid, in: slots, instance: instances)
             }
@@ -1188,25 +1192,27 @@ public final class KeyedUnarchiver {
         }
     }
 
-    /// Where a phase-2 job's fields lie in the file: where its dictionary's references start
-    /// and its entries. Eight bytes, not a whole span (24): one per object of a decode, and the
-    /// span's object index is needed only for errors, which the look-ahead never reports.
+    /// A phase-2 job's object and where its fields lie in the file: where its dictionary's
+    /// references start and its entries. Twelve bytes, not the UID and a whole span (32): one
+    /// per object of a decode, and the span's object index is needed only for errors, which
+    /// the look-ahead never reports.
     private struct FieldsAhead {
         var start: UInt32
         var count: UInt32
+        var uid: UInt32
     }
 
-    /// An entry of ``pendingFields`` with nothing to look ahead at.
-    private static var noFields: FieldsAhead { FieldsAhead(start: 0, count: 0) }
+    /// An entry of ``pendingFields`` with no fields to look ahead at.
+    private static func noFields(uid: UInt32) -> FieldsAhead { FieldsAhead(start: 0, count: 0, uid: uid) }
 
-    /// Where `fields` lie in the file, or ``noFields`` (also for a file past 4 GiB, which is
-    /// decoded without the look-ahead).
+    /// Object `uid` and where its `fields` lie in the file; ``noFields(uid:)`` for fields not
+    /// read in place and for a file past 4 GiB (whose fields are decoded without the look-ahead).
     @inline(__always)
-    private static func fieldsAhead(of fields: ArchiveFields) -> FieldsAhead {
-        guard case .inPlace(let fields) = fields else { return noFields }
+    private static func fieldsAhead(of fields: ArchiveFields, uid: UInt32) -> FieldsAhead {
+        guard case .inPlace(let fields) = fields else { return noFields(uid: uid) }
         let span = fields.lookup.span
-        guard let start = UInt32(exactly: span.start), let count = UInt32(exactly: span.count) else { return noFields }
-        return FieldsAhead(start: start, count: count)
+        guard let start = UInt32(exactly: span.start), let count = UInt32(exactly: span.count) else { return noFields(uid: uid) }
+        return FieldsAhead(start: start, count: count, uid: uid)
     }
 
     /// An ArchivedObject field: references decoded, inline values kept.
