@@ -38,9 +38,9 @@ public final class KeyedUnarchiver {
     @exclusivity(unchecked) private var valueFlags: [UInt8] = []
     @exclusivity(unchecked) private var values: [CacheKey: Any] = [:]
     @exclusivity(unchecked) private var pending: [PendingPhase2] = []
-    /// Per job in `pending`: its object's UID and where its fields lie in the file (no entries
-    /// when they are not read in place), for ``prefetchReferences(ofJob:instances:)``. A list
-    /// of plain values: reading a job itself copies its references.
+    /// Per job in `pending`: its object's UID and, when they are read in place, where its
+    /// fields lie in the file, for ``prefetchReferences(ofJob:instances:)``. A list of plain
+    /// values: reading a job itself copies its references.
     @exclusivity(unchecked) private var pendingFields: [FieldsAhead] = []
     /// What the current top-level decode added to `instances` and `values`, so that a failed
     /// decode can take it back (see ``rollBack()``).
