@@ -111,6 +111,165 @@ final class ReferencePrefetchTests: XCTestCase {
         XCTAssertGreaterThan(opened, 100, "most damaged files should still open for the test to mean something")
     }
 
+    // MARK: UIDs read by arithmetic
+
+    /// Python's plistlib's reading of each object of `file`, by index: a UID's value, a
+    /// dictionary's UID values in entry order, nil for anything else.
+    private func plistlibObjects(_ file: Data) throws -> (uids: [UInt32?], dictionaryUIDs: [[UInt32]?], entries: Int) {
+        // plistlib's own binary parser, asked for each object by index after the whole read.
+        let script = """
+            import io, plistlib, sys
+            data = sys.stdin.buffer.read()
+            parser = plistlib._BinaryPlistParser(dict_type=dict)
+            top = parser.parse(io.BytesIO(data))
+            print(len(top['$objects']) if isinstance(top, dict) and '$objects' in top else -1)
+            for index in range(len(parser._object_offsets)):
+                value = parser._read_object(index)
+                if isinstance(value, plistlib.UID):
+                    print('u', value.data)
+                elif isinstance(value, dict):
+                    print('d', *[v.data for v in value.values() if isinstance(v, plistlib.UID)])
+                else:
+                    print('-')
+            """
+        let lines = String(decoding: try Python.run(script, input: file), as: UTF8.self).split(separator: "\n")
+        let entries = Int(lines.first ?? "") ?? -1
+        var uids: [UInt32?] = [], dictionaryUIDs: [[UInt32]?] = []
+        for line in lines.dropFirst() {
+            let words = line.split(separator: " ")
+            uids.append(words.first == "u" ? UInt32(words[1]) : nil)
+            dictionaryUIDs.append(words.first == "d" ? words.dropFirst().compactMap { UInt32($0) } : nil)
+        }
+        return (uids, dictionaryUIDs, entries)
+    }
+
+    /// `reader`'s reading of each object as a UID (nil for anything else, or an error), and of
+    /// each dictionary's UID values through the look-ahead.
+    private func readerObjects(_ reader: BinaryPropertyListObjectReader) -> (uids: [UInt32?], dictionaryUIDs: [[UInt32]?]) {
+        var uids: [UInt32?] = [], dictionaryUIDs: [[UInt32]?] = []
+        for object in 0..<reader.objectCount {
+            if case .uid(let uid)? = try? reader.value(ofObject: object) { uids.append(uid) } else { uids.append(nil) }
+            if let span = try? reader.dictionarySpan(ofObject: object) {
+                var found: [UInt32] = []
+                reader.forEachUIDValue(of: span, maximumEntries: .max) { found.append($0) }
+                dictionaryUIDs.append(found)
+            } else {
+                dictionaryUIDs.append(nil)
+            }
+        }
+        return (uids, dictionaryUIDs)
+    }
+
+    /// The byte offset of object `index` of a binary property list, from its trailer and
+    /// offset table (read here, not by the reader under test).
+    private func offsetOfObject(_ index: Int, in file: [UInt8]) -> Int {
+        func number(at start: Int, width: Int) -> Int { file[start..<(start + width)].reduce(0) { $0 << 8 | Int($1) } }
+        let trailer = file.count - 32
+        let offsetWidth = Int(file[trailer + 6])
+        return number(at: number(at: trailer + 24, width: 8) + index * offsetWidth, width: offsetWidth)
+    }
+
+    /// Our archiver writes one UID object per `$objects` entry after all the other objects: the
+    /// reader finds that run (as many objects as plistlib counts entries, UIDs of 1, 2 and 4
+    /// bytes) and reads every object, in the run and before it, as plistlib does, alone and
+    /// among a dictionary's values.
+    func testOurArchivesEndInUIDsReadByArithmetic() throws {
+        guard Python.executable != nil else { throw XCTSkip("python3 not found; plistlib is the peer here") }
+        for count in [0, 1, 40, 35_000] {
+            let people = Person.graph(count: count, seed: UInt64(count) &+ 5)
+            defer { for person in people { person.friends = []; person.best = nil; person.other = nil } }
+            let file = try KeyedArchiver.archivedData(withRootObject: people as [Any], format: .binary)
+            let reader = try BinaryPropertyListObjectReader(file, limits: .default)
+            let expected = try plistlibObjects(file)
+            XCTAssertEqual(reader.arithmeticUIDObjects.count, expected.entries, "\(count) people")
+            XCTAssertEqual(reader.arithmeticUIDObjects.upperBound, reader.objectCount)
+            if count == 35_000 { XCTAssertGreaterThan(expected.entries, 65_536, "4-byte UIDs in the run") }
+            let read = readerObjects(reader)
+            XCTAssertEqual(read.uids, expected.uids, "\(count) people")
+            XCTAssertEqual(read.dictionaryUIDs, expected.dictionaryUIDs, "\(count) people")
+            try Person.assertSameGraph(people, try Person.decode(file), "\(count) people")
+        }
+    }
+
+    /// A run broken by a damaged UID object (another value, another kind of object) starts
+    /// after it; the objects before it are read from the file, as plistlib reads them, and
+    /// the unarchiver decodes the same graph or throws a `KeyedArchiveError`.
+    func testARunStopsAtTheFirstObjectThatBreaksIt() throws {
+        guard Python.executable != nil else { throw XCTSkip("python3 not found; plistlib is the peer here") }
+        let people = Person.graph(count: 60, seed: 21)
+        defer { for person in people { person.friends = []; person.best = nil; person.other = nil } }
+        let original = [UInt8](try KeyedArchiver.archivedData(withRootObject: people as [Any], format: .binary))
+        let run = try BinaryPropertyListObjectReader(Data(original), limits: .default).arithmeticUIDObjects
+        XCTAssertGreaterThan(run.count, 60)
+        for broken in [run.lowerBound, run.lowerBound + 1, run.lowerBound + run.count / 2, run.upperBound - 2, run.upperBound - 1] {
+            let offset = offsetOfObject(broken, in: original)
+            XCTAssertEqual(original[offset] & 0xF0, 0x80, "object \(broken) is a UID")
+            // One byte UIDs here: the value one more, or the object an integer (0x10) of the same value.
+            for (position, byte) in [(offset + 1, original[offset + 1] &+ 1), (offset, UInt8(0x10))] {
+                var bytes = original
+                bytes[position] = byte
+                let file = Data(bytes)
+                let reader = try BinaryPropertyListObjectReader(file, limits: .default)
+                // The last object, still a UID of another value, is a run of its own.
+                let stillAUID = broken == run.upperBound - 1 && position == offset + 1
+                XCTAssertEqual(reader.arithmeticUIDObjects, (stillAUID ? broken : broken + 1)..<run.upperBound, "object \(broken) broken")
+                let expected = try plistlibObjects(file)
+                let read = readerObjects(reader)
+                XCTAssertEqual(read.uids, expected.uids, "object \(broken) broken")
+                XCTAssertEqual(read.dictionaryUIDs, expected.dictionaryUIDs, "object \(broken) broken")
+                // The unarchiver: what the whole read decodes (another graph, since a UID
+                // changed), or a typed error.
+                switch (Result { try graphDescription(file, wholeRead: true) }, Result { try graphDescription(file, wholeRead: false) }) {
+                case (.success(let whole), .success(let byIndex)): XCTAssertEqual(byIndex, whole, "object \(broken) broken")
+                case (.success, .failure(let error)): XCTFail("object \(broken) broken: the whole read decodes, reading by index throws \(error)")
+                case (.failure, .success): break  // damage the by-index read does not reach
+                case (.failure, .failure(let error)): XCTAssertTrue(error is KeyedArchiveError, "\(error)")
+                }
+            }
+        }
+    }
+
+    /// The people an unarchiver decodes from `data`, described by labels (their links cut
+    /// afterwards), read by index or, `wholeRead`, from the whole tree.
+    private func graphDescription(_ data: Data, wholeRead: Bool) throws -> String {
+        let unarchiver = wholeRead
+            ? KeyedUnarchiver(document: try ArchiveDocument(data: data, limits: .default, byIndex: false))
+            : try KeyedUnarchiver(data: data)
+        let root = try unarchiver.decodeTopLevelObject(of: [.type(Person.self), .array], forKey: "root") as? [Any] ?? []
+        let people = root.compactMap { $0 as? Person }
+        defer { for person in people { person.friends = []; person.best = nil; person.other = nil } }
+        return people.map { "\($0.label): \($0.best?.label ?? -1) \($0.other?.label ?? -1) \($0.friends.map(\.label))" }
+            .joined(separator: "; ") + " of \(root.count)"
+    }
+
+    /// Files of other writers (plistlib): a run whose UIDs are above their indices, a last
+    /// UID that starts no longer run, UIDs of 8 bytes and a file that does not end in a UID.
+    func testRunsInOtherFilesAreOnlyWhatTheBytesSay() throws {
+        guard Python.executable != nil else { throw XCTSkip("python3 not found; plistlib is the peer here") }
+        let cases: [(String, Range<Int>)] = [
+            // plistlib writes the array (object 0), then its members in order.
+            ("[UID(5), UID(6), UID(7)]", 1..<4),
+            ("[UID(1), UID(3)]", 2..<3),
+            ("[UID(9), UID(2**40)]", 3..<3),
+            ("[UID(0), UID(1), 'text']", 4..<4),
+            ("{'a': UID(300), 'b': UID(301), 'c': UID(70000), 'd': UID(70001)}", 7..<9),
+        ]
+        for (literal, run) in cases {
+            let file = try Python.run("""
+                import plistlib, sys
+                from plistlib import UID
+                sys.stdout.buffer.write(plistlib.dumps(\(literal), fmt=plistlib.FMT_BINARY, sort_keys=False))
+                """)
+            let reader = try BinaryPropertyListObjectReader(file, limits: .default)
+            XCTAssertEqual(reader.arithmeticUIDObjects, run, literal)
+            let expected = try plistlibObjects(file)
+            let read = readerObjects(reader)
+            // (The 8-byte UID is not a UInt32: neither side reads it as one.)
+            XCTAssertEqual(read.uids, expected.uids, literal)
+            XCTAssertEqual(read.dictionaryUIDs, expected.dictionaryUIDs, literal)
+        }
+    }
+
     // MARK: Unarchiving with the look-ahead
 
     /// Graphs of every size around the look-ahead distances, friends by key and in arrays

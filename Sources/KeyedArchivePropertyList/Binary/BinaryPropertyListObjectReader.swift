@@ -41,6 +41,17 @@ package final class BinaryPropertyListObjectReader {
     package let objectCount: Int
     /// The index of the top object.
     package let topObject: Int
+    /// The objects from here to the end are UID objects whose values go up by one from object
+    /// to object (UID `index - uidRunOrigin`), as KeyedArchive's archiver writes one UID object
+    /// per `$objects` entry after all the others. Checked, object by object, when the reader is
+    /// made (`trailingUIDRun`), so a
+    /// reference into the run is read by arithmetic: not its offset-table entry and then its
+    /// bytes, two dependent reads in different parts of the file for every reference an
+    /// unarchiver follows. `objectCount` when the file does not end so.
+    private let uidRunStart: Int
+    /// The index of the object whose UID would be 0 in the run (negative when the run's UIDs
+    /// are above their indices).
+    private let uidRunOrigin: Int
 
     /// Validates the trailer and the offset table of the binary property list in `data`, and
     /// keeps a copy of its bytes.
@@ -80,7 +91,41 @@ package final class BinaryPropertyListObjectReader {
         objectCount = trailer.objectCount
         topObject = trailer.topObject
         maximumStringLength = limits.maximumStringLength
+        (uidRunStart, uidRunOrigin) = Self.trailingUIDRun(
+            bytes: bytes, objectCount: trailer.objectCount, offsetTableOffset: trailer.offsetTableOffset,
+            offsetWidth: trailer.offsetIntSize)
     }
+
+    /// The objects at the end of the file that are UID objects whose values go up by one with
+    /// the index, as the range they start at and the index of UID 0, `(objectCount, 0)` when
+    /// the last object is not a UID. One pass backwards from the last object, stopping at the
+    /// first that breaks the pattern, so it reads no more than a whole read would (the offsets
+    /// were checked to lie in the object area).
+    private static func trailingUIDRun(
+        bytes: UnsafeRawBufferPointer, objectCount: Int, offsetTableOffset: Int, offsetWidth: Int
+    ) -> (start: Int, origin: Int) {
+        let objectsEnd = offsetTableOffset
+        var start = objectCount
+        var origin: Int? = nil
+        while start > 0 {
+            let index = start &- 1
+            let offset = Int(truncatingIfNeeded: BinaryBytes.readUInt(bytes, at: offsetTableOffset &+ index &* offsetWidth, width: offsetWidth))
+            let marker = bytes[offset]
+            let nibble = Int(marker & 0x0F)
+            // A UID of 1 to 4 bytes that lies in the object area, as ``value(ofObject:)`` reads one.
+            guard marker & 0xF0 == 0x80, nibble < 4, nibble < objectsEnd &- offset &- 1 else { break }
+            let uid = Int(truncatingIfNeeded: BinaryBytes.readUInt(bytes, at: offset &+ 1, width: nibble &+ 1))
+            // index - uid cannot overflow: both are below 2^63 and not negative.
+            guard origin == nil || origin == index &- uid else { break }
+            origin = index &- uid
+            start = index
+        }
+        guard let origin else { return (objectCount, 0) }
+        return (start, origin)
+    }
+
+    /// The objects read as UIDs by arithmetic (see `uidRunStart`); empty when there are none.
+    package var arithmeticUIDObjects: Range<Int> { uidRunStart..<objectCount }
 
     deinit { free(ownedStorage?.baseAddress) }
 
@@ -105,6 +150,8 @@ package final class BinaryPropertyListObjectReader {
     package func value(ofObject index: Int) throws -> PropertyListValue {
         guard isOpen else { try throwClosedError() }
         guard index >= 0, index < objectCount else { try throwObjectIndexError(index) }
+        // A UID of the file's trailing run: its value without reading it (`uidRunStart`).
+        if index >= uidRunStart { return .uid(UInt32(truncatingIfNeeded: index &- uidRunOrigin)) }
         // The scalars an archive's objects hold most (UIDs, integers, reals, booleans) are
         // read here; anything else, and anything out of the ordinary, by the decoder.
         let offset = self.offset(of: index)
@@ -292,6 +339,11 @@ package final class BinaryPropertyListObjectReader {
             let reference = BinaryBytes.readUInt(bytes, at: span.start &+ (span.count &+ entry) &* referenceWidth, width: referenceWidth)
             entry &+= 1
             guard reference < UInt64(objectCount) else { continue }
+            if reference >= UInt64(uidRunStart) {
+                // Checked when the reader was made (`uidRunStart`).
+                body(UInt32(truncatingIfNeeded: Int(truncatingIfNeeded: reference) &- uidRunOrigin))
+                continue
+            }
             let offset = self.offset(of: Int(truncatingIfNeeded: reference))
             let marker = bytes[offset]
             let nibble = Int(marker & 0x0F)
