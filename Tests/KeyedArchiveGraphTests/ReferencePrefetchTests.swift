@@ -193,7 +193,7 @@ final class ReferencePrefetchTests: XCTestCase {
 
     /// A run broken by a damaged UID object (another value, another kind of object) starts
     /// after it; the objects before it are read from the file, as plistlib reads them, and
-    /// the unarchiver decodes the same graph or throws a `KeyedArchiveError`.
+    /// the unarchiver decodes what the whole read decodes or throws a `KeyedArchiveError`.
     func testARunStopsAtTheFirstObjectThatBreaksIt() throws {
         guard Python.executable != nil else { throw XCTSkip("python3 not found; plistlib is the peer here") }
         let people = Person.graph(count: 60, seed: 21)
@@ -204,7 +204,7 @@ final class ReferencePrefetchTests: XCTestCase {
         for broken in [run.lowerBound, run.lowerBound + 1, run.lowerBound + run.count / 2, run.upperBound - 2, run.upperBound - 1] {
             let offset = offsetOfObject(broken, in: original)
             XCTAssertEqual(original[offset] & 0xF0, 0x80, "object \(broken) is a UID")
-            // One byte UIDs here: the value one more, or the object an integer (0x10) of the same value.
+            // The UID's first value byte one more, or its marker an integer's (0x10).
             for (position, byte) in [(offset + 1, original[offset + 1] &+ 1), (offset, UInt8(0x10))] {
                 var bytes = original
                 bytes[position] = byte

@@ -44,10 +44,10 @@ package final class BinaryPropertyListObjectReader {
     /// The objects from here to the end are UID objects whose values go up by one from object
     /// to object (UID `index - uidRunOrigin`), as KeyedArchive's archiver writes one UID object
     /// per `$objects` entry after all the others. Checked, object by object, when the reader is
-    /// made (`trailingUIDRun`), so a
-    /// reference into the run is read by arithmetic: not its offset-table entry and then its
-    /// bytes, two dependent reads in different parts of the file for every reference an
-    /// unarchiver follows. `objectCount` when the file does not end so.
+    /// made (`trailingUIDRun`), so a reference into the run is read by arithmetic: not its
+    /// offset-table entry and then its bytes, two dependent reads in different parts of the
+    /// file for every reference an unarchiver follows. `objectCount` when the file does not
+    /// end so.
     private let uidRunStart: Int
     /// The index of the object whose UID would be 0 in the run (negative when the run's UIDs
     /// are above their indices).
