@@ -104,24 +104,29 @@ package final class BinaryPropertyListObjectReader {
     private static func trailingUIDRun(
         bytes: UnsafeRawBufferPointer, objectCount: Int, offsetTableOffset: Int, offsetWidth: Int
     ) -> (start: Int, origin: Int) {
-        let objectsEnd = offsetTableOffset
         var start = objectCount
         var origin: Int? = nil
         while start > 0 {
             let index = start &- 1
-            let offset = Int(truncatingIfNeeded: BinaryBytes.readUInt(bytes, at: offsetTableOffset &+ index &* offsetWidth, width: offsetWidth))
-            let marker = bytes[offset]
-            let nibble = Int(marker & 0x0F)
-            // A UID of 1 to 4 bytes that lies in the object area, as ``value(ofObject:)`` reads one.
-            guard marker & 0xF0 == 0x80, nibble < 4, nibble < objectsEnd &- offset &- 1 else { break }
-            let uid = Int(truncatingIfNeeded: BinaryBytes.readUInt(bytes, at: offset &+ 1, width: nibble &+ 1))
+            let offset = offset(of: index, in: bytes, tableOffset: offsetTableOffset, width: offsetWidth)
+            guard let uid = uid(in: bytes, at: offset, objectsEnd: offsetTableOffset) else { break }
             // index - uid cannot overflow: both are below 2^63 and not negative.
-            guard origin == nil || origin == index &- uid else { break }
-            origin = index &- uid
+            guard origin == nil || origin == index &- Int(uid) else { break }
+            origin = index &- Int(uid)
             start = index
         }
         guard let origin else { return (objectCount, 0) }
         return (start, origin)
+    }
+
+    /// The value of the object at byte `offset` when it is a UID of 1 to 4 bytes that lies in
+    /// the object area, as ``value(ofObject:)`` reads one; nil for any other object.
+    @inline(__always)
+    private static func uid(in bytes: UnsafeRawBufferPointer, at offset: Int, objectsEnd: Int) -> UInt32? {
+        let marker = bytes[offset]
+        let nibble = Int(marker & 0x0F)
+        guard marker & 0xF0 == 0x80, nibble < 4, nibble < objectsEnd &- offset &- 1 else { return nil }
+        return UInt32(truncatingIfNeeded: BinaryBytes.readUInt(bytes, at: offset &+ 1, width: nibble &+ 1))
     }
 
     /// The objects read as UIDs by arithmetic (see `uidRunStart`); empty when there are none.
@@ -236,7 +241,14 @@ package final class BinaryPropertyListObjectReader {
     /// The byte offset of object `index` (below the count; validated when the reader was made).
     @inline(__always)
     private func offset(of index: Int) -> Int {
-        Int(truncatingIfNeeded: BinaryBytes.readUInt(bytes, at: offsetTableOffset &+ index &* offsetWidth, width: offsetWidth))
+        Self.offset(of: index, in: bytes, tableOffset: offsetTableOffset, width: offsetWidth)
+    }
+
+    /// The byte offset of object `index` in the offset table at `tableOffset` of `width`-byte
+    /// entries (for the reader's own properties before they are set).
+    @inline(__always)
+    private static func offset(of index: Int, in bytes: UnsafeRawBufferPointer, tableOffset: Int, width: Int) -> Int {
+        Int(truncatingIfNeeded: BinaryBytes.readUInt(bytes, at: tableOffset &+ index &* width, width: width))
     }
 
     /// The object index stored at byte `position`, checked to be below the object count.
@@ -344,11 +356,7 @@ package final class BinaryPropertyListObjectReader {
                 body(UInt32(truncatingIfNeeded: Int(truncatingIfNeeded: reference) &- uidRunOrigin))
                 continue
             }
-            let offset = self.offset(of: Int(truncatingIfNeeded: reference))
-            let marker = bytes[offset]
-            let nibble = Int(marker & 0x0F)
-            guard marker & 0xF0 == 0x80, nibble < 4, nibble < objectsEnd &- offset &- 1 else { continue }
-            body(UInt32(truncatingIfNeeded: BinaryBytes.readUInt(bytes, at: offset &+ 1, width: nibble &+ 1)))
+            if let uid = Self.uid(in: bytes, at: offset(of: Int(truncatingIfNeeded: reference)), objectsEnd: objectsEnd) { body(uid) }
         }
     }
 
