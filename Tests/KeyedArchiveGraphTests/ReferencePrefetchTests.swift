@@ -160,15 +160,6 @@ final class ReferencePrefetchTests: XCTestCase {
         return (uids, dictionaryUIDs)
     }
 
-    /// The byte offset of object `index` of a binary property list, from its trailer and
-    /// offset table (read here, not by the reader under test).
-    private func offsetOfObject(_ index: Int, in file: [UInt8]) -> Int {
-        func number(at start: Int, width: Int) -> Int { file[start..<(start + width)].reduce(0) { $0 << 8 | Int($1) } }
-        let trailer = file.count - 32
-        let offsetWidth = Int(file[trailer + 6])
-        return number(at: number(at: trailer + 24, width: 8) + index * offsetWidth, width: offsetWidth)
-    }
-
     /// Our archiver writes one UID object per `$objects` entry after all the other objects: the
     /// reader finds that run (as many objects as plistlib counts entries, UIDs of 1, 2 and 4
     /// bytes) and reads every object, in the run and before it, as plistlib does, alone and
@@ -201,8 +192,10 @@ final class ReferencePrefetchTests: XCTestCase {
         let original = [UInt8](try KeyedArchiver.archivedData(withRootObject: people as [Any], format: .binary))
         let run = try BinaryPropertyListObjectReader(Data(original), limits: .default).arithmeticUIDObjects
         XCTAssertGreaterThan(run.count, 60)
+        // The objects' offsets read from the trailer and offset table, not by the reader under test.
+        let layout = try XCTUnwrap(BinaryObjectLayout(Data(original)))
         for broken in [run.lowerBound, run.lowerBound + 1, run.lowerBound + run.count / 2, run.upperBound - 2, run.upperBound - 1] {
-            let offset = offsetOfObject(broken, in: original)
+            let offset = layout.objects[broken].offset
             XCTAssertEqual(original[offset] & 0xF0, 0x80, "object \(broken) is a UID")
             // The UID's first value byte one more, or its marker an integer's (0x10).
             for (position, byte) in [(offset + 1, original[offset + 1] &+ 1), (offset, UInt8(0x10))] {
