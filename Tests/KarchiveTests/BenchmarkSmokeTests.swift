@@ -109,8 +109,59 @@ final class BenchmarkSmokeTests: XCTestCase {
         XCTAssertEqual(back.results.first?.stats, Self.results.first?.stats)
 
         let table = Table.render(Self.results)
-        // A header, a rule, then one line per result.
-        XCTAssertEqual(table.split(separator: "\n").count, Self.results.count + 2)
+        // A header, a rule, one line per result, then (after an empty line) each long note once.
+        let lines = table.split(separator: "\n", omittingEmptySubsequences: false)
+        let longNotes = Set(Self.results.compactMap { result in
+            result.note.flatMap { $0.count > Table.inlineNoteLimit ? "\(result.implementation): \($0)" : nil }
+        })
+        XCTAssertFalse(longNotes.isEmpty, "the suite's reference rows have long notes")
+        XCTAssertEqual(lines.count, Self.results.count + 2 + 1 + longNotes.count)
+        XCTAssertEqual(lines[Self.results.count + 2], "")
+        // No long note widens the impl column (and so every line): each is only under the table.
+        let rows = lines.prefix(Self.results.count + 2).joined(separator: "\n")
+        for note in longNotes {
+            let text = note.split(separator: ":", maxSplits: 1).last.map(String.init) ?? note
+            XCTAssertFalse(rows.contains(text), "a long note in the rows: \(note)")
+            XCTAssertEqual(lines.filter { $0.hasSuffix(note) }.count, 1, "listed once: \(note)")
+        }
+    }
+
+    func testLongNotesAreListedOnceUnderTheTableAndShortOnesStayInline() {
+        // Rows made by the runner, then given the notes and times to show.
+        let operation = BenchmarkOperation("A", "op", check: .bytes, [Implementation("x", units: 1) { 1 }])
+        let template = Runner.run(operation, policy: RunPolicy(warmups: 1, repetitions: 1, timeBoxSeconds: 10))[0]
+        func row(_ workload: String, _ name: String, note: String?, runNote: String?, seconds: Double) -> ImplementationResult {
+            var result = template
+            (result.workload, result.implementation, result.isOurs) = (workload, name, name == "ours")
+            (result.note, result.runNote, result.ratios) = (note, runNote, [:])
+            (result.stats, result.secondsPerUnit, result.unitsPerSecond) = (TimingStats(samples: [seconds]), seconds, 1 / seconds)
+            return result
+        }
+        let long = "reference: " + String(repeating: "a long description ", count: 4)
+        var results = [
+            row("A", "ours", note: "short note", runNote: "40 runs per sample", seconds: 1e-5),
+            row("A", "floor", note: long, runNote: "90 runs per sample", seconds: 4e-6),
+            row("A", "peer", note: nil, runNote: nil, seconds: 0.04),
+            row("B", "floor", note: long, runNote: nil, seconds: 5e-6),
+            row("B", "other floor", note: long, runNote: nil, seconds: 6e-6),
+        ]
+        results[2].ratios = ["ours": 1e-5 / 0.04]
+        results[0].ratios = ["peer": 0.04 / 1e-5]
+        let lines = Table.render(results).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        XCTAssertTrue(lines[2].contains("ours * (short note; 40 runs per sample)"), lines[2])
+        XCTAssertTrue(lines[3].contains("floor [1] (90 runs per sample)"), lines[3])
+        XCTAssertFalse(lines[3].contains("a long description"), lines[3])
+        // The same implementation with the same note shares its number; another name has its own.
+        XCTAssertTrue(lines[5].contains("floor [1]"), lines[5])
+        XCTAssertTrue(lines[6].contains("other floor [2]"), lines[6])
+        XCTAssertEqual(Array(lines.suffix(3)), ["", "[1] floor: \(long)", "[2] other floor: \(long)"])
+        // A peer 4,000 times slower reads 0.00025x, not 0.00x; ours reads 4000.00x.
+        XCTAssertTrue(lines[4].hasSuffix("ours 0.00025x"), lines[4])
+        XCTAssertTrue(lines[2].hasSuffix("peer 4000.00x"), lines[2])
+        XCTAssertEqual(Format.ratio(0.01), "0.01x")
+        XCTAssertEqual(Format.ratio(0.0099), "0.0099x")
+        XCTAssertEqual(Format.ratio(0.00005), "0.000050x")
+        XCTAssertEqual(Format.ratio(3901.834), "3901.83x")
     }
 
     func testStatisticsOfKnownSamples() {
@@ -139,8 +190,15 @@ final class BenchmarkSmokeTests: XCTestCase {
         XCTAssertLessThan(calls, 10, "the time box did not stop the repetitions")
         XCTAssertEqual(results[0].checkValue, 7)
         XCTAssertGreaterThanOrEqual(results[0].stats?.min ?? 0, 0.05)
+        XCTAssertNil(results[0].runNote)
         XCTAssertEqual(results[1].status, .notImplemented)
         XCTAssertEqual(results[2].status, .error)
+        // A warm-up that alone outlasts the time box is the only sample, and the row says so.
+        let once = Runner.run(
+            BenchmarkOperation("T", "once", check: .bytes, [Implementation("slower", units: 1) { Thread.sleep(forTimeInterval: 0.05); return 1 }]),
+            policy: RunPolicy(warmups: 1, repetitions: 5, timeBoxSeconds: 0.02))
+        XCTAssertEqual(once[0].stats?.samples.count, 1)
+        XCTAssertEqual(once[0].runNote, "1 run (time box)")
     }
 
     func testShortRunsAreTimedInBatchesAndSlowOnesAlone() {
@@ -170,11 +228,11 @@ final class BenchmarkSmokeTests: XCTestCase {
         let perCall = results[0].stats?.median ?? 0
         XCTAssertGreaterThanOrEqual(perCall, 0.001)
         XCTAssertLessThan(perCall, 0.01, "a sample recorded the batch's time, not the time per call")
-        XCTAssertTrue(results[0].note?.contains("runs per sample") ?? false)
+        XCTAssertTrue(results[0].runNote?.hasSuffix(" runs per sample") ?? false)
         // The slow one is above the minimum: one call per sample (warm-up and 3 rounds; no
         // calibration, since its warm-up already lasted the minimum).
         XCTAssertEqual(slowCalls, 4)
-        XCTAssertNil(results[1].note)
+        XCTAssertNil(results[1].runNote)
         XCTAssertGreaterThanOrEqual(results[1].stats?.min ?? 0, 0.03)
         // A check value that changes after the warm-up is reported, however the runs are batched.
         XCTAssertFalse(results[2].checkValueStable)
@@ -359,7 +417,7 @@ final class BenchmarkSmokeTests: XCTestCase {
         // medium), and "big" runs between any two samples of the others: each of their three
         // samples comes after untimed runs for a tenth of big's time (30 ms: at most 30 runs of
         // "small", three of "medium", fewer when sleeps overshoot).
-        let batch = results[0].note.flatMap { Int($0.split(separator: " ").first ?? "") } ?? 1
+        let batch = results[0].runNote.flatMap { Int($0.split(separator: " ").first ?? "") } ?? 1
         let small = calls.filter { $0 == "small" }.count, medium = calls.filter { $0 == "medium" }.count
         // Warm-up and calibration (a batch), then three times settle and batch.
         XCTAssertGreaterThanOrEqual(small, 1 + batch + 3 * (batch + 1), "no settle run before a batch of \(batch): \(calls)")

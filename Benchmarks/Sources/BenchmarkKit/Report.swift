@@ -152,6 +152,15 @@ public enum Format {
         return String(format: "%.1f/s", perSecond)
     }
 
+    /// A ratio of two times: two decimals ("3.40x"), or two significant digits below 0.01 (a
+    /// peer's row against ours, "0.00026x", "0.000050x"), which two decimals would show as
+    /// "0.00x".
+    public static func ratio(_ value: Double) -> String {
+        guard value.isFinite, value > 0, value < 0.01 else { return String(format: "%.2fx", value) }
+        let decimals = Swift.min(12, 1 - Int((log10(value)).rounded(.down)))
+        return String(format: "%.\(decimals)fx", value)
+    }
+
     /// Pads or truncates to `width`, left-aligned.
     public static func pad(_ text: String, _ width: Int) -> String {
         text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
@@ -160,19 +169,42 @@ public enum Format {
 
 /// Plain-text tables of a report.
 public enum Table {
-    /// The timing table: one line per implementation, grouped by operation.
+    /// Notes up to this many characters stay in the impl column; longer ones (a reference
+    /// row's description) become numbered notes under the table, so that one long note does not
+    /// widen the column, and every line with it, to a few hundred characters.
+    public static let inlineNoteLimit = 40
+
+    /// The timing table: one line per implementation, grouped by operation, then the long
+    /// notes, each once, numbered as the rows refer to them ("walk floor [2]").
     public static func render(_ results: [ImplementationResult]) -> String {
         var rows: [[String]] = [[
             "workload", "impl", "N", "median", "spread (min..max)", "runs", "rate", "per obj", "output",
             "ratio (peer time / this)",
         ]]
+        var notes: [String] = []
+        var noteNumbers: [String: Int] = [:]
         var lastGroup = ""
         for result in results {
             let group = "\(result.workload) \(result.operation)"
             let label = group == lastGroup ? "" : group
             lastGroup = group
             var name = result.implementation + (result.isOurs ? " *" : "")
-            if let note = result.note { name += " (\(note))" }
+            var inline: [String] = []
+            if let note = result.note, !note.isEmpty {
+                if note.count > inlineNoteLimit {
+                    let text = "\(result.implementation): \(note)"
+                    let number = noteNumbers[text] ?? notes.count + 1
+                    if number > notes.count {
+                        notes.append("[\(number)] \(text)")
+                        noteNumbers[text] = number
+                    }
+                    name += " [\(number)]"
+                } else {
+                    inline.append(note)
+                }
+            }
+            if let runNote = result.runNote { inline.append(runNote) }
+            if !inline.isEmpty { name += " (\(inline.joined(separator: "; ")))" }
             guard let stats = result.stats, result.status == .ok else {
                 let reason = result.message ?? result.status.rawValue
                 rows.append([label, name, Format.count(result.units), "-", "", "", "", "", "", reason])
@@ -186,7 +218,7 @@ public enum Table {
             case (.objects, let value?): output = Format.count(value) + " obj"
             default: output = ""
             }
-            let ratios = result.ratios.sorted { $0.key < $1.key }.map { String(format: "%@ %.2fx", $0.key, $0.value) }
+            let ratios = result.ratios.sorted { $0.key < $1.key }.map { "\($0.key) \(Format.ratio($0.value))" }
             rows.append([
                 label, name, Format.count(result.units), Format.seconds(stats.median),
                 "\(Format.seconds(stats.min))..\(Format.seconds(stats.max))", "\(stats.samples.count)", rate,
@@ -194,7 +226,8 @@ public enum Table {
                 ratios.joined(separator: ", ") + (result.message.map { "  [\($0)]" } ?? ""),
             ])
         }
-        return layout(rows)
+        let table = layout(rows)
+        return notes.isEmpty ? table : table + "\n\n" + notes.joined(separator: "\n")
     }
 
     /// The scaling summary: for each series and implementation, the time per object at each

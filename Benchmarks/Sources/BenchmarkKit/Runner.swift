@@ -123,7 +123,11 @@ public struct ImplementationResult: Codable, Sendable {
     public var status: Status
     /// The reason for a skip, the error, or a warning about the output.
     public var message: String?
+    /// The implementation's own note (``Implementation/note``): what the row is.
     public var note: String?
+    /// How it was timed, when not one run per sample: "N runs per sample" (a batch, for
+    /// operations shorter than the minimum sample) or "1 run (time box)".
+    public var runNote: String? = nil
     public var units: Int
     public var bytes: Int?
     public var checkKind: CheckValueKind
@@ -242,7 +246,7 @@ public enum Runner {
                         // Too slow to repeat: the warm-up is the only sample.
                         samples[index] = [seconds]
                         cpuSamples[index] = cpuSeconds.map { [$0] }
-                        results[index].note = join(results[index].note, "1 run (time box)")
+                        results[index].runNote = "1 run (time box)"
                         active[index] = false
                         break
                     }
@@ -260,7 +264,7 @@ public enum Runner {
                     let (batch, seconds) = try runBackToBack(implementation.run, forAtLeast: minimum)
                     spent[index] += seconds
                     batchSizes[index] = batch
-                    if batch > 1 { results[index].note = join(results[index].note, "\(batch) runs per sample") }
+                    if batch > 1 { results[index].runNote = "\(batch) runs per sample" }
                 } catch {
                     (results[index].status, results[index].message) = classify(error)
                     active[index] = false
