@@ -133,6 +133,12 @@ public final class KeyedUnarchiver {
 
     /// An unarchiver over archive bytes (binary or XML). Throws for bytes that are not a
     /// property list or not a keyed archive (see Docs/KeyedArchiveFormat.md for what is accepted).
+    ///
+    /// The unarchiver outlives this call, so it keeps its own copy of a binary archive's bytes
+    /// (as much memory again as the archive, for as long as the unarchiver lives). The static
+    /// ``unarchivedObject(ofClass:from:limits:)`` and ``unarchivedObject(ofClasses:from:limits:)``
+    /// read a binary archive from the caller's bytes in place instead; map class names for
+    /// them with the static ``setClass(_:forClassName:)``.
     public convenience init(data: Data, limits: DecodingLimits = .default) throws {
         // Read by index: each entry is read from the file when it is decoded, and an object's
         // fields in place (building and freeing the tree of the whole archive was about 30% of
