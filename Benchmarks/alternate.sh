@@ -44,15 +44,12 @@ for binary in "$@"; do
 done
 
 cd "$(dirname "$0")"
+if [ -n "$tunables" ]; then environment=(env "GLIBC_TUNABLES=$tunables"); else environment=(env -u GLIBC_TUNABLES); fi
 times="$(mktemp)"
 trap 'rm -f "$times"' EXIT
 for round in $(seq 1 "$rounds"); do
   for index in "${!binaries[@]}"; do
-    if [ -n "$tunables" ]; then
-      output="$(GLIBC_TUNABLES="$tunables" "${binaries[$index]}" --profile "$profile" 2>&1)" || { echo "$output" >&2; exit 1; }
-    else
-      output="$(env -u GLIBC_TUNABLES "${binaries[$index]}" --profile "$profile" 2>&1)" || { echo "$output" >&2; exit 1; }
-    fi
+    output="$("${environment[@]}" "${binaries[$index]}" --profile "$profile" 2>&1)" || { echo "$output" >&2; exit 1; }
     # "<implementation>: <runs> runs, <seconds> seconds each", one line per implementation.
     lines="$(printf '%s\n' "$output" | sed -n 's/^\(.*\): [0-9][0-9]* runs, \([0-9.e+-]*\) seconds each$/\1\t\2/p')"
     [ -n "$lines" ] || { echo "no timing in the output of ${binaries[$index]}:" >&2; echo "$output" >&2; exit 1; }

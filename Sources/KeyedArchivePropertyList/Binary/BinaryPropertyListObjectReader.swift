@@ -120,7 +120,9 @@ package final class BinaryPropertyListObjectReader {
     }
 
     /// The value of the object at byte `offset` when it is a UID of 1 to 4 bytes that lies in
-    /// the object area, as ``value(ofObject:)`` reads one; nil for any other object.
+    /// the object area; nil for any other object (a longer or truncated UID is left to the
+    /// decoder, which reports it). The one rule for ``value(ofObject:)``, the reference lists
+    /// and the trailing run.
     @inline(__always)
     private static func uid(in bytes: UnsafeRawBufferPointer, at offset: Int, objectsEnd: Int) -> UInt32? {
         let marker = bytes[offset]
@@ -160,11 +162,10 @@ package final class BinaryPropertyListObjectReader {
         // The scalars an archive's objects hold most (UIDs, integers, reals, booleans) are
         // read here; anything else, and anything out of the ordinary, by the decoder.
         let offset = self.offset(of: index)
+        if let uid = Self.uid(in: bytes, at: offset, objectsEnd: objectsEnd) { return .uid(uid) }
         let marker = bytes[offset]
         let nibble = Int(marker & 0x0F)
         switch marker & 0xF0 {
-        case 0x80 where nibble < 4 && nibble < objectsEnd &- offset &- 1:
-            return .uid(UInt32(truncatingIfNeeded: BinaryBytes.readUInt(bytes, at: offset &+ 1, width: nibble &+ 1)))
         case 0x10 where nibble <= 2 && 1 &<< nibble < objectsEnd &- offset:
             let width = 1 &<< nibble
             return .integer(PropertyListInteger(BinaryBytes.readUInt(bytes, at: offset &+ 1, width: width), storedWidth: UInt8(width)))
