@@ -67,6 +67,7 @@ final class BenchmarkSmokeTests: XCTestCase {
             ("W4", "wide read binary", scale.w4WideCount),
             ("W4", "deep d=\(scale.w4Depth + 1) read binary", scale.w4Chains),
             ("W1", "unarchive", 1),
+            ("W1", "unarchive, default profile", 1),
         ]
         for (workload, operation, expected) in expectations {
             let rows = Self.results.filter { $0.workload == workload && $0.operation == operation && $0.status == .ok }
