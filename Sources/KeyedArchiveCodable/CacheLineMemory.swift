@@ -22,12 +22,15 @@ enum CacheLineMemory {
             .bindMemory(to: Value.self, capacity: capacity)
     }
 
-    /// Moves the first `count` values of `old` (memory from ``allocate(_:capacity:)``) into new
-    /// memory for `capacity` values and frees `old`: the growth of the stacks and flags here.
-    static func moving<Value>(_ old: UnsafeMutablePointer<Value>, count: Int, toCapacity capacity: Int) -> UnsafeMutablePointer<Value> {
+    /// Moves the first `count` values of `old` (memory from ``allocate(_:capacity:)``, or none
+    /// yet) into new memory for `capacity` values and frees `old`: the growth of the stacks and
+    /// flags here.
+    static func moving<Value>(_ old: UnsafeMutablePointer<Value>?, count: Int, toCapacity capacity: Int) -> UnsafeMutablePointer<Value> {
         let grown = allocate(Value.self, capacity: capacity)
-        grown.moveInitialize(from: old, count: count)
-        old.deallocate()
+        if let old {
+            grown.moveInitialize(from: old, count: count)
+            old.deallocate()
+        }
         return grown
     }
 }

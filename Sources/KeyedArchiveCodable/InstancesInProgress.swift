@@ -8,37 +8,36 @@
 /// 47). Before the arrays, a dictionary by object identity was 6% of a W2 Codable archive, and
 /// keeping the path itself copied it at the next key pushed (session 44). Not copyable: the
 /// encoder's state owns it, in place, as it does its ``CodingPathStack``; its memory is in
-/// whole cache lines (``CacheLineMemory``).
+/// whole cache lines (``CacheLineMemory``), allocated at the first instance: most archives of
+/// value types have none, and the two allocations cost a small archive about 1,500
+/// instructions (W1).
 struct InstancesInProgress: ~Copyable {
     private struct Started {
         var uid: UInt32
         var pathLength: Int
     }
 
-    /// `flagCount` flags, by UID.
-    private var flags: UnsafeMutablePointer<Bool>
-    private var flagCount = 64
+    /// `flagCount` flags, by UID (none until the first instance).
+    private var flags: UnsafeMutablePointer<Bool>?
+    private var flagCount = 0
     /// `startedCapacity` entries, the first `startedCount` set (trivial: nothing to deinitialize).
-    private var started: UnsafeMutablePointer<Started>
-    private var startedCapacity = 16
+    private var started: UnsafeMutablePointer<Started>?
+    private var startedCapacity = 0
     private var startedCount = 0
 
     /// No instance in progress.
-    init() {
-        flags = CacheLineMemory.allocate(Bool.self, capacity: flagCount)
-        flags.initialize(repeating: false, count: flagCount)
-        started = CacheLineMemory.allocate(Started.self, capacity: startedCapacity)
-    }
+    init() {}
 
     deinit {
-        flags.deallocate()
-        started.deallocate()
+        flags?.deallocate()
+        started?.deallocate()
     }
 
     /// Whether the instance at `uid` is being encoded.
     @inline(__always)
     func contains(_ uid: UInt32) -> Bool {
-        Int(uid) < flagCount && flags[Int(uid)]
+        guard Int(uid) < flagCount, let flags else { return false }
+        return flags[Int(uid)]
     }
 
     /// Marks the instance at `uid` as being encoded from a coding path of `pathLength` keys.
@@ -47,6 +46,8 @@ struct InstancesInProgress: ~Copyable {
         let index = Int(uid)
         if index >= flagCount { growFlags(toHold: index) }
         if startedCount == startedCapacity { growStarted() }
+        // Both exist after the growth above (it stops the process rather than fail).
+        guard let flags, let started else { return }
         flags[index] = true
         (started + startedCount).initialize(to: Started(uid: uid, pathLength: pathLength))
         startedCount += 1
@@ -55,14 +56,15 @@ struct InstancesInProgress: ~Copyable {
     /// Ends ``begin(_:pathLength:)`` for the innermost instance, at `uid`.
     @inline(__always)
     mutating func end(_ uid: UInt32) {
-        assert(startedCount > 0 && started[startedCount - 1].uid == uid, "an instance ended that is not the innermost")
-        if Int(uid) < flagCount { flags[Int(uid)] = false }
+        assert(startedCount > 0 && started?[startedCount - 1].uid == uid, "an instance ended that is not the innermost")
+        if Int(uid) < flagCount, let flags { flags[Int(uid)] = false }
         if startedCount > 0 { startedCount -= 1 }
     }
 
     /// The coding-path length at which the innermost instance at `uid` started, if it is in
     /// progress.
     func pathLength(at uid: UInt32) -> Int? {
+        guard let started else { return nil }
         var index = startedCount
         while index > 0 {
             index -= 1
@@ -71,20 +73,22 @@ struct InstancesInProgress: ~Copyable {
         return nil
     }
 
-    /// Grows the flags to cover `index`, at least doubling (a flag past every entry asked about
-    /// is false): grown to each new instance's UID, every instance was a growth.
+    /// Grows the flags to cover `index`, at least doubling and from 64 (a flag past every
+    /// entry asked about is false): grown to each new instance's UID, every instance was a
+    /// growth.
     @inline(never)
     private mutating func growFlags(toHold index: Int) {
-        let grownCount = Swift.max(index + 1, flagCount * 2)
-        flags = CacheLineMemory.moving(flags, count: flagCount, toCapacity: grownCount)
-        (flags + flagCount).initialize(repeating: false, count: grownCount - flagCount)
+        let grownCount = Swift.max(index + 1, flagCount * 2, 64)
+        let grown = CacheLineMemory.moving(flags, count: flagCount, toCapacity: grownCount)
+        (grown + flagCount).initialize(repeating: false, count: grownCount - flagCount)
+        flags = grown
         flagCount = grownCount
     }
 
-    /// Doubles the stack's room (its depth is bounded by the encoder's maximum depth).
+    /// Doubles the stack's room, from 16 (its depth is bounded by the encoder's maximum depth).
     @inline(never)
     private mutating func growStarted() {
-        startedCapacity *= 2
+        startedCapacity = Swift.max(startedCapacity * 2, 16)
         started = CacheLineMemory.moving(started, count: startedCount, toCapacity: startedCapacity)
     }
 }

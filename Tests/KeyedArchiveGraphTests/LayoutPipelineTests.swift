@@ -53,6 +53,34 @@ final class LayoutPipelineTests: XCTestCase {
         XCTAssertEqual(layoutPipelineCounts.running, 0)
     }
 
+    /// Class descriptions are laid out by a path of their own when the table lays its entries
+    /// out itself, and as dictionaries on the second thread: chains of one to three names,
+    /// with and without hints, sharing names with each other, with the keys and with strings
+    /// set before them, are the same bytes both ways.
+    func testClassDescriptionsAreTheSameBytesLaidOutEitherWay() throws {
+        let result = try withAndWithoutLayoutPipeline(threshold: 2) { () throws -> Data in
+            let table = ArchiveObjectTable()
+            var members: [PropertyListValue] = []
+            for number in 0..<24 {
+                members.append(.uid(table.leafUID(PropertyListValue(number % 5 == 0 ? "$classes" : "Kind\(number % 7)"))))
+                let chain = Array(["Kind\(number % 7)", "Base\(number % 3)", "NSObject"].suffix(1 + number % 3))
+                let hints: [String]? = number % 4 == 1 ? ["Hint\(number % 2)", chain[0]] : nil
+                members.append(.uid(table.classUID(chain: chain, hints: hints)))
+            }
+            let root = table.reserveUID()
+            table.setObject(.array(members), at: root)
+            return try table.encodedData(
+                top: PropertyListDictionary([("root", .uid(root)), ("$classname", .uid(1))]), format: .binary)
+        }
+        XCTAssertEqual(result.started, 1)
+        XCTAssertEqual(result.direct, result.pipelined)
+        let objects = try XCTUnwrap(PropertyList.decode(result.direct)["$objects"]?.arrayValue)
+        let descriptions = objects.filter { $0["$classname"] != nil }
+        XCTAssertGreaterThan(descriptions.count, 10)
+        XCTAssertTrue(descriptions.contains { $0["$classhints"] != nil })
+        XCTAssertEqual(layoutPipelineCounts.running, 0)
+    }
+
     /// A table asked to reserve identities for more objects than its threshold starts the
     /// second thread at once, before any entry.
     func testReservingManyIdentitiesStartsTheSecondThread() {

@@ -214,8 +214,9 @@ final class ArchiveLayoutPipeline: @unchecked Sendable {
 
     /// Hands `batch` over and gives it an empty one (waiting for the second thread to free one
     /// when all are in use).
-    func handOver(_ batch: inout ArchiveLayoutBatch) {
-        full.put(batch)
+    func handOver(_ batch: inout ArchiveLayoutBatch?) {
+        guard let handed = batch else { return }
+        full.put(handed)
         batch = empty.take()
     }
 

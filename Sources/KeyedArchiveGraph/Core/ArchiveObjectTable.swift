@@ -40,7 +40,9 @@ package final class ArchiveObjectTable {
     @exclusivity(unchecked) private var pipeline: ArchiveLayoutPipeline?
     /// The steps recorded for the pipeline since its last hand-over (kept here, not in the
     /// pipeline object: reaching them through it retained and released it at every step).
-    @exclusivity(unchecked) private var batch = ArchiveLayoutBatch()
+    /// Made when the pipeline starts: most tables never start it, and a batch is three
+    /// allocations.
+    @exclusivity(unchecked) private var batch: ArchiveLayoutBatch?
     /// The table's copy of the layout's slot values while the layout is pipelined.
     @exclusivity(unchecked) private var pipelinedSlotValues = ArchiveSlotValues()
     /// The number of entries in `$objects`, `$null` included (the layout's count, kept here
@@ -118,7 +120,7 @@ package final class ArchiveObjectTable {
     private func newEntry() -> UInt32 {
         let uid = UInt32(truncatingIfNeeded: entryCount)
         entryCount += 1
-        if isPipelined { batch.appendNewEntry() } else { layOutNewEntry() }
+        if isPipelined { batch?.appendNewEntry() } else { layOutNewEntry() }
         return uid
     }
 
@@ -147,12 +149,13 @@ package final class ArchiveObjectTable {
         }
         pipelinedSlotValues = slotValues
         pipeline = started
+        batch = ArchiveLayoutBatch()
     }
 
     /// Records a step for the pipeline.
     @inline(__always)
     private func record(_ step: ArchiveLayoutStep) {
-        if batch.append(step) { pipeline?.handOver(&batch) }
+        if batch?.append(step) == true { pipeline?.handOver(&batch) }
     }
 
     /// Takes the layout back from the second thread (for good: a table that needed its
@@ -162,8 +165,8 @@ package final class ArchiveObjectTable {
         self.pipeline = nil
         pipelineThreshold = .max
         pipelinedSlotValues = ArchiveSlotValues()
-        var last = ArchiveLayoutBatch()
-        swap(&last, &batch)
+        let last = batch ?? ArchiveLayoutBatch()
+        batch = nil
         guard let finished = pipeline.finish(last: last) else {
             // Not reached (the layout is handed back once): reported rather than written wrong.
             writeFailure = KeyedArchiveError(.unsupportedValue, "internal error: the archive's layout was lost")
@@ -178,7 +181,7 @@ package final class ArchiveObjectTable {
 
     private func layOut(fields: UnsafeBufferPointer<ArchiveField>, array: (key: ArchiveSlot, elements: UnsafeBufferPointer<ArchiveSlot>)?, at uid: UInt32) {
         if isPipelined {
-            if batch.appendObject(fields: fields, array: array, at: uid) { pipeline?.handOver(&batch) }
+            if batch?.appendObject(fields: fields, array: array, at: uid) == true { pipeline?.handOver(&batch) }
         } else {
             layout.layOut(fields: fields, array: array, at: uid)
         }
@@ -524,14 +527,12 @@ package final class ArchiveObjectTable {
         let key = hints.map { chain + ["\u{0}hints"] + $0 } ?? chain
         for known in firstClassDescriptions where known.key == key { return known.uid }
         if !moreClassDescriptions.isEmpty, let uid = moreClassDescriptions[key] { return uid }
-        var description = PropertyListDictionary()
-        description.entries.append((PropertyListValue(ArchiveKeys.className), PropertyListValue(chain.first ?? "NSObject")))
-        description.entries.append((PropertyListValue(ArchiveKeys.classes), .array(chain.map { PropertyListValue($0) })))
-        if let hints {
-            description.entries.append((PropertyListValue(ArchiveKeys.classHints), .array(hints.map { PropertyListValue($0) })))
-        }
         let uid = newEntry()
-        layOut(.dictionary(description), at: uid)
+        if isPipelined {
+            record(.value(.dictionary(ArchiveLayout.classDescription(chain: chain, hints: hints)), uid: uid))
+        } else {
+            layout.layOutClassDescription(chain: chain, hints: hints, at: uid)
+        }
         if firstClassDescriptions.count < 16 {
             firstClassDescriptions.append((key, uid))
         } else {
@@ -609,15 +610,21 @@ package final class ArchiveObjectTable {
         for uid in pending.keys.sorted() {
             if let value = pending.removeValue(forKey: uid) { layout.layOut(value, at: uid) }
         }
-        // Done with everything but the layout: free it before the output is allocated.
-        identities = AddressTable()
-        numberLeaves = NumberTable()
-        stringLeaves = StringLeafSharing()
-        dataLeaves = LiteralDataTable()
-        otherLeaves = [:]
-        valueObjects = [:]
-        var layout = self.layout
-        self.layout = ArchiveLayout.standIn
+        // Done with everything but the layout: free it before the output is allocated. (Only
+        // for a large archive: for a small one, new empty tables cost more than they free,
+        // about 1,000 instructions, W1.)
+        if entryCount >= Self.pipelineThreshold {
+            identities = AddressTable()
+            numberLeaves = NumberTable()
+            stringLeaves = StringLeafSharing()
+            dataLeaves = LiteralDataTable()
+            otherLeaves = [:]
+            valueObjects = [:]
+        }
+        // Swapped out, not copied: a copy retained every list of the layout, and replacing
+        // the table's own released them again (about 6,000 instructions an archive, W1).
+        var layout = ArchiveLayout.standIn
+        swap(&layout, &self.layout)
         return try layout.finish(top: top, archiverName: archiverName)
     }
 }
@@ -729,6 +736,49 @@ struct ArchiveLayout {
         } catch {
             if self.error == nil { self.error = error }
         }
+    }
+
+    /// The class description of `chain` (most derived first) and `hints`:
+    /// `{$classname, $classes[, $classhints]}`.
+    static func classDescription(chain: [String], hints: [String]?) -> PropertyListDictionary {
+        var description = PropertyListDictionary()
+        description.entries.append((PropertyListValue(ArchiveKeys.className), PropertyListValue(chain.first ?? "NSObject")))
+        description.entries.append((PropertyListValue(ArchiveKeys.classes), .array(chain.map { PropertyListValue($0) })))
+        if let hints {
+            description.entries.append((PropertyListValue(ArchiveKeys.classHints), .array(hints.map { PropertyListValue($0) })))
+        }
+        return description
+    }
+
+    /// Lays out the entry at `uid` as the class description ``classDescription(chain:hints:)``,
+    /// adding the same objects in the same order as ``layOut(_:at:)`` does for it (the keys,
+    /// the class name, then each list before its names), so the bytes are the same; without
+    /// building the dictionary first and without the key cache, since each description is
+    /// laid out once (about 5,000 instructions of a one-class archive, W1).
+    mutating func layOutClassDescription(chain: [String], hints: [String]?, at uid: UInt32) {
+        guard let index = claim(uid) else { return }
+        do {
+            scratch.removeAll(keepingCapacity: true)
+            scratch.append(try list.add(PropertyListValue(ArchiveKeys.className)))
+            scratch.append(try list.add(PropertyListValue(ArchiveKeys.classes)))
+            if hints != nil { scratch.append(try list.add(PropertyListValue(ArchiveKeys.classHints))) }
+            scratch.append(try list.add(PropertyListValue(chain.first ?? "NSObject")))
+            scratch.append(try addStringList(chain))
+            if let hints { scratch.append(try addStringList(hints)) }
+            list.setContainer(kind: 0xD0, references: scratch, at: index)
+        } catch {
+            if self.error == nil { self.error = error }
+        }
+    }
+
+    /// Adds an array of strings as ``BinaryPropertyListObjects/add(_:)`` adds it (the array
+    /// object, then its strings, each uniqued) and returns its reference.
+    private mutating func addStringList(_ strings: [String]) throws -> Int {
+        let arrayIndex = list.appendPlaceholder()
+        members.removeAll(keepingCapacity: true)
+        for string in strings { members.append(try list.add(PropertyListValue(string))) }
+        list.setContainer(kind: 0xA0, references: members, at: arrayIndex)
+        return arrayIndex
     }
 
     /// Lays out the entry at `uid` as an object dictionary given as slots (see
@@ -852,7 +902,8 @@ struct ArchiveLayout {
         try list.setLeaf(.string(PropertyListString(archiverName)), at: 5)
         list.setContainer(kind: 0xA0, references: entryIndices, at: 6)
         scratch.removeAll(keepingCapacity: true)
-        try appendDictionaryReferences(top)
+        // Without the key cache: `$top` is laid out once.
+        try Self.appendDictionaryReferences(top, to: &scratch, list: &list, keys: nil, uidCount: entryIndices.count)
         list.setContainer(kind: 0xD0, references: scratch, at: 7)
         try list.setLeaf(PropertyListValue(ArchiveKeys.formatVersion), at: 8)
         keys = KeyReferenceCache()
@@ -865,17 +916,21 @@ struct ArchiveLayout {
 
     /// Appends the references of a dictionary's keys, then of its values, to `scratch`.
     private mutating func appendDictionaryReferences(_ fields: PropertyListDictionary) throws {
-        try Self.appendDictionaryReferences(fields, to: &scratch, list: &list, keys: &keys, uidCount: entryIndices.count)
+        try withUnsafeMutablePointer(to: &keys) { keys in
+            try Self.appendDictionaryReferences(fields, to: &scratch, list: &list, keys: keys, uidCount: entryIndices.count)
+        }
     }
 
     /// The work of ``appendDictionaryReferences(_:)`` on its parts passed `inout`: on the
     /// struct's own properties, each append checked the array's uniqueness again (+4% of W5
     /// encode's instructions).
+    /// With `keys` nil (a dictionary laid out once), every key is added to the list, which
+    /// uniques it: the same reference as a cache hit, without the cache's lists for it.
     private static func appendDictionaryReferences(
         _ fields: PropertyListDictionary, to references: inout [Int], list: inout BinaryPropertyListObjects,
-        keys: inout KeyReferenceCache, uidCount: Int
+        keys: UnsafeMutablePointer<KeyReferenceCache>?, uidCount: Int
     ) throws {
-        keys.select(for: fields)
+        keys?.pointee.select(for: fields)
         // Read in place, through pointers to the keys and values themselves: `entries[i].value`
         // copied the whole (key, value) pair first (two retains and releases, about 190
         // instructions, for each entry of each object).
@@ -883,13 +938,13 @@ struct ArchiveLayout {
             guard let first = entries.baseAddress else { return }
             for position in entries.indices {
                 let key = PropertyListDictionary.key(of: first + position)
-                if let known = keys.reference(forKey: key, at: position) {
+                if let known = keys?.pointee.reference(forKey: key, at: position) {
                     references.append(known)
                     continue
                 }
                 try BinaryPropertyListObjects.checkKey(key.pointee)
                 let reference = try list.add(key.pointee)
-                keys.remember(key.pointee, reference, at: position)
+                keys?.pointee.remember(key.pointee, reference, at: position)
                 references.append(reference)
             }
             for position in entries.indices {
