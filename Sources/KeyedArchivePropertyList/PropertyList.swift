@@ -17,6 +17,11 @@ extension PropertyList {
     /// `bplist…` is binary; a document starting (after an optional byte-order mark and white
     /// space) with `<` is XML; anything else that is text is tried as OpenStep.
     public static func detectFormat(_ bytes: some Collection<UInt8>) -> PropertyListFormat? {
+        // A binary plist in contiguous memory (`Data`, arrays), the common case, is told from
+        // its first bytes without copying them: the general path below copied and compared
+        // through generic collections, about 3,000 instructions a call (a small unarchive is
+        // 60,000).
+        if bytes.withContiguousStorageIfAvailable(startsWithBinaryMagic) == true { return .binary }
         var prefix = Array(bytes.prefix(64))
         // Anything that starts like a binary plist is judged as one (and rejected if its header is
         // not `bplist0?`), rather than read as the OpenStep string "bplistl" as Foundation does.
@@ -40,6 +45,12 @@ extension PropertyList {
             return prefix.isEmpty && bytes.isEmpty ? nil : .openStep
         }
         return first == UInt8(ascii: "<") && looksLikeXML(prefix) ? .xml : .openStep
+    }
+
+    /// Whether `bytes` starts with `bplist`.
+    private static func startsWithBinaryMagic(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        bytes.count >= 6 && bytes[0] == 0x62 && bytes[1] == 0x70 && bytes[2] == 0x6C && bytes[3] == 0x69
+            && bytes[4] == 0x73 && bytes[5] == 0x74
     }
 
     /// Reads a property list in any supported format, detecting the format from its bytes.

@@ -35,4 +35,19 @@ final class FormatDetectionTests: XCTestCase {
         XCTAssertEqual(PropertyList.detectFormat(Array("<0fbd>".utf8)), .openStep)
         XCTAssertNil(PropertyList.detectFormat([UInt8]()))
     }
+
+    /// Bytes in contiguous memory take a shortcut for the binary magic; other collections do
+    /// not. Both judge alike, a slice of `Data` that starts past its first byte included.
+    func testTheBinaryShortcutJudgesAsTheGeneralPath() {
+        for text in ["bplist00", "bplistl", "bplist", "bplis", "bplisT00", "xbplist00", " bplist00", "<plist/>"] {
+            let bytes = Array(text.utf8)
+            let mapped = bytes.lazy.map { $0 }
+            XCTAssertNil(mapped.withContiguousStorageIfAvailable { _ in true }, "the general path's input")
+            let general = PropertyList.detectFormat(mapped)
+            XCTAssertEqual(PropertyList.detectFormat(bytes), general, text)
+            XCTAssertEqual(PropertyList.detectFormat(Data(bytes)), general, text)
+            XCTAssertEqual(PropertyList.detectFormat(Data([0x20] + bytes).dropFirst()), general, text)
+            XCTAssertEqual(general == .binary, text.hasPrefix("bplist"), text)
+        }
+    }
 }

@@ -128,7 +128,7 @@ package final class ArchiveDocument {
                     envelope.entries.append((key, try reader.value(ofObject: valueObject)))
                 }
             }
-            try self.init(envelope: envelope, byIndex: objects.map { (reader, $0, InPlaceKeyCache()) }, limits: limits)
+            try self.init(envelope: envelope, byIndex: objects.map { (reader, $0, InPlaceKeyCache(objectCount: reader.objectCount)) }, limits: limits)
         } catch let error as KeyedArchiveError {
             throw error
         } catch let error as PropertyListError {

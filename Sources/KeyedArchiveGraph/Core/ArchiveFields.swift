@@ -286,13 +286,25 @@ package final class InPlaceKeyCache {
         var bits: (UInt64, UInt64) = (0, 0)
         var fingerprint: UInt64 = 0
     }
-    private static let size = 256
-    @exclusivity(unchecked) private var slots = [Slot](repeating: Slot(), count: InPlaceKeyCache.size)
+    /// The most slots: a file's key objects rarely number more.
+    private static let maximumSize = 256
+    /// The number of slots less one (a power of two less one).
+    private let mask: Int
+    @exclusivity(unchecked) private var slots: [Slot]
     /// The strings whose bits the slots hold, kept alive.
-    @exclusivity(unchecked) private var strings = [String](repeating: "", count: InPlaceKeyCache.size)
+    @exclusivity(unchecked) private var strings: [String]
 
-    /// An empty cache.
-    package init() {}
+    /// An empty cache for a file of `objectCount` objects: with no more slots than objects
+    /// (from 16), since no two of a small file's objects then share a slot, and making and
+    /// freeing 256 slots and their strings was about 10,000 instructions of a one-object
+    /// unarchive (W1's default profile).
+    package init(objectCount: Int = InPlaceKeyCache.maximumSize) {
+        var size = 16
+        while size < Swift.min(objectCount, Self.maximumSize) { size &*= 2 }
+        mask = size &- 1
+        slots = [Slot](repeating: Slot(), count: size)
+        strings = [String](repeating: "", count: size)
+    }
 
     /// What the cache knows of key object `object`: its fingerprint, and whether the string it
     /// matched had the very bits of `stored` (then their texts are equal; other bits say
@@ -303,7 +315,7 @@ package final class InPlaceKeyCache {
         let bits = unsafeBitCast(stored, to: (UInt64, UInt64).self)
         return slots.withUnsafeBufferPointer { slots -> (fingerprint: UInt64, sameBits: Bool)? in
             guard let base = slots.baseAddress else { return nil }
-            let slot = base + (object & (Self.size - 1))
+            let slot = base + (object & mask)
             guard slot.pointee.object == object else { return nil }
             return (slot.pointee.fingerprint, slot.pointee.bits == bits)
         }
@@ -315,7 +327,7 @@ package final class InPlaceKeyCache {
     /// Notes that key object `object` has the text of `stored`.
     package func remember(_ object: Int, matched stored: String, fingerprint: UInt64) {
         #if _pointerBitWidth(_64)
-        let index = object & (Self.size - 1)
+        let index = object & mask
         strings[index] = stored
         slots[index] = Slot(object: object, bits: unsafeBitCast(stored, to: (UInt64, UInt64).self), fingerprint: fingerprint)
         #endif
