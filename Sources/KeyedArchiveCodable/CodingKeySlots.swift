@@ -33,7 +33,7 @@ final class CodingKeySlots {
         known.initialize(repeating: 0, count: count)
     }
 
-    deinit { known.deallocate() }
+    deinit { CacheLineMemory.deallocate(known) }
 
     /// The stored-key slot of `key` in `table`, found through `storedKeys` the first time.
     @inline(__always)

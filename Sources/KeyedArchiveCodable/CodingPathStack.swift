@@ -25,7 +25,7 @@ struct CoderStack<Element>: ~Copyable {
 
     deinit {
         base.deinitialize(count: count)
-        base.deallocate()
+        CacheLineMemory.deallocate(base)
     }
 
     /// Pushes `element` (moved in, not copied).

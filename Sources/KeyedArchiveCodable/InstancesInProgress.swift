@@ -29,8 +29,8 @@ struct InstancesInProgress: ~Copyable {
     init() {}
 
     deinit {
-        flags?.deallocate()
-        started?.deallocate()
+        if let flags { CacheLineMemory.deallocate(flags) }
+        if let started { CacheLineMemory.deallocate(started) }
     }
 
     /// Whether the instance at `uid` is being encoded.
