@@ -611,7 +611,7 @@ package final class ArchiveObjectTable {
             if let value = pending.removeValue(forKey: uid) { layout.layOut(value, at: uid) }
         }
         // A small archive is written in place and its parts freed with the table: new empty
-        // tables and a stand-in layout cost it more than they free (about 2,000 instructions,
+        // tables and a stand-in layout cost it more than they free (about 3,700 instructions,
         // W1's default profile).
         guard entryCount >= Self.pipelineThreshold else { return try layout.finish(top: top, archiverName: archiverName) }
         // Done with everything but the layout: free it before the output is allocated, and
@@ -925,6 +925,7 @@ struct ArchiveLayout {
     /// The work of ``appendDictionaryReferences(_:)`` on its parts passed `inout`: on the
     /// struct's own properties, each append checked the array's uniqueness again (+4% of W5
     /// encode's instructions).
+    ///
     /// With `keys` nil (a dictionary laid out once), every key is added to the list, which
     /// uniques it: the same reference as a cache hit, without the cache's lists for it.
     private static func appendDictionaryReferences(
