@@ -25,7 +25,7 @@ extension PropertyList {
         var prefix = Array(bytes.prefix(64))
         // Anything that starts like a binary plist is judged as one (and rejected if its header is
         // not `bplist0?`), rather than read as the OpenStep string "bplistl" as Foundation does.
-        if prefix.starts(with: Array("bplist".utf8)) { return .binary }
+        if prefix.withUnsafeBufferPointer(startsWithBinaryMagic) { return .binary }
         // UTF-16/32 byte-order marks mean XML in a wide encoding (OpenStep text is 8-bit).
         if prefix.starts(with: [0xFE, 0xFF]) || prefix.starts(with: [0xFF, 0xFE])
             || prefix.starts(with: [0x00, 0x00, 0xFE, 0xFF])

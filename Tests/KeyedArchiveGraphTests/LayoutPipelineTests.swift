@@ -53,10 +53,10 @@ final class LayoutPipelineTests: XCTestCase {
         XCTAssertEqual(layoutPipelineCounts.running, 0)
     }
 
-    /// Class descriptions are laid out by a path of their own when the table lays its entries
-    /// out itself, and as dictionaries on the second thread: chains of one to three names,
-    /// with and without hints, sharing names with each other, with the keys and with strings
-    /// set before them, are the same bytes both ways.
+    /// Class descriptions are laid out by a path of their own, here or recorded as a step of
+    /// their own for the second thread: chains of one to three names, with and without hints,
+    /// sharing names with each other, with the keys and with strings set before them, are the
+    /// same bytes both ways.
     func testClassDescriptionsAreTheSameBytesLaidOutEitherWay() throws {
         let result = try withAndWithoutLayoutPipeline(threshold: 2) { () throws -> Data in
             let table = ArchiveObjectTable()

@@ -9,6 +9,8 @@ enum ArchiveLayoutStep {
     case newString(String)
     /// ``ArchiveLayout/layOut(_:at:)``.
     case value(PropertyListValue, uid: UInt32)
+    /// ``ArchiveLayout/layOutClassDescription(chain:hints:at:)``.
+    case classDescription(chain: [String], hints: [String]?, uid: UInt32)
     /// ``ArchiveLayout/layOut(fields:array:at:)`` with the next `fieldCount` fields of the
     /// batch and, with an array key, its next `elementCount` elements.
     case object(fieldCount: Int, arrayKey: ArchiveSlot?, elementCount: Int, uid: UInt32)
@@ -267,6 +269,8 @@ extension ArchiveLayout {
             newEntry(string: string)
         case .value(let value, let uid):
             layOut(value, at: uid)
+        case .classDescription(let chain, let hints, let uid):
+            layOutClassDescription(chain: chain, hints: hints, at: uid)
         case .object(let fieldCount, let arrayKey, let elementCount, let uid):
             // The counts were those of the runs copied into the batch's lists.
             let objectFields = UnsafeBufferPointer(rebasing: fields[fieldStart..<(fieldStart + fieldCount)])

@@ -529,7 +529,7 @@ package final class ArchiveObjectTable {
         if !moreClassDescriptions.isEmpty, let uid = moreClassDescriptions[key] { return uid }
         let uid = newEntry()
         if isPipelined {
-            record(.value(.dictionary(ArchiveLayout.classDescription(chain: chain, hints: hints)), uid: uid))
+            record(.classDescription(chain: chain, hints: hints, uid: uid))
         } else {
             layout.layOutClassDescription(chain: chain, hints: hints, at: uid)
         }
@@ -739,23 +739,12 @@ struct ArchiveLayout {
         }
     }
 
-    /// The class description of `chain` (most derived first) and `hints`:
-    /// `{$classname, $classes[, $classhints]}`.
-    static func classDescription(chain: [String], hints: [String]?) -> PropertyListDictionary {
-        var description = PropertyListDictionary()
-        description.entries.append((PropertyListValue(ArchiveKeys.className), PropertyListValue(chain.first ?? "NSObject")))
-        description.entries.append((PropertyListValue(ArchiveKeys.classes), .array(chain.map { PropertyListValue($0) })))
-        if let hints {
-            description.entries.append((PropertyListValue(ArchiveKeys.classHints), .array(hints.map { PropertyListValue($0) })))
-        }
-        return description
-    }
-
-    /// Lays out the entry at `uid` as the class description ``classDescription(chain:hints:)``,
-    /// adding the same objects in the same order as ``layOut(_:at:)`` does for it (the keys,
-    /// the class name, then each list before its names), so the bytes are the same; without
-    /// building the dictionary first and without the key cache, since each description is
-    /// laid out once (about 5,000 instructions of a one-class archive, W1).
+    /// Lays out the entry at `uid` as the class description of `chain` (most derived first)
+    /// and `hints`, `{$classname, $classes[, $classhints]}`, adding its objects in the order
+    /// ``layOut(_:at:)`` adds those of the same dictionary (the keys, the class name, then each
+    /// list before its names), so the bytes are those of session 57's archives; without
+    /// building the dictionary and without the key cache, since each description is laid out
+    /// once (about 5,000 instructions of a one-class archive, W1).
     mutating func layOutClassDescription(chain: [String], hints: [String]?, at uid: UInt32) {
         guard let index = claim(uid) else { return }
         do {
@@ -904,7 +893,7 @@ struct ArchiveLayout {
         list.setContainer(kind: 0xA0, references: entryIndices, at: 6)
         scratch.removeAll(keepingCapacity: true)
         // Without the key cache: `$top` is laid out once.
-        try Self.appendDictionaryReferences(top, to: &scratch, list: &list, keys: nil, uidCount: entryIndices.count)
+        try Self.appendDictionaryReferences(top, to: &scratch, list: &list, keys: &keys, cachingKeys: false, uidCount: entryIndices.count)
         list.setContainer(kind: 0xD0, references: scratch, at: 7)
         try list.setLeaf(PropertyListValue(ArchiveKeys.formatVersion), at: 8)
         keys = KeyReferenceCache()
@@ -917,22 +906,21 @@ struct ArchiveLayout {
 
     /// Appends the references of a dictionary's keys, then of its values, to `scratch`.
     private mutating func appendDictionaryReferences(_ fields: PropertyListDictionary) throws {
-        try withUnsafeMutablePointer(to: &keys) { keys in
-            try Self.appendDictionaryReferences(fields, to: &scratch, list: &list, keys: keys, uidCount: entryIndices.count)
-        }
+        try Self.appendDictionaryReferences(fields, to: &scratch, list: &list, keys: &keys, cachingKeys: true, uidCount: entryIndices.count)
     }
 
     /// The work of ``appendDictionaryReferences(_:)`` on its parts passed `inout`: on the
     /// struct's own properties, each append checked the array's uniqueness again (+4% of W5
     /// encode's instructions).
     ///
-    /// With `keys` nil (a dictionary laid out once), every key is added to the list, which
-    /// uniques it: the same reference as a cache hit, without the cache's lists for it.
+    /// Without `cachingKeys` (a dictionary laid out once), `keys` is left alone and every key
+    /// is added to the list, which uniques it: the same reference as a cache hit, without the
+    /// cache's lists for it.
     private static func appendDictionaryReferences(
         _ fields: PropertyListDictionary, to references: inout [Int], list: inout BinaryPropertyListObjects,
-        keys: UnsafeMutablePointer<KeyReferenceCache>?, uidCount: Int
+        keys: inout KeyReferenceCache, cachingKeys: Bool, uidCount: Int
     ) throws {
-        keys?.pointee.select(for: fields)
+        if cachingKeys { keys.select(for: fields) }
         // Read in place, through pointers to the keys and values themselves: `entries[i].value`
         // copied the whole (key, value) pair first (two retains and releases, about 190
         // instructions, for each entry of each object).
@@ -940,13 +928,13 @@ struct ArchiveLayout {
             guard let first = entries.baseAddress else { return }
             for position in entries.indices {
                 let key = PropertyListDictionary.key(of: first + position)
-                if let known = keys?.pointee.reference(forKey: key, at: position) {
+                if cachingKeys, let known = keys.reference(forKey: key, at: position) {
                     references.append(known)
                     continue
                 }
                 try BinaryPropertyListObjects.checkKey(key.pointee)
                 let reference = try list.add(key.pointee)
-                keys?.pointee.remember(key.pointee, reference, at: position)
+                if cachingKeys { keys.remember(key.pointee, reference, at: position) }
                 references.append(reference)
             }
             for position in entries.indices {
