@@ -2,6 +2,7 @@ import Foundation
 import KeyedArchive
 import KeyedArchiveGraph
 import KeyedArchivePropertyList
+import KeyedArchiveTestSupport
 import XCTest
 
 /// The unarchiver reads a binary archive by index, each `$objects` entry from the file when it
@@ -173,5 +174,185 @@ final class ReadingByIndexTests: XCTestCase {
         XCTAssertGreaterThan(failed, data.count)
         XCTAssertGreaterThan(agreed, 0)
         XCTAssertLessThan(lenient, failed)
+    }
+
+    /// The key cache is direct-mapped: a key object that shares a slot with another replaces
+    /// it, and a match is the very bits of the string it matched.
+    func testKeyCacheSlotsKeepTheLastKeyObjectAndItsString() {
+        let cache = InPlaceKeyCache(objectCount: 10)  // 16 slots
+        let alpha = String(repeating: "alpha", count: 5)  // on the heap: its bits are a pointer
+        XCTAssertNil(cache.known(3, alpha))
+        cache.remember(3, matched: alpha, fingerprint: 0b101)
+        XCTAssertEqual(cache.known(3, alpha)?.fingerprint, 0b101)
+        XCTAssertEqual(cache.known(3, alpha)?.sameBits, true)
+        // The same text elsewhere in memory is not the same bits; the fingerprint still holds.
+        let copy = String(alpha.utf8.map { Character(UnicodeScalar($0)) })
+        XCTAssertEqual(cache.known(3, copy)?.sameBits, false)
+        XCTAssertEqual(cache.known(3, copy)?.fingerprint, 0b101)
+        // Object 19 maps to the same slot as 3: unknown until remembered, then it replaces 3.
+        XCTAssertNil(cache.known(19, alpha))
+        cache.remember(19, matched: "beta", fingerprint: 0b10)
+        XCTAssertNil(cache.known(3, alpha))
+        XCTAssertEqual(cache.known(19, "beta")?.sameBits, true)
+        XCTAssertEqual(cache.known(19, "gamma")?.sameBits, false)
+        // Another slot is untouched.
+        cache.remember(4, matched: alpha, fingerprint: 1)
+        XCTAssertEqual(cache.known(4, alpha)?.sameBits, true)
+        XCTAssertEqual(cache.known(19, "beta")?.fingerprint, 0b10)
+    }
+
+    /// Caches of every size are made and freed with strings in some of their slots (under
+    /// `swift test --sanitize=address`, a double free or a slot past the end stops the run).
+    func testKeyCachesOfEverySizeAreMadeAndFreed() {
+        for objectCount in [0, 1, 16, 17, 100, 255, 256, 257, 100_000] {
+            let cache = InPlaceKeyCache(objectCount: objectCount)
+            for object in stride(from: 0, to: 600, by: 7) {
+                cache.remember(object, matched: "key \(object) " + String(repeating: "x", count: object % 40), fingerprint: UInt64(object))
+            }
+            // The last object remembered in each slot is known.
+            XCTAssertEqual(cache.known(595, "nothing")?.fingerprint, 595, "\(objectCount)")
+        }
+    }
+
+    // MARK: Class descriptions and `$top` read in place
+
+    /// What a document gives for the class description at each UID: the description, or that
+    /// it throws.
+    private func classDescriptions(_ data: Data, limits: DecodingLimits, byIndex: Bool, inPlace: Bool = true) throws -> [String] {
+        let document = try ArchiveDocument(data: data, limits: limits, byIndex: byIndex)
+        document.readsClassDescriptionsInPlace = inPlace
+        return (0..<UInt32(document.objectCount)).map { uid in
+            do {
+                let description = try document.classDescription(uid, path: "test")
+                // Twice: the second comes from the cache.
+                XCTAssertEqual(try document.classDescription(uid, path: "test"), description)
+                return "\(description.name) \(description.chain) hints \(description.hints)"
+            } catch {
+                return "throws"
+            }
+        }
+    }
+
+    /// An archive whose root object's class is `description`.
+    private func archive(classDescription description: PropertyListValue, top: PropertyListValue = ["root": .uid(1)]) throws -> Data {
+        let objects: [PropertyListValue] = ["$null", ["$class": .uid(2), "x": 1], description]
+        let envelope: PropertyListValue = [
+            "$archiver": "NSKeyedArchiver", "$version": 100_000, "$top": top, "$objects": .array(objects),
+        ]
+        return try PropertyList.encode(envelope, format: .binary)
+    }
+
+    /// Class descriptions of the usual shape are read where they lie in the file; every other
+    /// shape the general way. Both must give the same description, or both throw, for regular
+    /// shapes, irregular ones, and limits too tight for a whole read of the description; and
+    /// the same as a whole read of the archive under the default limits.
+    func testClassDescriptionsReadInPlaceAsTheWholeReadDoes() throws {
+        let utf16Name = PropertyListValue.string(PropertyListString("Model", storage: .utf16))
+        let long = String(repeating: "L", count: 129)
+        let descriptions: [(String, PropertyListValue)] = [
+            ("usual", ["$classname": "Model", "$classes": ["Model", "NSObject"]]),
+            ("name only", ["$classname": "Model"]),
+            ("chain without the name", ["$classname": "Model", "$classes": ["Base", "NSObject"]]),
+            ("repeated names", ["$classname": "Model", "$classes": ["Model", "Base", "Model", "Base"]]),
+            ("chain first", .dictionary(PropertyListDictionary(stringKeys: [("$classes", ["Model"]), ("$classname", "Model")]))),
+            ("hints", ["$classname": "Model", "$classes": ["Model"], "$classhints": ["Other"]]),
+            ("extra key", ["$classname": "Model", "$classes": ["Model"], "extra": 1]),
+            ("UTF-16 name", .dictionary(PropertyListDictionary(stringKeys: [("$classname", utf16Name)]))),
+            ("UTF-16 chain member", .dictionary(PropertyListDictionary(stringKeys: [("$classname", "Model"), ("$classes", .array([utf16Name]))]))),
+            ("non-ASCII name", ["$classname": "Modèle", "$classes": ["Modèle"]]),
+            ("128-byte name", ["$classname": .string(PropertyListString(String(long.dropFirst()))), "$classes": ["NSObject"]]),
+            ("129-byte name", ["$classname": .string(PropertyListString(long)), "$classes": ["NSObject"]]),
+            ("16 names", ["$classname": "C0", "$classes": .array((0..<16).map { PropertyListValue("C\($0)") })]),
+            ("17 names", ["$classname": "C0", "$classes": .array((0..<17).map { PropertyListValue("C\($0)") })]),
+            ("duplicate key", .dictionary(PropertyListDictionary([("$classname", "First"), ("$classname", "Second")]))),
+            ("no name", ["$classes": ["Model"]]),
+            ("empty", .dictionary(PropertyListDictionary())),
+            ("name not a string", ["$classname": 7]),
+            ("chain not an array", ["$classname": "Model", "$classes": "Model"]),
+            ("chain member not a string", ["$classname": "Model", "$classes": ["Model", 3]]),
+            ("own $class", ["$classname": "Model", "$class": .uid(2)]),
+            ("not a dictionary", ["Model"]),
+            ("a string", "Model"),
+        ]
+        let tight: [(String, DecodingLimits)] = [
+            ("default", .default),
+            ("depth 1", DecodingLimits(maximumDepth: 1)),
+            ("3 values", DecodingLimits(maximumExpandedNodeCount: 3)),
+            ("20 bytes", DecodingLimits(maximumStringLength: 20, maximumDataLength: 20, maximumExpandedByteCount: 20)),
+        ]
+        var described = 0
+        for (name, description) in descriptions {
+            let data = try archive(classDescription: description)
+            let general = try classDescriptions(data, limits: .default, byIndex: true, inPlace: false)
+            XCTAssertEqual(try classDescriptions(data, limits: .default, byIndex: false), general, name)
+            for (limitName, limits) in tight {
+                let expected = try classDescriptions(data, limits: limits, byIndex: true, inPlace: false)
+                XCTAssertEqual(try classDescriptions(data, limits: limits, byIndex: true), expected, "\(name), limits \(limitName)")
+                if expected[2] != "throws" { described += 1 }
+            }
+        }
+        // The regular shapes under the default limits at least.
+        XCTAssertGreaterThan(described, 12)
+
+        // And every class description of the corpus's archives.
+        guard Corpus.root != nil else {
+            print("ReadingByIndexTests: ../shared/corpus is absent; the corpus part is skipped")
+            return
+        }
+        var files = 0
+        for entry in Corpus.entries(in: "keyed") {
+            let data = entry.data
+            guard PropertyList.detectFormat(data) == .binary,
+                let general = try? classDescriptions(data, limits: .default, byIndex: true, inPlace: false)
+            else { continue }
+            XCTAssertEqual(try classDescriptions(data, limits: .default, byIndex: true), general, entry.path)
+            if let whole = try? classDescriptions(data, limits: .default, byIndex: false) {
+                XCTAssertEqual(whole, general, entry.path)
+            }
+            files += 1
+        }
+        XCTAssertGreaterThan(files, 50)
+    }
+
+    private static func storage(_ value: PropertyListValue) -> PropertyListString.Storage? {
+        if case .string(let string) = value { return string.storage }
+        return nil
+    }
+
+    /// `$top` (a small dictionary of UIDs) is read without the decoder when it can be; the
+    /// documents' `$top` must be the same either way, string storage included, or both throw.
+    /// (`BinaryObjectReaderTests` holds the flat read to the whole one under tight limits.)
+    func testTopIsReadAsTheWholeReadDoes() throws {
+        let utf16Key = PropertyListValue.string(PropertyListString("root", storage: .utf16))
+        let tops: [(String, PropertyListValue)] = [
+            ("usual", ["root": .uid(1)]),
+            ("several", ["root": .uid(1), "$0": .uid(1), "other": .uid(2)]),
+            ("scalars", ["root": .uid(1), "n": 5, "big": .integer(PropertyListInteger(Int64.min)), "r": 2.5, "b": true]),
+            ("UTF-16 key", .dictionary(PropertyListDictionary([(utf16Key, .uid(1))]))),
+            ("integer key", .dictionary(PropertyListDictionary([(7, .uid(1)), ("root", .uid(1))]))),
+            ("nested", ["root": .uid(1), "inner": ["a": 1]]),
+            ("data", ["root": .uid(1), "d": .data(Data([1, 2]))]),
+            ("17 entries", .dictionary(PropertyListDictionary(stringKeys: (0..<17).map { ("k\($0)", .uid(1)) }))),
+            ("long key", .dictionary(PropertyListDictionary(stringKeys: [(String(repeating: "k", count: 129), .uid(1))]))),
+            ("empty", .dictionary(PropertyListDictionary())),
+            ("not a dictionary", .array([.uid(1)])),
+        ]
+        var read = 0
+        for (name, top) in tops {
+            let data = try archive(classDescription: ["$classname": "Model"], top: top)
+            let whole = Result { try ArchiveDocument(data: data, byIndex: false).top }
+            let inPlace = Result { try ArchiveDocument(data: data, byIndex: true).top }
+            switch (whole, inPlace) {
+            case (.success(let expected), .success(let got)):
+                XCTAssertEqual(got, expected, name)
+                XCTAssertEqual(got.entries.map { Self.storage($0.key) }, expected.entries.map { Self.storage($0.key) }, name)
+                read += 1
+            case (.failure, .failure):
+                break
+            default:
+                XCTFail("\(name): whole \(whole), by index \(inPlace)")
+            }
+        }
+        XCTAssertEqual(read, 9)
     }
 }

@@ -30,7 +30,13 @@ package final class ArchiveDocument {
     package let objectCount: Int
     /// The limits in force.
     package let limits: DecodingLimits
+    /// The first class description read, then the others: most archives have one or two
+    /// classes, and a dictionary's first insert (its storage) was about 800 instructions.
+    @exclusivity(unchecked) private var firstClass: (uid: UInt32, description: ArchivedClassDescription)?
     @exclusivity(unchecked) private var classCache: [UInt32: ArchivedClassDescription] = [:]
+    /// Whether class descriptions of the usual shape are read where they lie in the file
+    /// (``classDescriptionInPlace(_:)``); tests turn it off to hold that path to the general one.
+    package var readsClassDescriptionsInPlace = true
     /// Strings and data of ``sharedLeafBytes`` bytes or more already read by index, by UID, so
     /// that every reference to one shares a single copy as it did in the tree (a small archive
     /// referring a million times to one large entry would otherwise allocate a copy at each).
@@ -114,7 +120,9 @@ package final class ArchiveDocument {
             }
             // The envelope with `$objects` as an empty array when it is one: its entries stay
             // where they are. Anything else is read whole, for the same errors as a whole read.
+            // `$top`, a small dictionary of UIDs, is read without the decoder when it can be.
             var envelope = PropertyListDictionary()
+            envelope.entries.reserveCapacity(root.count)
             var objects: BinaryPropertyListObjectReader.ContainerSpan?
             for entry in 0..<root.count {
                 let key = try reader.value(ofObject: try reader.keyObject(entry, of: root))
@@ -124,6 +132,8 @@ package final class ArchiveDocument {
                 {
                     objects = span
                     envelope.entries.append((key, .array([])))
+                } else if let flat = reader.flatDictionary(ofObject: valueObject) {
+                    envelope.entries.append((key, .dictionary(flat)))
                 } else {
                     envelope.entries.append((key, try reader.value(ofObject: valueObject)))
                 }
@@ -377,8 +387,13 @@ package final class ArchiveDocument {
 
     /// The validated class description at a UID (cached: descriptions are shared).
     package func classDescription(_ uid: UInt32, path: @autoclosure () -> String) throws(KeyedArchiveError) -> ArchivedClassDescription {
-        if let cached = classCache[uid] { return cached }
+        if let firstClass, firstClass.uid == uid { return firstClass.description }
+        if !classCache.isEmpty, let cached = classCache[uid] { return cached }
         guard uid != 0 else { throw KeyedArchiveError(.invalidClass, "$class is UID 0 (nil)", path: path()) }
+        if readsClassDescriptionsInPlace, let description = classDescriptionInPlace(uid) {
+            cache(description, uid: uid)
+            return description
+        }
         let value = try object(uid, path: path())
         guard case .dictionary(let description) = value else {
             throw KeyedArchiveError(
@@ -410,8 +425,73 @@ package final class ArchiveDocument {
             hints = names.compactMap(\.stringValue)
         }
         let result = ArchivedClassDescription(name: name, chain: chain, hints: hints)
-        classCache[uid] = result
+        cache(result, uid: uid)
         return result
+    }
+
+    private func cache(_ description: ArchivedClassDescription, uid: UInt32) {
+        if firstClass == nil {
+            firstClass = (uid, description)
+        } else {
+            classCache[uid] = description
+        }
+    }
+
+    /// The longest class name and the most `$classes` names ``classDescriptionInPlace(_:)``
+    /// reads; longer ones go the general way.
+    private static let inPlaceNameLength = 128
+    private static let inPlaceChainLength = 16
+
+    /// ``classDescription(_:path:)`` read where the description lies in the file, for the
+    /// shape archivers write: a dictionary of `$classname` (an ASCII string) and `$classes`
+    /// (an array of ASCII strings), nothing else. `nil` for any other shape, regular or not,
+    /// and for limits so tight that a whole read of the description could exceed them: the
+    /// general path then reads it whole (and reports what is wrong), so both paths give the
+    /// same description for every file. Reading the dictionary whole, as a value, and looking
+    /// its keys up was about 7,000 instructions of a one-object unarchive (W1's default profile).
+    private func classDescriptionInPlace(_ uid: UInt32) -> ArchivedClassDescription? {
+        // A whole read of the largest description taken here: depth 2, at most 21 values and
+        // 18 strings of at most 128 bytes.
+        guard Int(uid) < objectCount, let reader = byIndex?.reader, let objects = byIndex?.objects,
+            limits.maximumDepth >= 2, limits.maximumExpandedNodeCount >= 64, limits.maximumExpandedByteCount >= 4096,
+            let object = try? reader.element(Int(uid), of: objects),
+            let span = try? reader.dictionarySpan(ofObject: object), span.count <= 2
+        else { return nil }
+        var name: String?
+        var classes: BinaryPropertyListObjectReader.ContainerSpan?
+        for entry in 0..<span.count {
+            guard let key = try? reader.keyObject(entry, of: span), let keyText = reader.asciiBytes(ofObject: key),
+                let value = try? reader.valueObject(entry, of: span)
+            else { return nil }
+            if name == nil, Self.isStoredKey(keyText, ArchiveKeys.className) {
+                guard let text = reader.asciiString(ofObject: value, maximumLength: Self.inPlaceNameLength) else { return nil }
+                name = text
+            } else if classes == nil, Self.isStoredKey(keyText, ArchiveKeys.classes) {
+                guard let span = try? reader.arraySpan(ofObject: value), span.count <= Self.inPlaceChainLength else { return nil }
+                classes = span
+            } else {
+                return nil
+            }
+        }
+        guard let name else { return nil }
+        var chain: [String] = []
+        chain.reserveCapacity(classes.map { $0.count &+ 1 } ?? 1)
+        chain.append(name)
+        if let classes {
+            for member in 0..<classes.count {
+                guard let element = try? reader.element(member, of: classes),
+                    let text = reader.asciiString(ofObject: element, maximumLength: Self.inPlaceNameLength)
+                else { return nil }
+                if !chain.contains(text) { chain.append(text) }
+            }
+        }
+        return ArchivedClassDescription(name: name, chain: chain)
+    }
+
+    /// Whether the bytes of a key stored as ASCII are the text of `key`.
+    @inline(__always)
+    private static func isStoredKey(_ stored: UnsafeRawBufferPointer, _ key: String) -> Bool {
+        InPlaceLookup.withUTF8(key) { $0.elementsEqual(stored) }
     }
 
     private static func describe(_ value: PropertyListValue) -> String {

@@ -283,27 +283,40 @@ package struct InPlaceLookup {
 package final class InPlaceKeyCache {
     private struct Slot {
         var object = -1
-        var bits: (UInt64, UInt64) = (0, 0)
         var fingerprint: UInt64 = 0
+        /// The bits of `string`, read without touching its reference count.
+        var bits: (UInt64, UInt64) = (0, 0)
+        /// The string matched, kept alive so that its bits cannot come back as another's.
+        var string: String? = nil
     }
     /// The most slots: a file's key objects rarely number more.
     private static let maximumSize = 256
     /// The number of slots less one (a power of two less one).
     private let mask: Int
-    @exclusivity(unchecked) private var slots: [Slot]
-    /// The strings whose bits the slots hold, kept alive.
-    @exclusivity(unchecked) private var strings: [String]
+    /// `mask + 1` slots, in one block: two arrays (slots, strings) cost about 10,000
+    /// instructions to make and free in a one-object unarchive (W1's default profile), most of
+    /// it the generic array code's metadata lookups and per-element copies.
+    private let slots: UnsafeMutablePointer<Slot>
 
     /// An empty cache for a file of `objectCount` objects: with no more slots than objects
     /// (from 16), since no two of a small file's objects then share a slot, and making and
-    /// freeing 256 slots and their strings was about 4,600 instructions of a one-object
-    /// unarchive (W1's default profile).
+    /// freeing 256 slots was about 4,600 instructions of a one-object unarchive.
     package init(objectCount: Int = InPlaceKeyCache.maximumSize) {
         var size = 16
         while size < Swift.min(objectCount, Self.maximumSize) { size &*= 2 }
         mask = size &- 1
-        slots = [Slot](repeating: Slot(), count: size)
-        strings = [String](repeating: "", count: size)
+        slots = .allocate(capacity: size)
+        slots.initialize(repeating: Slot(), count: size)
+    }
+
+    deinit {
+        // Only the strings need releasing; the rest of a slot is plain bits. A loop over the
+        // slots in use, where `deinitialize(count:)` called the runtime's generic array
+        // destroy (about 110 instructions a slot).
+        for index in 0...mask where slots[index].string != nil {
+            slots[index].string = nil
+        }
+        slots.deallocate()
     }
 
     /// What the cache knows of key object `object`: its fingerprint, and whether the string it
@@ -313,12 +326,9 @@ package final class InPlaceKeyCache {
     package func known(_ object: Int, _ stored: String) -> (fingerprint: UInt64, sameBits: Bool)? {
         #if _pointerBitWidth(_64)
         let bits = unsafeBitCast(stored, to: (UInt64, UInt64).self)
-        return slots.withUnsafeBufferPointer { slots -> (fingerprint: UInt64, sameBits: Bool)? in
-            guard let base = slots.baseAddress else { return nil }
-            let slot = base + (object & mask)
-            guard slot.pointee.object == object else { return nil }
-            return (slot.pointee.fingerprint, slot.pointee.bits == bits)
-        }
+        let slot = slots + (object & mask)
+        guard slot.pointee.object == object else { return nil }
+        return (slot.pointee.fingerprint, slot.pointee.bits == bits)
         #else
         return nil
         #endif
@@ -327,9 +337,8 @@ package final class InPlaceKeyCache {
     /// Notes that key object `object` has the text of `stored`.
     package func remember(_ object: Int, matched stored: String, fingerprint: UInt64) {
         #if _pointerBitWidth(_64)
-        let index = object & mask
-        strings[index] = stored
-        slots[index] = Slot(object: object, bits: unsafeBitCast(stored, to: (UInt64, UInt64).self), fingerprint: fingerprint)
+        slots[object & mask] = Slot(
+            object: object, fingerprint: fingerprint, bits: unsafeBitCast(stored, to: (UInt64, UInt64).self), string: stored)
         #endif
     }
 }

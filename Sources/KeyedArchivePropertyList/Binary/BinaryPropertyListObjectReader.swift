@@ -37,6 +37,9 @@ package final class BinaryPropertyListObjectReader {
     private let offsetTableOffset: Int
     private let offsetWidth: Int
     private let maximumStringLength: Int
+    /// Whether the limits let a whole read of any dictionary ``flatDictionary(ofObject:)``
+    /// takes succeed (depth 1, 33 values, 4,096 bytes of strings).
+    private let flatDictionariesFitLimits: Bool
     /// The number of objects in the offset table.
     package let objectCount: Int
     /// The index of the top object.
@@ -91,6 +94,8 @@ package final class BinaryPropertyListObjectReader {
         objectCount = trailer.objectCount
         topObject = trailer.topObject
         maximumStringLength = limits.maximumStringLength
+        flatDictionariesFitLimits = limits.maximumDepth >= 1 && limits.maximumExpandedNodeCount >= 64
+            && limits.maximumExpandedByteCount >= 2 &* Self.flatEntries &* Self.flatStringLength
         (uidRunStart, uidRunOrigin) = Self.trailingUIDRun(
             bytes: bytes, objectCount: trailer.objectCount, offsetTableOffset: trailer.offsetTableOffset,
             offsetWidth: trailer.offsetIntSize)
@@ -162,6 +167,14 @@ package final class BinaryPropertyListObjectReader {
         // The scalars an archive's objects hold most (UIDs, integers, reals, booleans) are
         // read here; anything else, and anything out of the ordinary, by the decoder.
         let offset = self.offset(of: index)
+        if let scalar = scalar(at: offset) { return scalar }
+        return try otherValue(ofObject: index, marker: bytes[offset], at: offset)
+    }
+
+    /// The value of the object at `offset` (in the object area) when it is a regular UID,
+    /// integer, real or boolean, as a whole read gives it; `nil` for anything else.
+    @inline(__always)
+    private func scalar(at offset: Int) -> PropertyListValue? {
         if let uid = Self.uid(in: bytes, at: offset, objectsEnd: objectsEnd) { return .uid(uid) }
         let marker = bytes[offset]
         let nibble = Int(marker & 0x0F)
@@ -176,8 +189,48 @@ package final class BinaryPropertyListObjectReader {
         case 0x00 where marker == 0x08 || marker == 0x09:
             return .bool(marker == 0x09)
         default:
-            return try otherValue(ofObject: index, marker: marker, at: offset)
+            return nil
         }
+    }
+
+    /// The most entries, and the longest ASCII string, ``flatDictionary(ofObject:)`` reads.
+    private static let flatEntries = 16
+    private static let flatStringLength = 128
+
+    /// The dictionary at object `index` as ``value(ofObject:)`` gives it, when it is small and
+    /// flat: at most 16 entries whose keys and values are each a UID, an integer, a real, a
+    /// boolean or a string stored as ASCII of at most 128 bytes. `nil` for anything else,
+    /// regular or not, and under limits so tight that a whole read could exceed them
+    /// (``value(ofObject:)`` then reads it, or reports what is wrong). Entry by entry, without
+    /// the decoder's frames: a keyed archive's `$top` read whole was about 2,500 instructions of
+    /// a one-object unarchive.
+    package func flatDictionary(ofObject index: Int) -> PropertyListDictionary? {
+        // A whole read of the largest dictionary taken here: depth 1, 33 values, 32 strings
+        // of at most 128 bytes.
+        guard flatDictionariesFitLimits, let span = try? dictionarySpan(ofObject: index), span.count <= Self.flatEntries else {
+            return nil
+        }
+        var entries: [PropertyListDictionary.Entry] = []
+        entries.reserveCapacity(span.count)
+        for entry in 0..<span.count {
+            guard let key = try? keyObject(entry, of: span), let key = flatValue(ofObject: key),
+                let value = try? valueObject(entry, of: span), let value = flatValue(ofObject: value)
+            else { return nil }
+            entries.append((key, value))
+        }
+        return PropertyListDictionary(entries)
+    }
+
+    /// ``value(ofObject:)`` for the members ``flatDictionary(ofObject:)`` takes; `nil` for others.
+    private func flatValue(ofObject index: Int) -> PropertyListValue? {
+        if index >= uidRunStart { return .uid(UInt32(truncatingIfNeeded: index &- uidRunOrigin)) }
+        let offset = self.offset(of: index)
+        if let scalar = scalar(at: offset) { return scalar }
+        let marker = bytes[offset]
+        guard marker & 0xF0 == 0x50, let text = asciiBytes(marker: marker, at: offset),
+            text.count <= Swift.min(Self.flatStringLength, maximumStringLength), BinaryPropertyListDecoder.firstNonASCII(text) == nil
+        else { return nil }
+        return .string(PropertyListString(validatedUTF8: text, storage: .ascii))
     }
 
     /// ``value(ofObject:)`` for anything but the scalars it reads itself, out of line: inlined,
