@@ -57,9 +57,9 @@ public func fuzzCodableRecursive(_ data: UnsafePointer<UInt8>?, _ size: Int) -> 
     }
     // The encoder's kept keyed containers (one per coding-key type and nesting level) must
     // write the same bytes as containers made anew for every value.
-    KeyedArchiveEncoder.keptContainerLimitOverride.withLock { $0 = 0 }
+    KeyedArchiveEncoder.keptContainerLimitOverride.value = 0
     let anew = try? KeyedArchiveEncoder().encode(tree)
-    KeyedArchiveEncoder.keptContainerLimitOverride.withLock { $0 = nil }
+    KeyedArchiveEncoder.keptContainerLimitOverride.value = nil
     if anew != archive {
         FuzzSupport.fail("kept keyed containers wrote other bytes than containers made anew for:\n\(tree)")
     }
@@ -67,8 +67,8 @@ public func fuzzCodableRecursive(_ data: UnsafePointer<UInt8>?, _ size: Int) -> 
         // The table's layout made on a second thread from its second entry on must write the
         // same bytes as the table laying out entries itself.
         func encoded(threshold: Int) -> Data {
-            ArchiveObjectTable.pipelineThresholdOverride.withLock { $0 = threshold }
-            defer { ArchiveObjectTable.pipelineThresholdOverride.withLock { $0 = nil } }
+            ArchiveObjectTable.pipelineThresholdOverride.value = threshold
+            defer { ArchiveObjectTable.pipelineThresholdOverride.value = nil }
             do { return try KeyedArchiveEncoder().encode(tree) } catch { FuzzSupport.fail("encoding a decoded FuzzTree failed: \(error)") }
         }
         if encoded(threshold: .max) != encoded(threshold: 2) {

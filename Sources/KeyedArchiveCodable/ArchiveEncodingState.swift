@@ -88,7 +88,7 @@ final class ArchiveEncodingState: Encoder {
         self.classNames = classNames
         self.sendableUserInfo = userInfo
         self.maximumDepth = maximumDepth
-        keptContainerLimit = KeyedArchiveEncoder.keptContainerLimitOverride.withLock { $0 } ?? KeptContainers.limit
+        keptContainerLimit = KeyedArchiveEncoder.keptContainerLimitOverride.value ?? KeptContainers.limit
     }
 
     // MARK: Encoder

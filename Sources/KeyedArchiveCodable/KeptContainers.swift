@@ -14,27 +14,31 @@ package enum KeptContainers {
     /// in use at once); past it, containers are made anew.
     static let limit = 32
 
-    private static let encodingLayout = Protected<Bool?>(nil)
-    private static let decodingLayout = Protected<Bool?>(nil)
+    /// The answers, 1 or 0 once known: read at every encode and decode, without a lock (the
+    /// check gives the same answer on any thread, so two threads that both make it agree).
+    private static let encodingLayout = AtomicOptionalInt()
+    private static let decodingLayout = AtomicOptionalInt()
 
     /// Whether `container` (and so every `KeyedEncodingContainer`) is one reference to its box.
+    @inline(__always)
     package static func canKeep<Key>(_ container: KeyedEncodingContainer<Key>) -> Bool {
-        isOneReference(container, rememberedIn: encodingLayout)
+        if let known = encodingLayout.value { return known == 1 }
+        return check(container, rememberedIn: encodingLayout)
     }
 
     /// Whether `container` (and so every `KeyedDecodingContainer`) is one reference to its box.
+    @inline(__always)
     package static func canKeep<Key>(_ container: KeyedDecodingContainer<Key>) -> Bool {
-        isOneReference(container, rememberedIn: decodingLayout)
+        if let known = decodingLayout.value { return known == 1 }
+        return check(container, rememberedIn: decodingLayout)
     }
 
     /// ``isOneReference(_:)`` for the first value asked about, the answer kept in `known`.
-    private static func isOneReference<Value>(_ value: Value, rememberedIn known: Protected<Bool?>) -> Bool {
-        known.withLock { known in
-            if let known { return known }
-            let checked = isOneReference(value)
-            known = checked
-            return checked
-        }
+    @inline(never)
+    private static func check<Value>(_ value: Value, rememberedIn known: AtomicOptionalInt) -> Bool {
+        let checked = isOneReference(value)
+        known.value = checked ? 1 : 0
+        return checked
     }
 
     /// `value`'s only stored property is a class instance and its bits are that reference:

@@ -13,21 +13,24 @@
 /// let data = try encoder.encode(profile)
 /// ```
 public final class KeyedArchiveEncoder {
+    // The options are read at every encode; their dynamic exclusivity checks (about 75
+    // instructions each) were a hundredth of a small archive. Unchecked, as the coders' own
+    // state is: an encoder is one thread's at a time, and nothing here holds an access open.
     /// The property-list format of the archive: binary (default) or XML.
-    public var outputFormat: PropertyListFormat = .binary
+    @exclusivity(unchecked) public var outputFormat: PropertyListFormat = .binary
     /// Values for `Encodable` implementations to read through `encoder.userInfo`.
-    public var userInfo: [CodingUserInfoKey: any Sendable] = [:]
+    @exclusivity(unchecked) public var userInfo: [CodingUserInfoKey: any Sendable] = [:]
     /// The deepest nesting of values encoded; deeper values throw `EncodingError.invalidValue`
     /// instead of exhausting the stack. Defaults to ``DecodingLimits/maximumDepth`` of the
     /// default limits, so whatever encodes also decodes with default limits.
-    public var maximumDepth: Int = DecodingLimits.default.maximumDepth
+    @exclusivity(unchecked) public var maximumDepth: Int = DecodingLimits.default.maximumDepth
     /// The `$archiver` name written. Default `NSKeyedArchiver`.
-    public var archiverName: String = "NSKeyedArchiver"
-    private(set) var classNameOverrides: [ObjectIdentifier: String] = [:]
+    @exclusivity(unchecked) public var archiverName: String = "NSKeyedArchiver"
+    @exclusivity(unchecked) private(set) var classNameOverrides: [ObjectIdentifier: String] = [:]
     /// For tests: how many keyed containers (coding-key types times recursion depth) one encode
     /// keeps for reuse; `nil` is the default (``KeptContainers/limit``), 0 makes every container
     /// anew. The bytes are the same either way.
-    package static let keptContainerLimitOverride = Protected<Int?>(nil)
+    package static let keptContainerLimitOverride = AtomicOptionalInt()
 
     /// An encoder with default options (binary output).
     public init() {}
@@ -80,15 +83,16 @@ public final class KeyedArchiveEncoder {
 /// let profile = try decoder.decode(Profile.self, from: data)
 /// ```
 public final class KeyedArchiveDecoder {
+    // Unchecked, as the encoder's options are (see there).
     /// Values for `Decodable` implementations to read through `decoder.userInfo`.
-    public var userInfo: [CodingUserInfoKey: any Sendable] = [:]
+    @exclusivity(unchecked) public var userInfo: [CodingUserInfoKey: any Sendable] = [:]
     /// Bounds on the work and memory spent on the input (depth, objects, expanded size).
-    public var limits: DecodingLimits = .default
+    @exclusivity(unchecked) public var limits: DecodingLimits = .default
     /// When true, a keyed value whose `$classname` is not one of the names accepted for its type
     /// is an error (`DecodingError.typeMismatch`). When false (default) any name is accepted.
-    public var isStrict: Bool = false
-    private(set) var classNameOverrides: [ObjectIdentifier: String] = [:]
-    private(set) var mappedNames: [String: [ObjectIdentifier]] = [:]
+    @exclusivity(unchecked) public var isStrict: Bool = false
+    @exclusivity(unchecked) private(set) var classNameOverrides: [ObjectIdentifier: String] = [:]
+    @exclusivity(unchecked) private(set) var mappedNames: [String: [ObjectIdentifier]] = [:]
 
     /// A decoder with default options.
     public init() {}

@@ -118,10 +118,10 @@ final class ContainerReuseTests: XCTestCase {
 
     /// Runs `encode` with every keyed container made anew, then with the encoder's kept ones.
     private func withAndWithoutKeptContainers(_ encode: () throws -> Data) rethrows -> (made: Data, kept: Data) {
-        defer { KeyedArchiveEncoder.keptContainerLimitOverride.withLock { $0 = nil } }
-        KeyedArchiveEncoder.keptContainerLimitOverride.withLock { $0 = 0 }
+        defer { KeyedArchiveEncoder.keptContainerLimitOverride.value = nil }
+        KeyedArchiveEncoder.keptContainerLimitOverride.value = 0
         let made = try encode()
-        KeyedArchiveEncoder.keptContainerLimitOverride.withLock { $0 = nil }
+        KeyedArchiveEncoder.keptContainerLimitOverride.value = nil
         return (made, try encode())
     }
 

@@ -9,7 +9,7 @@ import XCTest
 /// that thread.
 final class LayoutPipelineCodableTests: XCTestCase {
     override func tearDown() {
-        ArchiveObjectTable.pipelineThresholdOverride.withLock { $0 = nil }
+        ArchiveObjectTable.pipelineThresholdOverride.value = nil
         super.tearDown()
     }
 
@@ -111,10 +111,10 @@ final class LayoutPipelineCodableTests: XCTestCase {
                 if index == 3_000 { throw EncodingError.invalidValue(index, .init(codingPath: [], debugDescription: "stop")) }
             }
         }
-        ArchiveObjectTable.pipelineThresholdOverride.withLock { $0 = 2 }
+        ArchiveObjectTable.pipelineThresholdOverride.value = 2
         let started = layoutPipelineCounts.started
         XCTAssertThrowsError(try KeyedArchiveEncoder().encode((0..<6_000).map(Failing.init)))
-        ArchiveObjectTable.pipelineThresholdOverride.withLock { $0 = nil }
+        ArchiveObjectTable.pipelineThresholdOverride.value = nil
         XCTAssertEqual(layoutPipelineCounts.started, started + 1)
         XCTAssertEqual(layoutPipelineCounts.running, 0)
     }

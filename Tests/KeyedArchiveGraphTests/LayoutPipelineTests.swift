@@ -8,7 +8,7 @@ import XCTest
 /// table was asked in between, and the thread must be joined on every path.
 final class LayoutPipelineTests: XCTestCase {
     override func tearDown() {
-        ArchiveObjectTable.pipelineThresholdOverride.withLock { $0 = nil }
+        ArchiveObjectTable.pipelineThresholdOverride.value = nil
         super.tearDown()
     }
 
@@ -84,7 +84,7 @@ final class LayoutPipelineTests: XCTestCase {
     /// A table asked to reserve identities for more objects than its threshold starts the
     /// second thread at once, before any entry.
     func testReservingManyIdentitiesStartsTheSecondThread() {
-        ArchiveObjectTable.pipelineThresholdOverride.withLock { $0 = 1_000 }
+        ArchiveObjectTable.pipelineThresholdOverride.value = 1_000
         let before = layoutPipelineCounts.started
         let small = ArchiveObjectTable()
         small.reserveIdentities(900)
@@ -155,7 +155,7 @@ final class LayoutPipelineTests: XCTestCase {
 
     /// A table dropped before it is written (an encoder that failed) joins its second thread.
     func testATableDroppedWhilePipelinedJoinsItsThread() throws {
-        ArchiveObjectTable.pipelineThresholdOverride.withLock { $0 = 2 }
+        ArchiveObjectTable.pipelineThresholdOverride.value = 2
         let before = layoutPipelineCounts.started
         do {
             let table = ArchiveObjectTable()

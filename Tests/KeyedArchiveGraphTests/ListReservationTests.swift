@@ -9,7 +9,7 @@ import XCTest
 /// the rest, never reserve more than the limit ahead, and the archive is the same.
 final class ListReservationTests: XCTestCase {
     override func tearDown() {
-        ArchiveObjectTable.pipelineThresholdOverride.withLock { $0 = nil }
+        ArchiveObjectTable.pipelineThresholdOverride.value = nil
         super.tearDown()
     }
 
@@ -84,7 +84,7 @@ final class ListReservationTests: XCTestCase {
         let reserved = try archive(reserving: true)
         let plain = try archive(reserving: false)
         XCTAssertEqual(reserved, plain)
-        ArchiveObjectTable.pipelineThresholdOverride.withLock { $0 = 2 }
+        ArchiveObjectTable.pipelineThresholdOverride.value = 2
         let table = ArchiveObjectTable()
         addRecord(0, to: table)
         XCTAssertNil(table.growthMark)

@@ -5,11 +5,11 @@ import KeyedArchiveGraph
 /// layout on a second thread from each table's `threshold`-th entry (``ArchiveObjectTable``'s
 /// pipeline). Returns both results and how many second threads the second run started.
 public func withAndWithoutLayoutPipeline<T>(threshold: Int = 2, _ make: () throws -> T) rethrows -> (direct: T, pipelined: T, started: Int) {
-    defer { ArchiveObjectTable.pipelineThresholdOverride.withLock { $0 = nil } }
-    ArchiveObjectTable.pipelineThresholdOverride.withLock { $0 = .max }
+    defer { ArchiveObjectTable.pipelineThresholdOverride.value = nil }
+    ArchiveObjectTable.pipelineThresholdOverride.value = .max
     let direct = try make()
     let before = layoutPipelineCounts.started
-    ArchiveObjectTable.pipelineThresholdOverride.withLock { $0 = threshold }
+    ArchiveObjectTable.pipelineThresholdOverride.value = threshold
     let pipelined = try make()
     return (direct, pipelined, layoutPipelineCounts.started - before)
 }

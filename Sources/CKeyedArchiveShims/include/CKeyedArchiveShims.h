@@ -8,4 +8,15 @@ static inline __attribute__((always_inline)) void keyed_archive_prefetch(const v
     __builtin_prefetch(address, 0, 3);
 }
 
+/// Reads the word at `address` atomically, seeing everything written before the matching
+/// store (acquire). Swift's own atomics need the Synchronization module (macOS 15).
+static inline __attribute__((always_inline)) long keyed_archive_load_acquire(const long *address) {
+    return __atomic_load_n(address, __ATOMIC_ACQUIRE);
+}
+
+/// Writes `value` to the word at `address` atomically (release).
+static inline __attribute__((always_inline)) void keyed_archive_store_release(long *address, long value) {
+    __atomic_store_n(address, value, __ATOMIC_RELEASE);
+}
+
 #endif

@@ -89,8 +89,7 @@ package final class ArchiveObjectTable {
 
     /// An empty table (just `$null`).
     package init() {
-        let threshold = Self.pipelineThresholdOverride.withLock { $0 }
-        pipelineThreshold = threshold ?? (SecondThread<Void>.hasSpareCore ? Self.pipelineThreshold : .max)
+        pipelineThreshold = Self.pipelineThresholdOverride.value ?? (SecondThread<Void>.hasSpareCore ? Self.pipelineThreshold : .max)
         let null = newEntry()
         layOut(.string(PropertyListString(ArchiveKeys.null)), at: null)
     }
@@ -101,7 +100,7 @@ package final class ArchiveObjectTable {
 
     /// When set, the entry count from which every table made from then on uses a second
     /// thread, on any machine (tests and fuzzing: the bytes are the same either way).
-    package static let pipelineThresholdOverride = Protected<Int?>(nil)
+    package static let pipelineThresholdOverride = AtomicOptionalInt()
 
     /// Second threads started for layouts so far, and those not joined yet (tests: that the
     /// second thread was used, and that every path joins it).
@@ -958,20 +957,32 @@ struct ArchiveLayout {
 /// a second thread, the table keeps a copy that it changes in the same order, so that both
 /// give the same ids and values.
 struct ArchiveSlotValues {
-    /// Stored keys, by id.
-    private(set) var internedKeys: [PropertyListValue] = []
+    /// Stored keys, by id, each with ``fingerprint(of:)``.
+    private var internedKeys: [(key: PropertyListValue, fingerprint: UInt64)] = []
     /// The id of each interned key, by its text (equal by bytes), once there are more than
     /// ``linearInternedKeys``; until then `internedKeys` is searched in turn (hashing the
     /// first keys into a new dictionary cost a small archive, W1, 2,500 instructions a key).
     private var internedIDs: [PropertyListValue: UInt64] = [:]
     private static let linearInternedKeys = 16
+
+    /// Equal for equal keys, and for strings mostly different for different ones (their
+    /// length and first and last bytes): the linear search compares whole keys only where
+    /// these agree. Comparing each new key with every one before it was about 2,000
+    /// instructions of a small archive (W1's ten keys).
+    private static func fingerprint(of key: PropertyListValue) -> UInt64 {
+        guard case .string(let string) = key else { return .max }
+        return string.withUTF8 { bytes in
+            UInt64(truncatingIfNeeded: bytes.count) | UInt64(bytes.first ?? 0) << 48 | UInt64(bytes.last ?? 0) << 56
+        }
+    }
     /// Values without a slot of their own, by ``keepAside(_:)`` index.
     private var keptAside: [PropertyListValue] = []
 
     /// The slot of a stored key, and whether it is new (one id per text).
     mutating func intern(_ key: PropertyListValue) -> (slot: ArchiveSlot, isNew: Bool) {
+        let fingerprint = Self.fingerprint(of: key)
         if internedKeys.count <= Self.linearInternedKeys {
-            for (index, known) in internedKeys.enumerated() where known == key {
+            for (index, known) in internedKeys.enumerated() where known.fingerprint == fingerprint && known.key == key {
                 return (ArchiveSlot(.storedKey, UInt64(index)), false)
             }
         } else if let id = internedIDs[key] {
@@ -983,11 +994,11 @@ struct ArchiveSlotValues {
             internedKeys.reserveCapacity(16)
         }
         let id = UInt64(internedKeys.count)
-        internedKeys.append(key)
+        internedKeys.append((key, fingerprint))
         if internedKeys.count > Self.linearInternedKeys {
             if internedIDs.isEmpty {
                 internedIDs.reserveCapacity(internedKeys.count * 2)
-                for (index, known) in internedKeys.enumerated() { internedIDs[known] = UInt64(index) }
+                for (index, known) in internedKeys.enumerated() { internedIDs[known.key] = UInt64(index) }
             } else {
                 internedIDs[key] = id
             }
@@ -1006,7 +1017,7 @@ struct ArchiveSlotValues {
         if let plain = slot.plainValue { return plain }
         let position = Int(truncatingIfNeeded: slot.bits)
         switch slot.kind {
-        case .storedKey: return position >= 0 && position < internedKeys.count ? internedKeys[position] : .null
+        case .storedKey: return position >= 0 && position < internedKeys.count ? internedKeys[position].key : .null
         default: return position >= 0 && position < keptAside.count ? keptAside[position] : .null
         }
     }
