@@ -22,7 +22,7 @@ final class ArchiveDecodingState: Decoder {
     @exclusivity(unchecked) private var expanded = 0
     @exclusivity(unchecked) private var expandedBytes = 0
     /// Objects whose decoding is running (a reference back to one is a cycle).
-    @exclusivity(unchecked) private var active: [Bool]
+    @exclusivity(unchecked) private var active: ActiveObjects
     /// Decoded class instances by UID and type. A class value is one reference, kept as
     /// `AnyObject` by reinterpreting it (`as AnyObject` on a generic value goes through the
     /// Objective-C bridging entry point, thousands of instructions on Linux, and keeping it as
@@ -97,7 +97,7 @@ final class ArchiveDecodingState: Decoder {
         self.classNameOverrides = options.classNameOverrides
         self.mappedNames = options.mappedNames
         self.sendableUserInfo = options.userInfo
-        self.active = [Bool](repeating: false, count: document.objectCount)
+        self.active = ActiveObjects(count: document.objectCount)
     }
 
     // MARK: Decoder
@@ -932,5 +932,32 @@ extension KeyedArchiveDecoder {
         var names = [archiveName, ClassNames.qualifiedName(of: type), "<Module>." + archiveName]
         names += mapped.filter { $0.value.contains(ObjectIdentifier(type)) }.keys.sorted()
         return names.map { "\"\($0)\"" }.joined(separator: ", ")
+    }
+}
+
+/// A flag per object of an archive: the first 64 in a word, the others in an array made only
+/// for archives that have them (a flag array was the one allocation of a one-object decode's
+/// state, with its metadata lookup about 1,000 instructions of W1's default-profile unarchive).
+struct ActiveObjects {
+    private var first: UInt64 = 0
+    private var others: [Bool]
+
+    /// All clear, for objects `0..<count`.
+    init(count: Int) {
+        others = count > 64 ? [Bool](repeating: false, count: count &- 64) : []
+    }
+
+    /// The flag of object `index` (in `0..<count`).
+    subscript(index: Int) -> Bool {
+        @inline(__always) get {
+            index < 64 ? first & (1 &<< UInt64(index)) != 0 : others[index &- 64]
+        }
+        @inline(__always) set {
+            if index < 64 {
+                if newValue { first |= 1 &<< UInt64(index) } else { first &= ~(1 &<< UInt64(index)) }
+            } else {
+                others[index &- 64] = newValue
+            }
+        }
     }
 }

@@ -202,6 +202,49 @@ final class HostileArchiveTests: XCTestCase {
         assertDecodingError(URL.self, try PropertyList.encode(.dictionary(urlEnvelope), format: .binary))
     }
 
+    /// Cycle flags are kept for every object, those past the first 64 too (they are stored
+    /// apart): a chain of 150 trees decodes, and a child list pointing back at any tree on the
+    /// way down, near the root or far from it, is a cycle.
+    func testCyclesAreFoundAtEveryObjectIndex() throws {
+        var chain = Tree(children: [])
+        for _ in 0..<150 { chain = Tree(children: [chain, Tree(children: [])]) }
+        let data = try KeyedArchiver.archivedData(withRootObject: chain)
+        func depth(_ tree: Tree) -> Int { tree.children.first.map { 1 + depth($0) } ?? 0 }
+        XCTAssertEqual(depth(try KeyedUnarchiver.unarchivedObject(ofType: Tree.self, from: data)), 150)
+
+        let plist = try PropertyList.decode(data)
+        guard case .dictionary(let envelope) = plist, case .array(let objects)? = plist["$objects"] else { return XCTFail("shape") }
+        // Each tree's UID and the UID of its child list, root first.
+        var trees: [(tree: Int, list: Int)] = []
+        var next = plist["$top"]?["root"]
+        while case .uid(let tree)? = next, case .uid(let list)? = objects[Int(tree)]["children"] {
+            trees.append((Int(tree), Int(list)))
+            guard case .array(let members)? = objects[Int(list)]["NS.objects"], let first = members.first else { break }
+            next = first
+        }
+        XCTAssertEqual(trees.count, 151)
+        XCTAssertTrue(trees.contains { $0.tree < 64 } && trees.contains { $0.tree > 64 }, "\(trees.map(\.tree))")
+        let deepest = trees[trees.count - 1]
+        for target in [trees[0].tree, trees[100].tree, trees[trees.count - 2].tree] {
+            var edited = objects
+            setField("NS.objects", .array([.uid(UInt32(target))]), in: &edited, at: deepest.list)
+            assertDecodingError(Tree.self, try archive(edited, envelope: envelope)) { error in
+                guard case .dataCorrupted(let context) = error else { return XCTFail("\(error)") }
+                XCTAssertTrue(context.debugDescription.contains("cycle"), context.debugDescription)
+            }
+        }
+        // The same subtree twice in one list is no cycle: its flag is cleared once it is read
+        // (one subtree among the first 64 objects, one past them).
+        let low = try XCTUnwrap(trees.indices.dropFirst().first { trees[$0].tree < 64 })
+        let high = try XCTUnwrap(trees.indices.dropFirst().first { trees[$0].tree > 64 })
+        for child in [low, high] {
+            var shared = objects
+            let sharedChild: PropertyListValue = .uid(UInt32(trees[child].tree))
+            setField("NS.objects", .array([sharedChild, sharedChild]), in: &shared, at: trees[child - 1].list)
+            XCTAssertNoThrow(try KeyedUnarchiver.unarchivedObject(ofType: Tree.self, from: try archive(shared, envelope: envelope)), "\(child)")
+        }
+    }
+
     func testDeepNestingIsBoundedByTheLimits() throws {
         // 20,000 nested arrays built directly in the object table (our encoder refuses to write them).
         let table = ArchiveObjectTable()
