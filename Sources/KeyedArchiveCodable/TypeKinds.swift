@@ -129,6 +129,8 @@ struct TypeKindCache {
             }
         }
         if known.count < Self.linearLimit {
+            // Room for a few types at once: grown from one, two allocations in a small run.
+            if known.capacity == 0 { known.reserveCapacity(8) }
             known.append((id, kind))
         } else {
             overflow[id] = kind

@@ -124,25 +124,35 @@ final class ReadingByIndexTests: XCTestCase {
     /// A large string or data entry referred to many times is read once and shared, as the
     /// whole tree shared it: a small archive cannot make the decoders copy it at every use.
     func testLargeLeavesReferredToManyTimesAreShared() throws {
-        let blob = Data((0..<4096).map { UInt8(truncatingIfNeeded: $0) })
-        var objects: [PropertyListValue] = ["$null"]
-        let arrayClass = PropertyListValue.dictionary(PropertyListDictionary(stringKeys: [
-            ("$classname", "NSArray"), ("$classes", .array(["NSArray", "NSObject"])),
-        ]))
-        objects.append(.dictionary(PropertyListDictionary(stringKeys: [
-            ("NS.objects", .array(Array(repeating: .uid(2), count: 1000))), ("$class", .uid(3)),
-        ])))
-        objects.append(.data(blob))
-        objects.append(arrayClass)
-        let data = try PropertyList.encode(.dictionary(PropertyListDictionary(stringKeys: [
-            ("$version", PropertyListValue(100000)), ("$archiver", "NSKeyedArchiver"),
-            ("$top", .dictionary(PropertyListDictionary(stringKeys: [("root", .uid(1))]))), ("$objects", .array(objects)),
-        ])), format: .binary)
-        let decoded = try XCTUnwrap(KeyedUnarchiver.unarchivedObject(ofClasses: [.array, .data], from: data) as? [Data])
-        XCTAssertEqual(decoded.count, 1000)
-        let addresses = Set(decoded.map { $0.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) } })
-        XCTAssertEqual(addresses.count, 1, "each reference got its own copy")
-        XCTAssertEqual(decoded.first, blob)
+        // One blob (kept apart from the others), then three, referred to in turn; and a short
+        // one, which is read again at each reference.
+        let blobs = (0..<3).map { index in Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &+ index) }) }
+        let short = Data([1, 2, 3])
+        for blobCount in [1, 3] {
+            var objects: [PropertyListValue] = ["$null"]
+            let arrayClass = PropertyListValue.dictionary(PropertyListDictionary(stringKeys: [
+                ("$classname", "NSArray"), ("$classes", .array(["NSArray", "NSObject"])),
+            ]))
+            // Members: blob UIDs 3, 4, ... in turn, then the short one.
+            let members = (0..<999).map { PropertyListValue.uid(UInt32(3 + $0 % blobCount)) } + [.uid(UInt32(3 + blobCount))]
+            objects.append(.dictionary(PropertyListDictionary(stringKeys: [("NS.objects", .array(members)), ("$class", .uid(2))])))
+            objects.append(arrayClass)
+            objects += blobs.prefix(blobCount).map(PropertyListValue.data)
+            objects.append(.data(short))
+            let data = try PropertyList.encode(.dictionary(PropertyListDictionary(stringKeys: [
+                ("$version", PropertyListValue(100000)), ("$archiver", "NSKeyedArchiver"),
+                ("$top", .dictionary(PropertyListDictionary(stringKeys: [("root", .uid(1))]))), ("$objects", .array(objects)),
+            ])), format: .binary)
+            let decoded = try XCTUnwrap(KeyedUnarchiver.unarchivedObject(ofClasses: [.array, .data], from: data) as? [Data])
+            XCTAssertEqual(decoded.count, 1000)
+            for blob in 0..<blobCount {
+                let copies = stride(from: blob, to: 999, by: blobCount).map { decoded[$0] }
+                XCTAssertTrue(copies.allSatisfy { $0 == blobs[blob] }, "blob \(blob) of \(blobCount)")
+                let addresses = Set(copies.map { $0.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) } })
+                XCTAssertEqual(addresses.count, 1, "blob \(blob) of \(blobCount): each reference got its own copy")
+            }
+            XCTAssertEqual(decoded.last, short)
+        }
     }
 
     /// Every byte replaced by each of a few values chosen to hit markers, counts and widths.

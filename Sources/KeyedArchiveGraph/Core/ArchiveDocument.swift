@@ -40,6 +40,9 @@ package final class ArchiveDocument {
     /// Strings and data of ``sharedLeafBytes`` bytes or more already read by index, by UID, so
     /// that every reference to one shares a single copy as it did in the tree (a small archive
     /// referring a million times to one large entry would otherwise allocate a copy at each).
+    /// The first such leaf is kept apart: a dictionary's first insert (its storage) was about
+    /// 1,000 instructions of an archive with one image.
+    @exclusivity(unchecked) private var firstSharedLeaf: (uid: UInt32, value: PropertyListValue)?
     @exclusivity(unchecked) private var sharedLeaves: [UInt32: PropertyListValue] = [:]
     /// Below this, a string or data entry is read again at each reference: the copy costs
     /// about what a cache entry would, and each reference holds at least as much (a result
@@ -228,16 +231,27 @@ package final class ArchiveDocument {
         // The reader alone is bound: binding the whole tuple retained and released the key
         // cache too, at every entry read.
         guard let reader = byIndex?.reader, let objects = byIndex?.objects else { return tree[index] }
-        if !sharedLeaves.isEmpty, let shared = sharedLeaves[uid] { return shared }
+        if let firstSharedLeaf {
+            if firstSharedLeaf.uid == uid { return firstSharedLeaf.value }
+            if !sharedLeaves.isEmpty, let shared = sharedLeaves[uid] { return shared }
+        }
         let value = try Self.reading(path: path()) { () throws in
             try reader.value(ofObject: try reader.element(index, of: objects))
         }
         switch value {
-        case .string(let string) where string.utf8Count >= Self.sharedLeafBytes: sharedLeaves[uid] = value
-        case .data(let data) where data.count >= Self.sharedLeafBytes: sharedLeaves[uid] = value
+        case .string(let string) where string.utf8Count >= Self.sharedLeafBytes: share(value, uid: uid)
+        case .data(let data) where data.count >= Self.sharedLeafBytes: share(value, uid: uid)
         default: break
         }
         return value
+    }
+
+    private func share(_ value: PropertyListValue, uid: UInt32) {
+        if firstSharedLeaf == nil {
+            firstSharedLeaf = (uid, value)
+        } else {
+            sharedLeaves[uid] = value
+        }
     }
 
     /// The entry at `uid` when the archive is read by index and the entry is a string stored as

@@ -638,6 +638,12 @@ package final class ArchiveObjectTable {
 /// the scratch references cost a retain, a release and a uniqueness check at every access.
 struct ArchiveLayout {
     private static let envelopeSize = 9
+    /// The envelope dictionary's references (its four keys, then its four values) and its
+    /// keys, made once: as literals they were two arrays a small archive made and freed.
+    private static let envelopeReferences = Array(1...8)
+    private static let envelopeKeys = [ArchiveKeys.archiver, ArchiveKeys.objects, ArchiveKeys.top, ArchiveKeys.version].map {
+        PropertyListValue.string(PropertyListString($0))
+    }
 
     /// The objects so far.
     var list = BinaryPropertyListObjects()
@@ -677,6 +683,9 @@ struct ArchiveLayout {
         entryIndices.reserveCapacity(16)
         isLaidOut.reserveCapacity(16)
         scratch.reserveCapacity(32)
+        // And for the names of a class description's chain (every archive of an object has
+        // one): grown from empty, two allocations.
+        members.reserveCapacity(16)
     }
 
     /// The room the lists have for entries, objects and references.
@@ -884,9 +893,9 @@ struct ArchiveLayout {
         }
         if let error { throw error }
         list.implicitUIDCount = entryIndices.count
-        list.setContainer(kind: 0xD0, references: Array(1...8), at: 0)
-        for (offset, key) in [ArchiveKeys.archiver, ArchiveKeys.objects, ArchiveKeys.top, ArchiveKeys.version].enumerated() {
-            try list.setLeaf(.string(PropertyListString(key)), at: 1 + offset)
+        list.setContainer(kind: 0xD0, references: Self.envelopeReferences, at: 0)
+        for (offset, key) in Self.envelopeKeys.enumerated() {
+            try list.setLeaf(key, at: 1 + offset)
         }
         try list.setLeaf(.string(PropertyListString(archiverName)), at: 5)
         list.setContainer(kind: 0xA0, references: entryIndices, at: 6)

@@ -742,27 +742,36 @@ private struct SerializedItems {
     /// runs or more.
     func serialize(blocks: Int) throws -> Data {
         let blocks = Swift.max(1, Swift.min(blocks, count))
-        // The bytes of each run, from the sizes counted as the objects were stored.
-        var runBytes: [Int] = []
-        runBytes.reserveCapacity(blocks)
-        var runStart = 0
-        for block in 0..<blocks {
-            let runEnd = try offset(ofItem: items(ofBlock: block, of: blocks).upperBound)
-            runBytes.append(runEnd &- runStart)
-            runStart = runEnd
-        }
-        // Where each run starts in the file, and where the offset table does.
+        // Where each run starts in the file, and where the offset table does; for one run
+        // (every small list) only the latter, without the two arrays (about 1,500 instructions
+        // of a small archive).
         var runStarts: [Int] = []
-        runStarts.reserveCapacity(blocks &+ 1)
-        var position = 8  // "bplist00"
-        for bytes in runBytes {
-            runStarts.append(position)
-            let (next, overflow) = position.addingReportingOverflow(bytes)
+        let tableOffset: Int
+        if blocks == 1 {
+            let (end, overflow) = try offset(ofItem: count).addingReportingOverflow(8)  // "bplist00"
             guard !overflow else { throw PropertyListError(.lengthLimitExceeded, "the binary property list would exceed \(Int.max) bytes") }
-            position = next
+            tableOffset = end
+        } else {
+            // The bytes of each run, from the sizes counted as the objects were stored.
+            var runBytes: [Int] = []
+            runBytes.reserveCapacity(blocks)
+            var runStart = 0
+            for block in 0..<blocks {
+                let runEnd = try offset(ofItem: items(ofBlock: block, of: blocks).upperBound)
+                runBytes.append(runEnd &- runStart)
+                runStart = runEnd
+            }
+            runStarts.reserveCapacity(blocks &+ 1)
+            var position = 8  // "bplist00"
+            for bytes in runBytes {
+                runStarts.append(position)
+                let (next, overflow) = position.addingReportingOverflow(bytes)
+                guard !overflow else { throw PropertyListError(.lengthLimitExceeded, "the binary property list would exceed \(Int.max) bytes") }
+                position = next
+            }
+            tableOffset = position
+            runStarts.append(tableOffset)
         }
-        let tableOffset = position
-        runStarts.append(tableOffset)
         let offsetSize = BinaryPropertyListObjects.byteCount(UInt64(tableOffset))
         let (tableBytes, overflow1) = count.multipliedReportingOverflow(by: offsetSize)
         let (total, overflow2) = tableOffset.addingReportingOverflow(tableBytes &+ 32)
