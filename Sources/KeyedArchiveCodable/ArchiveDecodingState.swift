@@ -1,4 +1,11 @@
 internal import CKeyedArchiveShims
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The state of one decoding run over a validated archive (the graph layer's
 /// ``ArchiveDocument``): coding path, depth and expansion counters, the objects being decoded
@@ -21,8 +28,13 @@ final class ArchiveDecodingState: Decoder {
     @exclusivity(unchecked) private var depth = 0
     @exclusivity(unchecked) private var expanded = 0
     @exclusivity(unchecked) private var expandedBytes = 0
-    /// Objects whose decoding is running (a reference back to one is a cycle).
-    @exclusivity(unchecked) private var active: ActiveObjects
+    /// Objects whose decoding is running (a reference back to one is a cycle): a flag per
+    /// object, zeroed by `calloc` and freed in `deinit`. Not a `[Bool]`: that array was a
+    /// one-object decode's only allocation of its state, about 1,000 instructions of W1's
+    /// default-profile unarchive with its metadata lookup and teardown; and not a word for
+    /// the first 64 objects either, whose test added 0.3% to a large decode (W5, W2).
+    /// Indexed only below `objectCount`, checked where the UID is read.
+    private let active: UnsafeMutablePointer<Bool>
     /// Decoded class instances by UID and type. A class value is one reference, kept as
     /// `AnyObject` by reinterpreting it (`as AnyObject` on a generic value goes through the
     /// Objective-C bridging entry point, thousands of instructions on Linux, and keeping it as
@@ -89,7 +101,7 @@ final class ArchiveDecodingState: Decoder {
         var kind: Kind
     }
 
-    init(document: ArchiveDocument, options: KeyedArchiveDecoder) {
+    init(document: ArchiveDocument, options: KeyedArchiveDecoder) throws {
         self.document = document
         self.objectCount = document.objectCount
         self.limits = document.limits
@@ -97,8 +109,16 @@ final class ArchiveDecodingState: Decoder {
         self.classNameOverrides = options.classNameOverrides
         self.mappedNames = options.mappedNames
         self.sendableUserInfo = options.userInfo
-        self.active = ActiveObjects(count: document.objectCount)
+        // calloc's zeroes are `false`. The count is the archive's, within the limits; out of
+        // memory is an error, not a trap.
+        guard let flags = calloc(Swift.max(document.objectCount, 1), MemoryLayout<Bool>.stride) else {
+            throw DecodingError.dataCorrupted(DecodingError.Context(
+                codingPath: [], debugDescription: "out of memory for the cycle flags of \(document.objectCount) objects"))
+        }
+        self.active = flags.bindMemory(to: Bool.self, capacity: Swift.max(document.objectCount, 1))
     }
+
+    deinit { free(active) }
 
     // MARK: Decoder
 
@@ -932,32 +952,5 @@ extension KeyedArchiveDecoder {
         var names = [archiveName, ClassNames.qualifiedName(of: type), "<Module>." + archiveName]
         names += mapped.filter { $0.value.contains(ObjectIdentifier(type)) }.keys.sorted()
         return names.map { "\"\($0)\"" }.joined(separator: ", ")
-    }
-}
-
-/// A flag per object of an archive: the first 64 in a word, the others in an array made only
-/// for archives that have them (a flag array was the one allocation of a one-object decode's
-/// state, with its metadata lookup about 1,000 instructions of W1's default-profile unarchive).
-struct ActiveObjects {
-    private var first: UInt64 = 0
-    private var others: [Bool]
-
-    /// All clear, for objects `0..<count`.
-    init(count: Int) {
-        others = count > 64 ? [Bool](repeating: false, count: count &- 64) : []
-    }
-
-    /// The flag of object `index` (in `0..<count`).
-    subscript(index: Int) -> Bool {
-        @inline(__always) get {
-            index < 64 ? first & (1 &<< UInt64(index)) != 0 : others[index &- 64]
-        }
-        @inline(__always) set {
-            if index < 64 {
-                if newValue { first |= 1 &<< UInt64(index) } else { first &= ~(1 &<< UInt64(index)) }
-            } else {
-                others[index &- 64] = newValue
-            }
-        }
     }
 }

@@ -202,9 +202,8 @@ final class HostileArchiveTests: XCTestCase {
         assertDecodingError(URL.self, try PropertyList.encode(.dictionary(urlEnvelope), format: .binary))
     }
 
-    /// Cycle flags are kept for every object, those past the first 64 too (they are stored
-    /// apart): a chain of 150 trees decodes, and a child list pointing back at any tree on the
-    /// way down, near the root or far from it, is a cycle.
+    /// Cycle flags are kept for every object: a chain of 150 trees decodes, and a child list
+    /// pointing back at any tree on the way down, near the root or far from it, is a cycle.
     func testCyclesAreFoundAtEveryObjectIndex() throws {
         var chain = Tree(children: [])
         for _ in 0..<150 { chain = Tree(children: [chain, Tree(children: [])]) }

@@ -26,7 +26,7 @@ final class KeyedStorageTests: XCTestCase {
                      "a\u{301}\u{316}", "a\u{316}\u{301}"]
         var compared = 0
         // The decode a container belongs to (the lookups do not use it).
-        let state = ArchiveDecodingState(document: try ArchiveDocument(data: KeyedArchiveEncoder().encode([1])), options: KeyedArchiveDecoder())
+        let state = try ArchiveDecodingState(document: try ArchiveDocument(data: KeyedArchiveEncoder().encode([1])), options: KeyedArchiveDecoder())
         for _ in 0..<4_000 {
             let count = Int.random(in: 0...12, using: &random)
             var entries: [PropertyListDictionary.Entry] = [("$class", .uid(1))]
