@@ -976,8 +976,8 @@ struct ArchiveSlotValues {
 
     /// Equal for equal keys, and for strings mostly different for different ones (their
     /// length and first and last bytes): the linear search compares whole keys only where
-    /// these agree. Comparing each new key with every one before it was about 2,000
-    /// instructions of a small archive (W1's ten keys).
+    /// these agree. Comparing each new key with every one before it through `==` was about
+    /// 4,000 instructions of a small archive (W1's ten keys, 45 comparisons).
     private static func fingerprint(of key: PropertyListValue) -> UInt64 {
         guard case .string(let string) = key else { return .max }
         return string.withUTF8 { bytes in
