@@ -293,9 +293,9 @@ package final class InPlaceKeyCache {
     private static let maximumSize = 256
     /// The number of slots less one (a power of two less one).
     private let mask: Int
-    /// `mask + 1` slots, in one block: two arrays (slots, strings) cost about 10,000
-    /// instructions to make and free in a one-object unarchive (W1's default profile), most of
-    /// it the generic array code's metadata lookups and per-element copies.
+    /// `mask + 1` slots, in one block: two arrays (slots, strings) cost a one-object unarchive
+    /// (W1's default profile) about 4,700 instructions more to make and free, most of it the
+    /// generic array code's metadata lookups and per-element copies and destroys.
     private let slots: UnsafeMutablePointer<Slot>
 
     /// An empty cache for a file of `objectCount` objects: with no more slots than objects
@@ -312,7 +312,7 @@ package final class InPlaceKeyCache {
     deinit {
         // Only the strings need releasing; the rest of a slot is plain bits. A loop over the
         // slots in use, where `deinitialize(count:)` called the runtime's generic array
-        // destroy (about 110 instructions a slot).
+        // destroy (about 80 instructions a slot).
         for index in 0...mask where slots[index].string != nil {
             slots[index].string = nil
         }

@@ -743,8 +743,8 @@ private struct SerializedItems {
     func serialize(blocks: Int) throws -> Data {
         let blocks = Swift.max(1, Swift.min(blocks, count))
         // Where each run starts in the file, and where the offset table does; for one run
-        // (every small list) only the latter, without the two arrays (about 1,500 instructions
-        // of a small archive).
+        // (every small list) only the latter, without the two arrays (two of a small
+        // archive's allocations, several hundred instructions each).
         var runStarts: [Int] = []
         let tableOffset: Int
         if blocks == 1 {
