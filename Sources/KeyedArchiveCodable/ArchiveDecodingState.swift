@@ -111,11 +111,12 @@ final class ArchiveDecodingState: Decoder {
         self.sendableUserInfo = options.userInfo
         // calloc's zeroes are `false`. The count is the archive's, within the limits; out of
         // memory is an error, not a trap.
-        guard let flags = calloc(Swift.max(document.objectCount, 1), MemoryLayout<Bool>.stride) else {
+        let flagCount = Swift.max(document.objectCount, 1)
+        guard let flags = calloc(flagCount, MemoryLayout<Bool>.stride) else {
             throw DecodingError.dataCorrupted(DecodingError.Context(
                 codingPath: [], debugDescription: "out of memory for the cycle flags of \(document.objectCount) objects"))
         }
-        self.active = flags.bindMemory(to: Bool.self, capacity: Swift.max(document.objectCount, 1))
+        self.active = flags.bindMemory(to: Bool.self, capacity: flagCount)
     }
 
     deinit { free(active) }

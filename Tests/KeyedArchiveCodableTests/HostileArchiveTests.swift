@@ -233,7 +233,7 @@ final class HostileArchiveTests: XCTestCase {
             }
         }
         // The same subtree twice in one list is no cycle: its flag is cleared once it is read
-        // (one subtree among the first 64 objects, one past them).
+        // (one subtree near the start of `$objects`, one far from it).
         let low = try XCTUnwrap(trees.indices.dropFirst().first { trees[$0].tree < 64 })
         let high = try XCTUnwrap(trees.indices.dropFirst().first { trees[$0].tree > 64 })
         for child in [low, high] {

@@ -30,20 +30,15 @@ package final class ArchiveDocument {
     package let objectCount: Int
     /// The limits in force.
     package let limits: DecodingLimits
-    /// The first class description read, then the others: most archives have one or two
-    /// classes, and a dictionary's first insert (its storage) was about 800 instructions.
-    @exclusivity(unchecked) private var firstClass: (uid: UInt32, description: ArchivedClassDescription)?
-    @exclusivity(unchecked) private var classCache: [UInt32: ArchivedClassDescription] = [:]
+    /// The class descriptions read, by UID.
+    @exclusivity(unchecked) private var classCache = UIDValues<ArchivedClassDescription>()
     /// Whether class descriptions of the usual shape are read where they lie in the file
     /// (``classDescriptionInPlace(_:)``); tests turn it off to hold that path to the general one.
     package var readsClassDescriptionsInPlace = true
     /// Strings and data of ``sharedLeafBytes`` bytes or more already read by index, by UID, so
     /// that every reference to one shares a single copy as it did in the tree (a small archive
     /// referring a million times to one large entry would otherwise allocate a copy at each).
-    /// The first such leaf is kept apart: a dictionary's first insert (its storage) was about
-    /// 1,000 instructions of an archive with one image.
-    @exclusivity(unchecked) private var firstSharedLeaf: (uid: UInt32, value: PropertyListValue)?
-    @exclusivity(unchecked) private var sharedLeaves: [UInt32: PropertyListValue] = [:]
+    @exclusivity(unchecked) private var sharedLeaves = UIDValues<PropertyListValue>()
     /// Below this, a string or data entry is read again at each reference: the copy costs
     /// about what a cache entry would, and each reference holds at least as much (a result
     /// element, 32 bytes or more).
@@ -124,8 +119,9 @@ package final class ArchiveDocument {
             // The envelope with `$objects` as an empty array when it is one: its entries stay
             // where they are. Anything else is read whole, for the same errors as a whole read.
             // `$top`, a small dictionary of UIDs, is read without the decoder when it can be.
+            // Room for the four entries an envelope has, not for the count the file declares.
             var envelope = PropertyListDictionary()
-            envelope.entries.reserveCapacity(root.count)
+            envelope.entries.reserveCapacity(Swift.min(root.count, 4))
             var objects: BinaryPropertyListObjectReader.ContainerSpan?
             for entry in 0..<root.count {
                 let key = try reader.value(ofObject: try reader.keyObject(entry, of: root))
@@ -231,27 +227,16 @@ package final class ArchiveDocument {
         // The reader alone is bound: binding the whole tuple retained and released the key
         // cache too, at every entry read.
         guard let reader = byIndex?.reader, let objects = byIndex?.objects else { return tree[index] }
-        if let firstSharedLeaf {
-            if firstSharedLeaf.uid == uid { return firstSharedLeaf.value }
-            if !sharedLeaves.isEmpty, let shared = sharedLeaves[uid] { return shared }
-        }
+        if let shared = sharedLeaves.value(at: uid) { return shared }
         let value = try Self.reading(path: path()) { () throws in
             try reader.value(ofObject: try reader.element(index, of: objects))
         }
         switch value {
-        case .string(let string) where string.utf8Count >= Self.sharedLeafBytes: share(value, uid: uid)
-        case .data(let data) where data.count >= Self.sharedLeafBytes: share(value, uid: uid)
+        case .string(let string) where string.utf8Count >= Self.sharedLeafBytes: sharedLeaves.insert(value, at: uid)
+        case .data(let data) where data.count >= Self.sharedLeafBytes: sharedLeaves.insert(value, at: uid)
         default: break
         }
         return value
-    }
-
-    private func share(_ value: PropertyListValue, uid: UInt32) {
-        if firstSharedLeaf == nil {
-            firstSharedLeaf = (uid, value)
-        } else {
-            sharedLeaves[uid] = value
-        }
     }
 
     /// The entry at `uid` when the archive is read by index and the entry is a string stored as
@@ -401,11 +386,10 @@ package final class ArchiveDocument {
 
     /// The validated class description at a UID (cached: descriptions are shared).
     package func classDescription(_ uid: UInt32, path: @autoclosure () -> String) throws(KeyedArchiveError) -> ArchivedClassDescription {
-        if let firstClass, firstClass.uid == uid { return firstClass.description }
-        if !classCache.isEmpty, let cached = classCache[uid] { return cached }
+        if let cached = classCache.value(at: uid) { return cached }
         guard uid != 0 else { throw KeyedArchiveError(.invalidClass, "$class is UID 0 (nil)", path: path()) }
         if readsClassDescriptionsInPlace, let description = classDescriptionInPlace(uid) {
-            cache(description, uid: uid)
+            classCache.insert(description, at: uid)
             return description
         }
         let value = try object(uid, path: path())
@@ -439,16 +423,8 @@ package final class ArchiveDocument {
             hints = names.compactMap(\.stringValue)
         }
         let result = ArchivedClassDescription(name: name, chain: chain, hints: hints)
-        cache(result, uid: uid)
+        classCache.insert(result, at: uid)
         return result
-    }
-
-    private func cache(_ description: ArchivedClassDescription, uid: UInt32) {
-        if firstClass == nil {
-            firstClass = (uid, description)
-        } else {
-            classCache[uid] = description
-        }
     }
 
     /// The longest class name and the most `$classes` names ``classDescriptionInPlace(_:)``
@@ -539,4 +515,29 @@ public struct ArchivedClassDescription: Sendable, Hashable, CustomStringConverti
 
     /// `$classname`.
     public var description: String { name }
+}
+
+/// Values by UID for a document's caches (class descriptions, shared leaves): the first kept
+/// apart, the others in a dictionary made only for a second. Most archives have one class and
+/// at most one large leaf, and a dictionary's first insert (its storage) was about 800-1,000
+/// instructions of a one-object unarchive.
+private struct UIDValues<Value> {
+    private var first: (uid: UInt32, value: Value)?
+    private var others: [UInt32: Value] = [:]
+
+    /// The value at `uid`, if one was inserted.
+    func value(at uid: UInt32) -> Value? {
+        if let first, first.uid == uid { return first.value }
+        if !others.isEmpty, let other = others[uid] { return other }
+        return nil
+    }
+
+    /// Keeps `value` for `uid` (one not inserted before).
+    mutating func insert(_ value: Value, at uid: UInt32) {
+        if first == nil {
+            first = (uid, value)
+        } else {
+            others[uid] = value
+        }
+    }
 }

@@ -640,7 +640,7 @@ struct ArchiveLayout {
     private static let envelopeSize = 9
     /// The envelope dictionary's references (its four keys, then its four values) and its
     /// keys, made once: as literals they were two arrays a small archive made and freed.
-    private static let envelopeReferences = Array(1...8)
+    private static let envelopeReferences = Array(1..<envelopeSize)
     private static let envelopeKeys = [ArchiveKeys.archiver, ArchiveKeys.objects, ArchiveKeys.top, ArchiveKeys.version].map {
         PropertyListValue.string(PropertyListString($0))
     }
