@@ -8,8 +8,10 @@
 final class ArchiveEncodingState: Encoder {
     /// The graph layer's object table: UIDs, leaf uniquing, class descriptions, conditionals.
     let table: ArchiveObjectTable
-    /// `$class`, `NS.keys` and `NS.objects` as slots of `table`.
+    /// `$class` as a slot of `table`.
     let keySlots: EncodingKeySlots
+    /// `NS.objects` as a slot of `table`, interned by the first array (``objectsKeySlot``).
+    @exclusivity(unchecked) private var internedObjectsKey: ArchiveSlot?
     private let classNames: [ObjectIdentifier: String]
     private let sendableUserInfo: [CodingUserInfoKey: any Sendable]
     private let maximumDepth: Int
@@ -180,6 +182,17 @@ final class ArchiveEncodingState: Encoder {
         return builder
     }
 
+    /// `NS.objects` as a slot of the table, interned the first time an array or set is
+    /// finished: many small archives have none, and interning it (and `NS.keys`, which the
+    /// dictionary form now writes as a value) up front cost each archive about 840 instructions
+    /// (session 60).
+    var objectsKeySlot: ArchiveSlot {
+        if let internedObjectsKey { return internedObjectsKey }
+        let slot = table.internStoredKey(FoundationClassNames.objectsKeyValue)
+        internedObjectsKey = slot
+        return slot
+    }
+
     /// A builder for an array encoded by ``ArchiveArrayEncodable`` (no level, no container):
     /// its entry is reserved now, before its elements'.
     func arrayBuilder() -> ContainerBuilder {
@@ -189,7 +202,7 @@ final class ArchiveEncodingState: Encoder {
     /// Finishes an ``arrayBuilder()`` whose elements are all set, and keeps it for reuse (no
     /// container ever held it); returns the array's UID.
     func finishArray(_ builder: consuming ContainerBuilder) -> UInt32 {
-        builder.finish(into: table, keys: keySlots)
+        builder.finish(into: self)
         let uid = builder.uid
         spareBuilders.append(builder)
         return uid
@@ -347,7 +360,7 @@ final class ArchiveEncodingState: Encoder {
         // Taken out of the level (a move, no retain).
         if var builder = level.builder.take() {
             if builder.fieldHintSlot >= 0 && builder.fields.count != builder.fieldHint { noteFieldCount(of: builder) }
-            builder.finish(into: table, keys: keySlots)
+            builder.finish(into: self)
             let uid = builder.uid
             if level.keptContainerIndex >= 0 {
                 // Free for the next value of its type, unless a copy of the container outlived
@@ -456,7 +469,7 @@ final class ArchiveEncodingState: Encoder {
 
     @inline(never)
     private func finishNestedBuilders(from start: Int) {
-        for builder in nestedBuilders[start...] { builder.finish(into: table, keys: keySlots) }
+        for builder in nestedBuilders[start...] { builder.finish(into: self) }
         nestedBuilders.removeSubrange(start...)
     }
 
@@ -530,9 +543,9 @@ final class ArchiveEncodingState: Encoder {
         try dictionary.encodeEntries(into: self, keys: &keyUIDs, values: &valueUIDs)
         var fields = PropertyListDictionary()
         fields.entries.reserveCapacity(3)
-        fields.entries.append((PropertyListValue(ArchiveKeys.classReference), .uid(dictionaryClass())))
-        fields.entries.append((PropertyListValue(FoundationClassNames.keysKey), .array(keyUIDs)))
-        fields.entries.append((PropertyListValue(FoundationClassNames.objectsKey), .array(valueUIDs)))
+        fields.entries.append((ArchiveKeys.classReferenceValue, .uid(dictionaryClass())))
+        fields.entries.append((FoundationClassNames.keysKeyValue, .array(keyUIDs)))
+        fields.entries.append((FoundationClassNames.objectsKeyValue, .array(valueUIDs)))
         table.setObject(.dictionary(fields), at: uid)
         return uid
     }
@@ -544,22 +557,22 @@ final class ArchiveEncodingState: Encoder {
         var members: [PropertyListValue] = []
         try set.encodeMembers(into: self, members: &members)
         var fields = PropertyListDictionary()
-        fields.entries.append((PropertyListValue(ArchiveKeys.classReference), .uid(table.classUID(chain: FoundationClassNames.setChain))))
-        fields.entries.append((PropertyListValue(FoundationClassNames.objectsKey), .array(members)))
+        fields.entries.append((ArchiveKeys.classReferenceValue, .uid(table.classUID(chain: FoundationClassNames.setChain))))
+        fields.entries.append((FoundationClassNames.objectsKeyValue, .array(members)))
         table.setObject(.dictionary(fields), at: uid)
         return uid
     }
 
     func dateUID(_ date: Date) -> UInt32 {
         var fields = PropertyListDictionary()
-        fields.entries.append((PropertyListValue(ArchiveKeys.classReference), .uid(table.classUID(chain: FoundationClassNames.dateChain))))
+        fields.entries.append((ArchiveKeys.classReferenceValue, .uid(table.classUID(chain: FoundationClassNames.dateChain))))
         fields.entries.append((PropertyListValue(FoundationClassNames.timeKey), .real(PropertyListReal(date.timeIntervalSinceReferenceDate))))
         return table.valueObjectUID(.dictionary(fields))
     }
 
     func uuidUID(_ uuid: UUID) -> UInt32 {
         var fields = PropertyListDictionary()
-        fields.entries.append((PropertyListValue(ArchiveKeys.classReference), .uid(table.classUID(chain: FoundationClassNames.uuidChain))))
+        fields.entries.append((ArchiveKeys.classReferenceValue, .uid(table.classUID(chain: FoundationClassNames.uuidChain))))
         fields.entries.append((PropertyListValue(FoundationClassNames.uuidBytesKey), .data(withUnsafeBytes(of: uuid.uuid) { Data($0) })))
         return table.valueObjectUID(.dictionary(fields))
     }
@@ -567,7 +580,7 @@ final class ArchiveEncodingState: Encoder {
     func urlUID(_ url: URL) -> UInt32 {
         let uid = table.reserveUID()
         var fields = PropertyListDictionary()
-        fields.entries.append((PropertyListValue(ArchiveKeys.classReference), .uid(table.classUID(chain: FoundationClassNames.urlChain))))
+        fields.entries.append((ArchiveKeys.classReferenceValue, .uid(table.classUID(chain: FoundationClassNames.urlChain))))
         if let base = url.baseURL {
             fields.entries.append((PropertyListValue(FoundationClassNames.baseKey), .uid(urlUID(base))))
             fields.entries.append((PropertyListValue(FoundationClassNames.relativeKey), .uid(table.leafUID(string: url.relativeString))))
@@ -721,13 +734,15 @@ final class ContainerBuilder {
     }
 
     /// Writes the container's object to the table.
-    func finish(into table: ArchiveObjectTable, keys: EncodingKeySlots) {
+    func finish(into state: ArchiveEncodingState) {
+        let table = state.table
         switch kind {
         case .object:
             fields.withBuffer { table.setObject(fields: $0, array: nil, at: uid) }
         case .array, .set:
+            let objectsKey = state.objectsKeySlot
             fields.withBuffer { fields in
-                elements.withBuffer { table.setObject(fields: fields, array: (keys.objectsKey, $0), at: uid) }
+                elements.withBuffer { table.setObject(fields: fields, array: (objectsKey, $0), at: uid) }
             }
         case .dictionary:
             // NSDictionary form: `NS.keys` and `NS.objects` arrays (rarer: nested containers).
@@ -744,8 +759,8 @@ final class ContainerBuilder {
                 // Always there (`start` appends it); `$null` rather than a trap otherwise.
                 let classValue = fields.first.map { table.value(of: $0.value) } ?? .uid(0)
                 return [
-                    (table.value(of: keys.classKey), classValue),
-                    (table.value(of: keys.keysKey), .array(keyValues)), (table.value(of: keys.objectsKey), .array(values)),
+                    (ArchiveKeys.classReferenceValue, classValue),
+                    (FoundationClassNames.keysKeyValue, .array(keyValues)), (FoundationClassNames.objectsKeyValue, .array(values)),
                 ]
             }
             table.setObject(.dictionary(PropertyListDictionary(entries)), at: uid)
@@ -764,16 +779,12 @@ extension ArchiveObjectTable {
     }
 }
 
-/// The stored keys every encoding run uses, interned in its table once.
+/// The stored key every encoding run uses (`$class`), interned in its table once.
 struct EncodingKeySlots {
     let classKey: ArchiveSlot
-    let keysKey: ArchiveSlot
-    let objectsKey: ArchiveSlot
 
     init(table: ArchiveObjectTable) {
-        classKey = table.internStoredKey(PropertyListValue(ArchiveKeys.classReference))
-        keysKey = table.internStoredKey(PropertyListValue(FoundationClassNames.keysKey))
-        objectsKey = table.internStoredKey(PropertyListValue(FoundationClassNames.objectsKey))
+        classKey = table.internStoredKey(ArchiveKeys.classReferenceValue)
     }
 }
 

@@ -1,3 +1,5 @@
+import KeyedArchivePropertyList
+
 /// The Foundation classes this layer maps to Swift values, by archived class name.
 package enum FoundationClassNames {
     /// Class names whose objects decode as a built-in kind, including the mutable variants.
@@ -33,6 +35,9 @@ package enum FoundationClassNames {
     // Field keys.
     package static let objectsKey = "NS.objects"
     package static let keysKey = "NS.keys"
+    /// ``objectsKey`` and ``keysKey`` as values, made once (see ``ArchiveKeys/classReferenceValue``).
+    package static let objectsKeyValue = PropertyListValue(objectsKey)
+    package static let keysKeyValue = PropertyListValue(keysKey)
     package static let stringKey = "NS.string"
     package static let bytesKey = "NS.bytes"
     package static let dataKey = "NS.data"

@@ -84,7 +84,7 @@ public final class KeyedArchiver {
     /// An archiver writing `outputFormat` (binary by default).
     public init(outputFormat: PropertyListFormat = .binary) {
         self.outputFormat = outputFormat
-        classKey = table.internStoredKey(PropertyListValue(ArchiveKeys.classReference))
+        classKey = table.internStoredKey(ArchiveKeys.classReferenceValue)
     }
 
     /// Archives a root object (any value ``encode(_:forKey:)`` accepts) under `root`.

@@ -1,3 +1,5 @@
+import KeyedArchivePropertyList
+
 /// The reserved keys and names of the NSKeyedArchiver format, and key escaping.
 package enum ArchiveKeys {
     /// `$archiver`: the writer's class name, "NSKeyedArchiver" (subclasses write their own).
@@ -24,6 +26,20 @@ package enum ArchiveKeys {
     package static let defaultArchiverName = "NSKeyedArchiver"
     /// The only `$version` there is.
     package static let formatVersion = 100_000
+
+    // The reserved keys as property-list values, made once: a ``PropertyListValue`` built from
+    // the `String` copies its bytes (about 115 instructions), and every archive of an object
+    // used several (session 60).
+    /// ``classReference`` as a value.
+    package static let classReferenceValue = PropertyListValue(classReference)
+    /// ``className`` as a value.
+    package static let classNameValue = PropertyListValue(className)
+    /// ``classes`` as a value.
+    package static let classesValue = PropertyListValue(classes)
+    /// ``classHints`` as a value.
+    package static let classHintsValue = PropertyListValue(classHints)
+    /// ``null`` as a value.
+    package static let nullValue = PropertyListValue(null)
 
     /// A user key as stored: keys beginning with `$` get one more `$`, so they never collide
     /// with `$class` or the `$0, $1, ...` keys of unkeyed values.

@@ -91,7 +91,7 @@ package final class ArchiveObjectTable {
     package init() {
         pipelineThreshold = Self.pipelineThresholdOverride.value ?? (SecondThread<Void>.hasSpareCore ? Self.pipelineThreshold : .max)
         let null = newEntry()
-        layOut(.string(PropertyListString(ArchiveKeys.null)), at: null)
+        layOut(ArchiveKeys.nullValue, at: null)
     }
 
     /// Entries from which a table lays its entries out on a second thread: a small archive is
@@ -434,8 +434,8 @@ package final class ArchiveObjectTable {
         }
         // The lists themselves are read: the layout comes back to this thread.
         stopPipeline()
-        guard index < layout.entryIndices.count else { return [] }
-        return layout.list.uids(reachableFrom: layout.entryIndices[index]).map { UInt32(truncatingIfNeeded: $0) }
+        guard let objectIndex = layout.objectIndex(ofEntry: index) else { return [] }
+        return layout.list.uids(reachableFrom: objectIndex).map { UInt32(truncatingIfNeeded: $0) }
     }
 
     /// A string leaf is shared with an equal one stored since the string table last started
@@ -647,10 +647,10 @@ struct ArchiveLayout {
 
     /// The objects so far.
     var list = BinaryPropertyListObjects()
-    /// The list index of each `$objects` entry, by UID.
-    private(set) var entryIndices: [Int] = []
-    /// Whether each entry has been laid out (a reserved entry never set is `"$null"`).
-    private var isLaidOut: [Bool] = []
+    /// The list index of each `$objects` entry, by UID, complemented (`~index`, negative)
+    /// until the entry is laid out: a reserved entry never set is `"$null"`. (A second list,
+    /// of flags, was one more allocation an archive and one more append an entry.)
+    private var entryIndices: [Int] = []
     /// Key references reused from the previous object of each class, and a scratch list.
     private var keys = KeyReferenceCache()
     private var scratch: [Int] = []
@@ -681,7 +681,6 @@ struct ArchiveLayout {
         // small archive (W1: eight entries, objects of up to eight fields) reallocated them
         // about a dozen times.
         entryIndices.reserveCapacity(16)
-        isLaidOut.reserveCapacity(16)
         scratch.reserveCapacity(32)
         // And for the names of a class description's chain (every archive of an object has
         // one): grown from empty, two allocations.
@@ -697,30 +696,40 @@ struct ArchiveLayout {
     /// references in the list, beyond those there are (nothing changes where there is room).
     mutating func reserve(moreEntries: Int, moreObjects: Int, moreReferences: Int) {
         entryIndices.reserveCapacity(entryIndices.count &+ moreEntries)
-        isLaidOut.reserveCapacity(isLaidOut.count &+ moreEntries)
         _ = list.reserve(0, moreObjects: moreObjects, references: moreReferences)
     }
 
     /// A new entry (a placeholder in the list) and its UID.
     mutating func newEntry() -> UInt32 {
         let uid = UInt32(truncatingIfNeeded: entryIndices.count)
-        entryIndices.append(list.appendPlaceholder())
-        isLaidOut.append(false)
+        entryIndices.append(~list.appendPlaceholder())
         return uid
     }
 
     /// A new entry holding `string` (laid out), with no placeholder set afterwards.
     mutating func newEntry(string: consuming String) {
         entryIndices.append(list.appendString(string))
-        isLaidOut.append(true)
         list.implicitUIDCount = entryIndices.count
     }
 
     /// Makes entry `target` a copy of entry `source`.
     mutating func copyEntry(from source: Int, to target: Int) {
         guard entryIndices.indices.contains(source), entryIndices.indices.contains(target) else { return }
-        list.copyObject(from: entryIndices[source], to: entryIndices[target])
-        isLaidOut[target] = isLaidOut[source]
+        let from = entryIndices[source], to = entryIndices[target]
+        list.copyObject(from: Self.objectIndex(from), to: Self.objectIndex(to))
+        // Laid out as the source is.
+        entryIndices[target] = from < 0 ? ~Self.objectIndex(to) : Self.objectIndex(to)
+    }
+
+    /// The object index of an ``entryIndices`` element, laid out or not.
+    @inline(__always)
+    private static func objectIndex(_ entry: Int) -> Int {
+        entry < 0 ? ~entry : entry
+    }
+
+    /// The object index of the entry at `uid` (`nil` for no such entry).
+    func objectIndex(ofEntry uid: Int) -> Int? {
+        entryIndices.indices.contains(uid) ? Self.objectIndex(entryIndices[uid]) : nil
     }
 
     /// Lays out the entry at `uid`: a dictionary's keys and values (a reference to another
@@ -757,9 +766,9 @@ struct ArchiveLayout {
         guard let index = claim(uid) else { return }
         do {
             scratch.removeAll(keepingCapacity: true)
-            scratch.append(try list.add(PropertyListValue(ArchiveKeys.className)))
-            scratch.append(try list.add(PropertyListValue(ArchiveKeys.classes)))
-            if hints != nil { scratch.append(try list.add(PropertyListValue(ArchiveKeys.classHints))) }
+            scratch.append(try list.add(ArchiveKeys.classNameValue))
+            scratch.append(try list.add(ArchiveKeys.classesValue))
+            if hints != nil { scratch.append(try list.add(ArchiveKeys.classHintsValue)) }
             scratch.append(try list.add(PropertyListValue(chain.first ?? "NSObject")))
             scratch.append(try addStringList(chain))
             if let hints { scratch.append(try addStringList(hints)) }
@@ -880,16 +889,17 @@ struct ArchiveLayout {
     private mutating func claim(_ uid: UInt32) -> Int? {
         let position = Int(uid)
         guard position >= 0, position < entryIndices.count else { return nil }
-        isLaidOut[position] = true
+        let index = Self.objectIndex(entryIndices[position])
+        entryIndices[position] = index
         list.implicitUIDCount = entryIndices.count
-        return entryIndices[position]
+        return index
     }
 
     /// Lays out entries never set as `"$null"`, then `$objects`, `$top` and the envelope, and
     /// writes the list.
     mutating func finish(top: PropertyListDictionary, archiverName: String) throws -> Data {
-        for uid in isLaidOut.indices where !isLaidOut[uid] {
-            layOut(.string(PropertyListString(ArchiveKeys.null)), at: UInt32(truncatingIfNeeded: uid))
+        for uid in entryIndices.indices where entryIndices[uid] < 0 {
+            layOut(ArchiveKeys.nullValue, at: UInt32(truncatingIfNeeded: uid))
         }
         if let error { throw error }
         list.implicitUIDCount = entryIndices.count
@@ -908,7 +918,6 @@ struct ArchiveLayout {
         slotValues = ArchiveSlotValues()
         internedKeyReferences = []
         entryIndices = []
-        isLaidOut = []
         return try list.takeSerializedData()
     }
 
@@ -1128,7 +1137,7 @@ package struct ArchiveObjectFields {
 
     /// An object of the class whose description has `classUID`.
     package init(classUID: UInt32) {
-        dictionary = PropertyListDictionary([(PropertyListValue(ArchiveKeys.classReference), .uid(classUID))])
+        dictionary = PropertyListDictionary([(ArchiveKeys.classReferenceValue, .uid(classUID))])
     }
 
     /// An object of the class whose description has `classUID`, with room for `capacity`
@@ -1136,7 +1145,7 @@ package struct ArchiveObjectFields {
     package init(classUID: UInt32, capacity: Int) {
         var entries: [PropertyListDictionary.Entry] = []
         entries.reserveCapacity(max(1, capacity))
-        entries.append((PropertyListValue(ArchiveKeys.classReference), .uid(classUID)))
+        entries.append((ArchiveKeys.classReferenceValue, .uid(classUID)))
         dictionary = PropertyListDictionary(entries)
     }
 
