@@ -35,8 +35,9 @@ package enum FoundationClassNames {
     // Field keys.
     package static let objectsKey = "NS.objects"
     package static let keysKey = "NS.keys"
-    /// ``objectsKey`` and ``keysKey`` as values, made once (see ``ArchiveKeys/classReferenceValue``).
+    /// ``objectsKey`` as a value, made once (see ``ArchiveKeys/classReferenceValue``).
     package static let objectsKeyValue = PropertyListValue(objectsKey)
+    /// ``keysKey`` as a value, made once.
     package static let keysKeyValue = PropertyListValue(keysKey)
     package static let stringKey = "NS.string"
     package static let bytesKey = "NS.bytes"

@@ -680,7 +680,7 @@ struct ArchiveLayout {
         list.numberSharing = .nearby
         // Room for a small archive's objects and references: grown from the envelope's nine
         // (and from no references), W1's default profile (41 objects) reallocated both lists
-        // twice, about 1,400 instructions.
+        // twice, about 1,000 instructions (session 60).
         _ = list.reserve(Self.envelopeSize, moreObjects: Self.smallArchiveObjects - Self.envelopeSize, references: Self.smallArchiveObjects)
         // Room for a small archive's entries and an object's references: grown from one, a
         // small archive (W1: eight entries, objects of up to eight fields) reallocated them

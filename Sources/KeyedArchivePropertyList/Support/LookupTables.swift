@@ -784,8 +784,11 @@ struct LiteralBytesTable<Key: LiteralBytesKey> {
     private var short = UniquingWordPairTable()
     /// The first long key, its hash and its value, kept apart from ``long``: a document with
     /// one long key (W1's image) makes no table and no lists for it, which were five of an
-    /// archive's allocations, about 2,300 instructions to make and free (session 60).
-    private var firstLong: (key: Key, hash: UInt64, value: Int)?
+    /// archive's allocations, about 2,300 instructions to make and free (session 60). Three
+    /// fields, not an optional tuple: binding the tuple retained the key at every lookup.
+    private var firstLongKey: Key?
+    private var firstLongHash: UInt64 = 0
+    private var firstLongValue = 0
     /// The other long keys: their hash and length, and their position in ``longKeys``.
     private var long = UniquingWordPairTable()
     private var longKeys: [Key] = []
@@ -801,7 +804,7 @@ struct LiteralBytesTable<Key: LiteralBytesKey> {
     /// Forgets every key, keeping the memory of a small table.
     mutating func removeAll() {
         short.removeAll()
-        firstLong = nil
+        firstLongKey = nil
         long.removeAll()
         longKeys.removeAll(keepingCapacity: true)
         longValues.removeAll(keepingCapacity: true)
@@ -826,11 +829,15 @@ struct LiteralBytesTable<Key: LiteralBytesKey> {
             return short.findOrInsert(words.0, words.1, value)
         }
         let hash = Self.hash(ofKey: UnsafeRawBufferPointer(bytes), tableSeed: seed)
-        guard let first = firstLong else {
-            firstLong = (key(), hash, value)
+        if firstLongKey == nil {
+            firstLongKey = key()
+            firstLongHash = hash
+            firstLongValue = value
             return nil
         }
-        if first.hash == hash && first.key.withLiteralBytes({ Self.equal($0, bytes) }) { return first.value }
+        if firstLongHash == hash, let first = firstLongKey, first.withLiteralBytes({ Self.equal($0, bytes) }) {
+            return firstLongValue
+        }
         if let position = long.findOrInsert(hash, UInt64(count), longKeys.count) {
             if longKeys[position].withLiteralBytes({ Self.equal($0, bytes) }) { return longValues[position] }
             let exact = key().exact
