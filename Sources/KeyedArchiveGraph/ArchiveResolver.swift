@@ -168,7 +168,7 @@ private final class ResolverState {
         try checkDepth(depth, document: document, path: path)
         if uid == 0 {
             try count(1, document: document, path: path)
-            return Resolved(value: PropertyListValue(ArchiveKeys.null), nodes: 1, hasBackReference: false)
+            return Resolved(value: ArchiveKeys.nullValue, nodes: 1, hasBackReference: false)
         }
         if emitting.contains(uid) {
             try count(2, document: document, path: path)
@@ -240,7 +240,7 @@ private final class ResolverState {
             // and the writers accept; the shared rule (years 0...9999, finite) ensures that.
             return try leaf(.date(try ArchiveDocument.dateValue(ofObject: fields, path: here)))
         case .null?:
-            return try leaf(PropertyListValue(ArchiveKeys.null))
+            return try leaf(ArchiveKeys.nullValue)
         case .uuid?:
             let uuid = try ArchiveDocument.uuidValue(ofObject: fields, path: here)
             return try leaf(PropertyListValue(uuid.uuidString.uppercased()))
@@ -262,7 +262,7 @@ private final class ResolverState {
                 bytes += value.bytes
                 back = back || value.hasBackReference
             }
-            result.entries.append((PropertyListValue(ArchiveKeys.classReference), PropertyListValue(description.name)))
+            result.entries.append((ArchiveKeys.classReferenceValue, PropertyListValue(description.name)))
             return Resolved(value: .dictionary(result), nodes: nodes, hasBackReference: back, bytes: bytes)
         }
     }

@@ -42,16 +42,15 @@ package final class StoredKeyCache {
     deinit {
         // Only the entries in use, found from the bits: a loop over all 64 pairs was about 450
         // instructions of a one-object archive, which fills a handful (session 60).
-        var first = firstFilled
-        while first != 0 {
-            (entries + 2 * first.trailingZeroBitCount).deinitialize(count: 1)
-            first &= first &- 1
+        func deinitialize(_ filled: UInt64, entryInPair: Int) {
+            var filled = filled
+            while filled != 0 {
+                (entries + 2 * filled.trailingZeroBitCount + entryInPair).deinitialize(count: 1)
+                filled &= filled &- 1
+            }
         }
-        var second = secondFilled
-        while second != 0 {
-            (entries + 2 * second.trailingZeroBitCount + 1).deinitialize(count: 1)
-            second &= second &- 1
-        }
+        deinitialize(firstFilled, entryInPair: 0)
+        deinitialize(secondFilled, entryInPair: 1)
         entries.deallocate()
     }
 
