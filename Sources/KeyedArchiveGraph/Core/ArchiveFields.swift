@@ -281,22 +281,30 @@ package struct InPlaceLookup {
 /// and comparing the key's bytes. Direct-mapped by key object; each slot keeps the string it
 /// matched alive, so its bits cannot come back as another string's.
 package final class InPlaceKeyCache {
-    private struct Slot {
-        var object = -1
-        var fingerprint: UInt64 = 0
+    /// What a slot in use holds besides its key object.
+    private struct Entry {
+        var fingerprint: UInt64
         /// The bits of `string`, read without touching its reference count.
-        var bits: (UInt64, UInt64) = (0, 0)
+        var bits: (UInt64, UInt64)
         /// The string matched, kept alive so that its bits cannot come back as another's.
-        var string: String? = nil
+        var string: String
     }
     /// The most slots: a file's key objects rarely number more.
     private static let maximumSize = 256
     /// The number of slots less one (a power of two less one).
     private let mask: Int
-    /// `mask + 1` slots, in one block: two arrays (slots, strings) cost a one-object unarchive
-    /// (W1's default profile) about 4,700 instructions more to make and free, most of it the
+    /// Each slot's key object, -1 while the slot is unused.
+    private let objects: UnsafeMutablePointer<Int>
+    /// Each slot's entry, initialized only where `objects` holds a key object: making the
+    /// cache then writes one word a slot, and freeing it visits only the slots in `used`
+    /// (slots with an optional string, all initialized and all visited, cost a one-object
+    /// unarchive about 700 instructions more to make and free). The lists are in one block:
+    /// two arrays cost W1's default profile about 4,700 instructions more, most of it the
     /// generic array code's metadata lookups and per-element copies and destroys.
-    private let slots: UnsafeMutablePointer<Slot>
+    private let entries: UnsafeMutablePointer<Entry>
+    /// The slots whose entries are initialized, in the order first used (`usedCount` of them).
+    private let used: UnsafeMutablePointer<UInt16>
+    private var usedCount = 0
 
     /// An empty cache for a file of `objectCount` objects: with no more slots than objects
     /// (from 16), since no two of a small file's objects then share a slot, and making and
@@ -305,18 +313,23 @@ package final class InPlaceKeyCache {
         var size = 16
         while size < Swift.min(objectCount, Self.maximumSize) { size &*= 2 }
         mask = size &- 1
-        slots = .allocate(capacity: size)
-        slots.initialize(repeating: Slot(), count: size)
+        // The entries, the objects, then the used slots: each list's alignment suits the next.
+        let entryBytes = size &* MemoryLayout<Entry>.stride, objectBytes = size &* MemoryLayout<Int>.stride
+        let block = UnsafeMutableRawPointer.allocate(
+            byteCount: entryBytes &+ objectBytes &+ size &* MemoryLayout<UInt16>.stride, alignment: MemoryLayout<Entry>.alignment)
+        entries = block.bindMemory(to: Entry.self, capacity: size)
+        objects = (block + entryBytes).bindMemory(to: Int.self, capacity: size)
+        used = (block + (entryBytes &+ objectBytes)).bindMemory(to: UInt16.self, capacity: size)
+        objects.initialize(repeating: -1, count: size)
     }
 
     deinit {
-        // Only the strings need releasing; the rest of a slot is plain bits. A loop over the
-        // slots in use, where `deinitialize(count:)` called the runtime's generic array
-        // destroy (about 80 instructions a slot).
-        for index in 0...mask where slots[index].string != nil {
-            slots[index].string = nil
+        // One entry at a time: `deinitialize(count:)` over a run calls the runtime's generic
+        // array destroy (about 80 instructions an entry).
+        for index in 0..<usedCount {
+            (entries + Int(used[index])).deinitialize(count: 1)
         }
-        slots.deallocate()
+        UnsafeMutableRawPointer(entries).deallocate()
     }
 
     /// What the cache knows of key object `object`: its fingerprint, and whether the string it
@@ -326,9 +339,10 @@ package final class InPlaceKeyCache {
     package func known(_ object: Int, _ stored: String) -> (fingerprint: UInt64, sameBits: Bool)? {
         #if _pointerBitWidth(_64)
         let bits = unsafeBitCast(stored, to: (UInt64, UInt64).self)
-        let slot = slots + (object & mask)
-        guard slot.pointee.object == object else { return nil }
-        return (slot.pointee.fingerprint, slot.pointee.bits == bits)
+        let slot = object & mask
+        guard objects[slot] == object else { return nil }
+        let entry = entries + slot
+        return (entry.pointee.fingerprint, entry.pointee.bits == bits)
         #else
         return nil
         #endif
@@ -337,8 +351,19 @@ package final class InPlaceKeyCache {
     /// Notes that key object `object` has the text of `stored`.
     package func remember(_ object: Int, matched stored: String, fingerprint: UInt64) {
         #if _pointerBitWidth(_64)
-        slots[object & mask] = Slot(
-            object: object, fingerprint: fingerprint, bits: unsafeBitCast(stored, to: (UInt64, UInt64).self), string: stored)
+        // Key objects are file indices, never negative: -1 stays free for unused slots.
+        guard object >= 0 else { return }
+        let slot = object & mask
+        let entry = Entry(fingerprint: fingerprint, bits: unsafeBitCast(stored, to: (UInt64, UInt64).self), string: stored)
+        if objects[slot] >= 0 {
+            entries[slot] = entry
+        } else {
+            (entries + slot).initialize(to: entry)
+            // At most one entry a slot, and at most 256 slots: `usedCount` stays within them.
+            used[usedCount] = UInt16(truncatingIfNeeded: slot)
+            usedCount &+= 1
+        }
+        objects[slot] = object
         #endif
     }
 }
