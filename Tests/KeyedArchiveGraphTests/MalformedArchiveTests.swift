@@ -340,6 +340,67 @@ final class MalformedArchiveTests: XCTestCase {
         XCTAssertEqual(try ArchiveResolver(propertyList: value).resolveTopLevel(), ["foundItems": "hello"])
     }
 
+    /// `$top` keys must be strings: a number key is refused, read whole and read by index (a
+    /// binary file; XML has string keys only), wherever it is among the string keys.
+    func testTopWithANonStringKeyIsRefused() throws {
+        for top: PropertyListDictionary in [
+            PropertyListDictionary([(.integer(PropertyListInteger(1)), .uid(1))]),
+            PropertyListDictionary([("root", .uid(1)), (.integer(PropertyListInteger(1)), .uid(1))]),
+            PropertyListDictionary([("root", .uid(1)), (.real(PropertyListReal(2.5)), .uid(1)), ("other", .uid(1))]),
+        ] {
+            var envelope = archive(["$null", "hello"]).dictionaryValue ?? PropertyListDictionary()
+            envelope["$top"] = .dictionary(top)
+            let value = PropertyListValue.dictionary(envelope)
+            XCTAssertThrowsError(try KeyedUnarchiver(data: try PropertyList.encode(value, format: .binary))) {
+                XCTAssertEqual(($0 as? KeyedArchiveError)?.code, .invalidEnvelope, "\($0)")
+                XCTAssertTrue("\($0)".contains("keys must be strings"), "\($0)")
+            }
+            XCTAssertThrowsError(try KeyedUnarchiver(propertyList: value)) {
+                XCTAssertEqual(($0 as? KeyedArchiveError)?.code, .invalidEnvelope, "\($0)")
+            }
+        }
+        // The same envelope with string keys only is read.
+        var envelope = archive(["$null", "hello"]).dictionaryValue ?? PropertyListDictionary()
+        envelope["$top"] = ["root": .uid(1), "other": .uid(1)]
+        XCTAssertEqual(try KeyedUnarchiver(data: try PropertyList.encode(.dictionary(envelope), format: .binary)).topLevelKeys, ["root", "other"])
+    }
+
+    /// An `$archiver` name is accepted exactly when Swift's `hasSuffix("KeyedArchiver")` says
+    /// so (the reader compares bytes first), read whole and read by index: canonically
+    /// equivalent forms (a Kelvin sign for the K) pass, a prepended character that joins the K
+    /// into its cluster does not, nor a combining mark after the last letter.
+    func testArchiverNamesAreAcceptedAsHasSuffixSays() throws {
+        let names = [
+            "NSKeyedArchiver", "NRKeyedArchiver", "KeyedArchiver", "xKeyedArchiver", "", "NSArchiver", "NSKeyedArchive",
+            "eyedArchiver", "NSKeyedArchiveR", "NSKeyedArchiver ", "NS\u{212A}eyedArchiver", "\u{0600}KeyedArchiver",
+            "a\u{0600}KeyedArchiver", "éKeyedArchiver", "NSKeyedArchiver\u{301}", "\u{FF2B}eyedArchiver",
+            "\u{1F1FA}KeyedArchiver", "\u{200D}KeyedArchiver",
+        ]
+        var accepted = 0
+        for name in names {
+            var envelope = archive(["$null", "hello"]).dictionaryValue ?? PropertyListDictionary()
+            envelope["$archiver"] = PropertyListValue(name)
+            let value = PropertyListValue.dictionary(envelope)
+            let expected = name.hasSuffix("KeyedArchiver")
+            if expected { accepted += 1 }
+            for format in [PropertyListFormat.binary, .xml] {
+                let data = try PropertyList.encode(value, format: format)
+                do {
+                    let unarchiver = try KeyedUnarchiver(data: data)
+                    XCTAssertTrue(expected, "\(format) \(name.unicodeScalars.map(\.value)) accepted")
+                    XCTAssertEqual(unarchiver.archiverName, name)
+                    XCTAssertEqual(try unarchiver.decodeTopLevelObject(of: [.string]) as? String, "hello")
+                } catch let error as KeyedArchiveError {
+                    XCTAssertFalse(expected, "\(format) \(name.unicodeScalars.map(\.value)) refused: \(error)")
+                    XCTAssertEqual(error.code, .invalidEnvelope, "\(error)")
+                }
+            }
+            XCTAssertEqual((try? KeyedUnarchiver(propertyList: value)) != nil, expected, "\(name.unicodeScalars.map(\.value))")
+        }
+        // Both outcomes are exercised: the list is no stand-in.
+        XCTAssertEqual(accepted, 8)
+    }
+
     /// Seeded mutations of real archives: every outcome is a value or a KeyedArchiveError.
     func testMutatedCorpusArchivesNeverCrash() throws {
         guard Corpus.root != nil else {

@@ -40,6 +40,11 @@ package enum ArchiveKeys {
     package static let classHintsValue = PropertyListValue(classHints)
     /// ``null`` as a value.
     package static let nullValue = PropertyListValue(null)
+    /// The envelope's keys as strings to look up, for a reader (four lookups in every
+    /// archive read).
+    package static let envelopeProbes = (
+        archiver: PropertyListString(archiver), version: PropertyListString(version),
+        top: PropertyListString(top), objects: PropertyListString(objects))
 
     /// A user key as stored: keys beginning with `$` get one more `$`, so they never collide
     /// with `$class` or the `$0, $1, ...` keys of unkeyed values.
