@@ -192,6 +192,11 @@ final class ReadingByIndexTests: XCTestCase {
         let cache = InPlaceKeyCache(objectCount: 10)  // 16 slots
         let alpha = String(repeating: "alpha", count: 5)  // on the heap: its bits are a pointer
         XCTAssertNil(cache.known(3, alpha))
+        // No key object is negative: -1 (an unused slot's mark) is never known nor remembered.
+        XCTAssertNil(cache.known(-1, alpha))
+        cache.remember(-1, matched: alpha, fingerprint: 1)
+        XCTAssertNil(cache.known(-1, alpha))
+        XCTAssertNil(cache.known(15, alpha))
         cache.remember(3, matched: alpha, fingerprint: 0b101)
         XCTAssertEqual(cache.known(3, alpha)?.fingerprint, 0b101)
         XCTAssertEqual(cache.known(3, alpha)?.sameBits, true)

@@ -340,7 +340,8 @@ package final class InPlaceKeyCache {
         #if _pointerBitWidth(_64)
         let bits = unsafeBitCast(stored, to: (UInt64, UInt64).self)
         let slot = object & mask
-        guard objects[slot] == object else { return nil }
+        // An unused slot's -1 must not match (its entry is not initialized).
+        guard objects[slot] == object, object >= 0 else { return nil }
         let entry = entries + slot
         return (entry.pointee.fingerprint, entry.pointee.bits == bits)
         #else
