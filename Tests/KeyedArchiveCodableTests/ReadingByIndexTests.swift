@@ -139,12 +139,16 @@ final class ReadingByIndexTests: XCTestCase {
             var texts: [String]
             var first: String
             var last: String
+            // Fields on either side of 15 bytes, the longest text copied straight into a
+            // small string.
+            var empty = "", one = "1", fifteen = "fifteen bytes!!", sixteen = "sixteen bytes!!!"
         }
         let long = String(repeating: "x", count: 64)
         let texts = Texts(
             texts: ["", "a", String(repeating: "b", count: 14), String(repeating: "c", count: 15), String(repeating: "d", count: 16),
                     String(repeating: "e", count: 62), String(repeating: "f", count: 63), long, long + "y", "caf\u{E9}", "\u{1F600}"],
             first: String(repeating: "f", count: 63), last: long)
+        XCTAssertEqual([texts.fifteen.utf8.count, texts.sixteen.utf8.count], [15, 16])
         let data = try KeyedArchiveEncoder().encode(texts)
         XCTAssertEqual(try KeyedArchiveDecoder().decode(Texts.self, from: data), texts)
         try assertDamageAgrees(texts)
