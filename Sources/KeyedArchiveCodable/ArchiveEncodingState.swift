@@ -8,8 +8,8 @@
 final class ArchiveEncodingState: Encoder {
     /// The graph layer's object table: UIDs, leaf uniquing, class descriptions, conditionals.
     let table: ArchiveObjectTable
-    /// `$class` as a slot of `table`.
-    let keySlots: EncodingKeySlots
+    /// `$class` as a slot of `table`, interned once.
+    let classKey: ArchiveSlot
     /// `NS.objects` as a slot of `table`, interned by the first array (``objectsKeySlot``).
     @exclusivity(unchecked) private var internedObjectsKey: ArchiveSlot?
     private let classNames: [ObjectIdentifier: String]
@@ -86,7 +86,7 @@ final class ArchiveEncodingState: Encoder {
     init(classNames: [ObjectIdentifier: String], userInfo: [CodingUserInfoKey: any Sendable], maximumDepth: Int) {
         let table = ArchiveObjectTable()
         self.table = table
-        keySlots = EncodingKeySlots(table: table)
+        classKey = table.internStoredKey(ArchiveKeys.classReferenceValue)
         self.classNames = classNames
         self.sendableUserInfo = userInfo
         self.maximumDepth = maximumDepth
@@ -134,7 +134,7 @@ final class ArchiveEncodingState: Encoder {
         let keyType = ObjectIdentifier(Key.self)
         for index in keptContainers.indices where keptContainers[index].keyType == keyType && !keptContainers[index].inUse {
             let builder = keptContainers[index].builder
-            builder.reuse(kind: kind, uid: uid, classUID: classUID, keys: keySlots, depth: keys.count, capacity: capacity)
+            builder.reuse(kind: kind, uid: uid, classUID: classUID, classKey: classKey, depth: keys.count, capacity: capacity)
             builder.fieldHintSlot = hintSlot
             builder.fieldHint = hint
             keptContainers[index].inUse = true
@@ -216,10 +216,10 @@ final class ArchiveEncodingState: Encoder {
     /// A builder for a container at the current coding-path depth: a spare one when there is one.
     private func makeBuilder(kind: ContainerBuilder.Kind, uid: UInt32, classUID: UInt32, capacity: Int = 1) -> ContainerBuilder {
         if let builder = spareBuilders.popLast() {
-            builder.reuse(kind: kind, uid: uid, classUID: classUID, keys: keySlots, depth: keys.count, capacity: capacity)
+            builder.reuse(kind: kind, uid: uid, classUID: classUID, classKey: classKey, depth: keys.count, capacity: capacity)
             return builder
         }
-        return ContainerBuilder(kind: kind, uid: uid, classUID: classUID, keys: keySlots, depth: keys.count, capacity: capacity)
+        return ContainerBuilder(kind: kind, uid: uid, classUID: classUID, classKey: classKey, depth: keys.count, capacity: capacity)
     }
 
     private func takeUID() -> UInt32 {
@@ -392,7 +392,7 @@ final class ArchiveEncodingState: Encoder {
         }
         // Nothing encoded: an empty object of the type's class (Foundation writes an empty dictionary).
         let uid = reserved != 0 ? reserved : table.reserveUID()
-        table.setObject(fields: [ArchiveField(key: keySlots.classKey, value: .uid(classUID(for: T.self)))], at: uid)
+        table.setObject(fields: [ArchiveField(key: classKey, value: .uid(classUID(for: T.self)))], at: uid)
         return .uid(uid)
     }
 
@@ -707,29 +707,29 @@ final class ContainerBuilder {
     @exclusivity(unchecked) var fieldHint = 0
 
     /// `capacity`: the entries expected, `$class` included (a hint; one allocation when right).
-    init(kind: Kind, uid: UInt32, classUID: UInt32, keys: EncodingKeySlots, depth: Int, capacity: Int = 1) {
+    init(kind: Kind, uid: UInt32, classUID: UInt32, classKey: ArchiveSlot, depth: Int, capacity: Int = 1) {
         self.kind = kind
         self.uid = uid
         self.depth = depth
-        start(classUID: classUID, keys: keys, capacity: capacity)
+        start(classUID: classUID, classKey: classKey, capacity: capacity)
     }
 
     /// Makes a finished builder, no longer referenced by any container, a new one (its lists
     /// keep their capacity).
-    func reuse(kind: Kind, uid: UInt32, classUID: UInt32, keys: EncodingKeySlots, depth: Int, capacity: Int = 1) {
+    func reuse(kind: Kind, uid: UInt32, classUID: UInt32, classKey: ArchiveSlot, depth: Int, capacity: Int = 1) {
         self.kind = kind
         self.uid = uid
         self.depth = depth
         fieldHintSlot = -1
         fieldHint = 0
-        start(classUID: classUID, keys: keys, capacity: capacity)
+        start(classUID: classUID, classKey: classKey, capacity: capacity)
     }
 
-    private func start(classUID: UInt32, keys: EncodingKeySlots, capacity: Int) {
+    private func start(classUID: UInt32, classKey: ArchiveSlot, capacity: Int) {
         // A reused builder keeps its lists' memory.
         fields.removeAll()
         fields.reserveCapacity(capacity)
-        fields.append(ArchiveField(key: keys.classKey, value: .uid(classUID)))
+        fields.append(ArchiveField(key: classKey, value: .uid(classUID)))
         elements.removeAll()
     }
 
@@ -776,15 +776,6 @@ extension ArchiveObjectTable {
     func slot(forBoxed value: PropertyListValue) -> ArchiveSlot {
         if case .uid(let uid) = value { return .uid(uid) }
         return slot(for: value)
-    }
-}
-
-/// The stored key every encoding run uses (`$class`), interned in its table once.
-struct EncodingKeySlots {
-    let classKey: ArchiveSlot
-
-    init(table: ArchiveObjectTable) {
-        classKey = table.internStoredKey(ArchiveKeys.classReferenceValue)
     }
 }
 

@@ -162,19 +162,19 @@ package final class ArchiveDocument {
         byIndex: ByIndex?,
         limits: DecodingLimits
     ) throws(KeyedArchiveError) {
-        guard let archiver = Self.value(ArchiveKeys.envelopeProbes.archiver, in: envelope) else {
+        guard let archiver = Self.value(ArchiveKeys.envelopeKeyStrings.archiver, in: envelope) else {
             throw KeyedArchiveError(.invalidEnvelope, "missing $archiver")
         }
         guard let archiverName = archiver.stringValue, Self.isKeyedArchiverName(archiverName) else {
             throw KeyedArchiveError(.invalidEnvelope, "$archiver \(Self.describe(archiver)) is not a keyed archiver")
         }
-        guard let version = Self.value(ArchiveKeys.envelopeProbes.version, in: envelope) else {
+        guard let version = Self.value(ArchiveKeys.envelopeKeyStrings.version, in: envelope) else {
             throw KeyedArchiveError(.invalidEnvelope, "missing $version")
         }
         guard version.int64Value == Int64(ArchiveKeys.formatVersion) else {
             throw KeyedArchiveError(.unsupportedVersion, "$version \(Self.describe(version)) is not 100000")
         }
-        guard let topValue = Self.value(ArchiveKeys.envelopeProbes.top, in: envelope) else {
+        guard let topValue = Self.value(ArchiveKeys.envelopeKeyStrings.top, in: envelope) else {
             throw KeyedArchiveError(.invalidEnvelope, "missing $top")
         }
         guard case .dictionary(let top) = topValue else {
@@ -185,7 +185,7 @@ package final class ArchiveDocument {
             if case .string = entry.key { continue }
             throw KeyedArchiveError(.invalidEnvelope, "$top has a \(entry.key.typeName) key; keys must be strings")
         }
-        guard let objectsValue = Self.value(ArchiveKeys.envelopeProbes.objects, in: envelope) else {
+        guard let objectsValue = Self.value(ArchiveKeys.envelopeKeyStrings.objects, in: envelope) else {
             throw KeyedArchiveError(.invalidEnvelope, "missing $objects")
         }
         guard case .array(let tree) = objectsValue else {
@@ -205,17 +205,11 @@ package final class ArchiveDocument {
         self.limits = limits
     }
 
-    /// The value of the first entry of `envelope` whose key is the string `probe`, as its
-    /// string subscript finds it, with a probe made once (the subscript makes one from its
+    /// The value of the first entry of `envelope` whose key is the string `probe`: the string
+    /// subscript's own lookup, given a probe made once (the subscript makes one from its
     /// `String`, copying its bytes, at each lookup).
     private static func value(_ probe: PropertyListString, in envelope: PropertyListDictionary) -> PropertyListValue? {
-        envelope.entries.withUnsafeBufferPointer { entries in
-            guard let first = entries.baseAddress else { return nil }
-            for index in entries.indices where PropertyListDictionary.key(of: first + index).pointee.isString(probe) {
-                return PropertyListDictionary.value(of: first + index).pointee
-            }
-            return nil
-        }
+        PropertyListDictionary.index(ofStringKey: probe, in: envelope.entries).flatMap { PropertyListDictionary.value(at: $0, in: envelope.entries) }
     }
 
     /// Whether an `$archiver` name ends in `KeyedArchiver`, as `hasSuffix` says. The bytes are

@@ -40,9 +40,9 @@ package enum ArchiveKeys {
     package static let classHintsValue = PropertyListValue(classHints)
     /// ``null`` as a value.
     package static let nullValue = PropertyListValue(null)
-    /// The envelope's keys as strings to look up, for a reader (four lookups in every
-    /// archive read).
-    package static let envelopeProbes = (
+    /// The envelope's keys as property-list strings: looked up by every reader, written by
+    /// every writer.
+    package static let envelopeKeyStrings = (
         archiver: PropertyListString(archiver), version: PropertyListString(version),
         top: PropertyListString(top), objects: PropertyListString(objects))
 

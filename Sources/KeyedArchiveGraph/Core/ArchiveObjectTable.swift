@@ -643,9 +643,10 @@ struct ArchiveLayout {
     /// The envelope dictionary's references (its four keys, then its four values) and its
     /// keys, made once: as literals they were two arrays a small archive made and freed.
     private static let envelopeReferences = Array(1..<envelopeSize)
-    private static let envelopeKeys = [ArchiveKeys.archiver, ArchiveKeys.objects, ArchiveKeys.top, ArchiveKeys.version].map {
-        PropertyListValue.string(PropertyListString($0))
-    }
+    private static let envelopeKeys = [
+        ArchiveKeys.envelopeKeyStrings.archiver, ArchiveKeys.envelopeKeyStrings.objects, ArchiveKeys.envelopeKeyStrings.top,
+        ArchiveKeys.envelopeKeyStrings.version,
+    ].map(PropertyListValue.string)
 
     /// The objects so far.
     var list = BinaryPropertyListObjects()
