@@ -513,7 +513,7 @@ final class ArchiveEncodingState: Encoder {
     private func boxSpecial<T: Encodable>(_ value: T) throws -> PropertyListValue? {
         // Reinterpreted after the identity check, as in ``primitive(_:)``.
         if T.self == Data.self { return .uid(table.leafUID(.data(unsafeBitCast(value, to: Data.self)))) }
-        if T.self == Date.self { return .uid(dateUID(unsafeBitCast(value, to: Date.self))) }
+        if T.self == Date.self { return .uid(try dateUID(unsafeBitCast(value, to: Date.self))) }
         if T.self == URL.self { return .uid(urlUID(unsafeBitCast(value, to: URL.self))) }
         if T.self == UUID.self { return .uid(uuidUID(unsafeBitCast(value, to: UUID.self))) }
         if let dictionary = value as? any ArchiveDictionaryEncodable {
@@ -563,7 +563,13 @@ final class ArchiveEncodingState: Encoder {
         return uid
     }
 
-    func dateUID(_ date: Date) -> UInt32 {
+    /// An NSDate. A non-finite time is refused: the decoders refuse it, and an archive must
+    /// read back.
+    func dateUID(_ date: Date) throws -> UInt32 {
+        guard date.timeIntervalSinceReferenceDate.isFinite else {
+            throw EncodingError.invalidValue(
+                date, EncodingError.Context(codingPath: keys.path, debugDescription: "a date whose time is \(date.timeIntervalSinceReferenceDate) cannot be archived"))
+        }
         var fields = PropertyListDictionary()
         fields.entries.append((ArchiveKeys.classReferenceValue, .uid(table.classUID(chain: FoundationClassNames.dateChain))))
         fields.entries.append((PropertyListValue(FoundationClassNames.timeKey), .real(PropertyListReal(date.timeIntervalSinceReferenceDate))))

@@ -17,9 +17,10 @@ public protocol KeyedArchiveClassNaming {
 /// Class-name rules shared by the encoder and the decoder.
 enum ClassNames {
     /// The Swift type name without its module: `MyApp.Outer.Inner` -> `Outer.Inner`,
-    /// `MyApp.Box<Swift.Int>` -> `Box<Swift.Int>`.
+    /// `MyApp.Box<Swift.Int>` -> `Box<Swift.Int>` (private and local types without the
+    /// run-dependent part, see ``stableTypeName(_:)``).
     static func unqualifiedName(of type: Any.Type) -> String {
-        let full = String(reflecting: type)
+        let full = stableTypeName(type)
         let utf8 = full.utf8
         guard let dot = utf8.firstIndex(of: UInt8(ascii: ".")) else { return full }
         if let angle = utf8.firstIndex(of: UInt8(ascii: "<")), angle < dot { return full }
@@ -29,7 +30,7 @@ enum ClassNames {
     /// The module-qualified Swift name (`MyApp.ArchivingData`), which Swift's `NSKeyedArchiver`
     /// writes for classes without `@objc(Name)`.
     static func qualifiedName(of type: Any.Type) -> String {
-        String(reflecting: type)
+        stableTypeName(type)
     }
 
     /// `Module.Name` for an archive name `Name` and any one module (`MyApp.ArchivingData`):

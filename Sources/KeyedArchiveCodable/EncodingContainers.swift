@@ -46,6 +46,23 @@ struct KeyedArchiveEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProt
     }
 
     mutating func encodeNil(forKey key: Key) throws { set(.uid(0), forKey: key) }
+
+    // Nil optionals (synthesized `encode(to:)` passes them here) that are objects to
+    // Objective-C (strings, data, dates, collections, structs, classes) are `$null` in an
+    // object's fields, as `encodeObject:nil forKey:` writes them: NSCoding readers find the key
+    // (swift-corelibs-foundation's `decodeObject(forKey:)` fails on a missing one). Nil
+    // booleans and numbers stay left out (the protocol's default), as Objective-C writes no
+    // `encodeInteger:` for a value it does not have and reads it after `containsValueForKey:`.
+    // An NSDictionary cannot hold nil: its entries leave every nil out.
+    mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { setAbsent(key) } }
+    mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { setAbsent(key) }
+    }
+
+    /// A nil optional: `$null` in an object's fields, nothing in an NSDictionary's entries.
+    private func setAbsent(_ key: Key) {
+        if builder.kind == .object { set(.uid(0), forKey: key) }
+    }
     mutating func encode(_ value: Bool, forKey key: Key) throws { setPrimitive(.bool(value), inline: .bool(value), forKey: key) }
     mutating func encode(_ value: String, forKey key: Key) throws {
         set(.uid(table.leafUID(string: value)), forKey: key)

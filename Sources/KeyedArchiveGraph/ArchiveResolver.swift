@@ -237,8 +237,15 @@ private final class ResolverState {
             return try leaf(.data(try document.dataValue(ofObject: fields, path: here)))
         case .date?:
             // The result is a property-list date, so it must be one the readers could produce
-            // and the writers accept; the shared rule (years 0...9999, finite) ensures that.
-            return try leaf(.date(try ArchiveDocument.dateValue(ofObject: fields, path: here)))
+            // and the writers accept: the shared rule (years 0...9999, finite), narrower than
+            // NSDate's (any time, which the unarchivers return).
+            let date = try ArchiveDocument.dateValue(ofObject: fields, path: here)
+            guard BinaryPropertyListReader.validDateRange.contains(date.timeIntervalSinceReferenceDate) else {
+                throw KeyedArchiveError(
+                    .invalidObject, "NS.time \(date.timeIntervalSinceReferenceDate) is not a property-list date (years 0...9999)",
+                    path: here + " " + FoundationClassNames.timeKey)
+            }
+            return try leaf(.date(date))
         case .null?:
             return try leaf(ArchiveKeys.nullValue)
         case .uuid?:

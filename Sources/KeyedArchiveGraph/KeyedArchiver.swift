@@ -372,6 +372,7 @@ public final class KeyedArchiver {
                 if isNew { queue.append(.archived(uid, value)) }
                 return uid
             }
+            if let number = foundationNumber(object, of: objectType) { return table.leafUID(number) }
         }
         // An array of a ``KeyedArchiving`` class matches none of the casts below before `[Any]`,
         // which would convert it element by element.
@@ -399,7 +400,7 @@ public final class KeyedArchiver {
         case let value as Double: return table.leafUID(PropertyListValue(value))
         case let value as Float: return table.leafUID(PropertyListValue(value))
         case let value as Data: return table.leafUID(.data(value))
-        case let value as Date: return dateUID(value)
+        case let value as Date: return try dateUID(value)
         case let value as URL:
             let uid = table.reserveUID()
             queue.append(.url(uid, value))
@@ -427,12 +428,30 @@ public final class KeyedArchiver {
         }
     }
 
+    /// The number a Foundation `NSNumber` holds, or `nil` for any other class instance.
+    ///
+    /// Swift's casts cannot tell an NSNumber's type: `NSNumber(value: 1) as? Bool` succeeds
+    /// (any 0 or 1 converts), and so does `NSNumber(value: true) as? Int`, so the switch of
+    /// ``reference(for:)`` archived every integer 0 and 1 (from `PropertyListSerialization`,
+    /// say) as a boolean. Booleans are a class of their own (`__NSCFBoolean`, on Apple
+    /// platforms and in swift-corelibs-foundation alike); any other number is the first of
+    /// `Int64`, `UInt64` and `Double` that holds it exactly. Without Foundation's `objCType`,
+    /// an integral real (`NSNumber(value: 2.0)`) is written as the integer it equals and a
+    /// `Float` as the 8-byte real of its value.
+    private func foundationNumber(_ object: Any, of objectType: Any.Type) -> PropertyListValue? {
+        if _typeName(objectType, qualified: false) == "__NSCFBoolean", let value = object as? Bool { return .bool(value) }
+        if let value = object as? Int64 { return PropertyListValue(value) }
+        if let value = object as? UInt64 { return PropertyListValue(value) }
+        if let value = object as? Double { return PropertyListValue(value) }
+        return nil
+    }
+
     /// A plain property list as Foundation objects: arrays → NSArray, dictionaries →
     /// NSDictionary, sets → NSSet, dates → NSDate, null → NSNull, leaves inline.
     private func reference(forPropertyList value: PropertyListValue) throws -> UInt32 {
         switch value {
         case .string, .integer, .real, .bool, .data: return table.leafUID(value)
-        case .date(let date): return dateUID(date)
+        case .date(let date): return try dateUID(date)
         case .null: return nullUID()
         case .uid(let uid):
             throw KeyedArchiveError(.unsupportedValue, "a plain property list to archive cannot hold UIDs (found UID \(uid))")
@@ -451,7 +470,12 @@ public final class KeyedArchiver {
         }
     }
 
-    private func dateUID(_ date: Date) -> UInt32 {
+    /// An NSDate. A non-finite time is refused: the unarchivers refuse it (see
+    /// `ArchiveDocument.dateValue(ofObject:path:)`), and an archive must read back.
+    private func dateUID(_ date: Date) throws -> UInt32 {
+        guard date.timeIntervalSinceReferenceDate.isFinite else {
+            throw KeyedArchiveError(.unsupportedValue, "cannot archive a date whose time is \(date.timeIntervalSinceReferenceDate)")
+        }
         var fields = ArchiveObjectFields(classUID: table.classUID(chain: FoundationClassNames.dateChain))
         fields.set(PropertyListValue(date.timeIntervalSinceReferenceDate), forKey: FoundationClassNames.timeKey)
         return table.valueObjectUID(fields.value)

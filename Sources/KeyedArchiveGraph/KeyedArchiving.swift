@@ -51,10 +51,38 @@ public protocol KeyedArchiving: AnyObject {
 }
 
 extension KeyedArchiving {
-    /// The module-qualified Swift type name.
-    public static var archivedClassName: String { String(reflecting: self) }
+    /// The module-qualified Swift type name (``stableTypeName(_:)``).
+    public static var archivedClassName: String { stableTypeName(self) }
     /// No fallbacks.
     public static var archivedClassFallbacks: [String] { [] }
     /// Nothing to do.
     public func decodeReferences(with coder: KeyedUnarchiver) throws {}
+}
+
+/// `String(reflecting: type)` without the `(unknown context at $…).` segments Swift prints for
+/// private, fileprivate and function-local types: `MyApp.Node`, not
+/// `MyApp.(unknown context at $55bb98cdb868).Node`.
+///
+/// The address in such a segment moves from run to run (address-space randomization), so an
+/// archive named with it would not match the same type in the next process. Two such types
+/// of one name in one module get the same name, as two Objective-C classes of one name would.
+package func stableTypeName(_ type: Any.Type) -> String {
+    let full = String(reflecting: type)
+    let marker = "(unknown context at ".utf8
+    let utf8 = Array(full.utf8)
+    guard let first = marker.first, utf8.contains(first) else { return full }
+    var kept: [UInt8] = []
+    kept.reserveCapacity(utf8.count)
+    var index = 0
+    while index < utf8.count {
+        if utf8[index] == first, utf8[index...].starts(with: marker),
+           let close = utf8[index...].firstIndex(of: UInt8(ascii: ")")) {
+            index = close + 1
+            if index < utf8.count, utf8[index] == UInt8(ascii: ".") { index += 1 }
+        } else {
+            kept.append(utf8[index])
+            index += 1
+        }
+    }
+    return String(decoding: kept, as: UTF8.self)
 }

@@ -159,6 +159,86 @@ final class FoundationInteropTests: XCTestCase {
         XCTAssertEqual(try KeyedUnarchiver.unarchivedObject(ofType: [String].self, from: array), ["x", "y"])
     }
 
+    /// Nil optional objects are `$null` in an object's fields, as `encodeObject:nil forKey:`
+    /// writes them, also through the `encodeIfPresent` of synthesized `encode(to:)`: Foundation
+    /// here fails `decodeObject(forKey:)` on a missing key, and the failure sticks to the
+    /// unarchiver. Nil numbers stay left out (Objective-C has no nil `encodeInteger:`).
+    func testNilOptionalsAreNullForFoundationAndNotInDictionaries() throws {
+        let lonely = OptionalPet(name: nil, age: nil, friend: nil, tags: nil)
+        let friendly = OptionalPet(name: "Rex", age: 3, friend: lonely, tags: ["a": nil, "b": 2])
+        let data = try KeyedArchiver.archivedData(withRootObject: [lonely, friendly, lonely])
+
+        // Every field of every object is there; the nil ones refer to $null (UID 0).
+        let plist = try PropertyList.decode(data)
+        guard case .array(let objects)? = plist["$objects"] else { return XCTFail("not an archive") }
+        let pets = objects.filter { $0["friend"] != nil }
+        XCTAssertEqual(pets.count, 2)
+        let nulls = pets.map { pet in ["name", "age", "friend", "tags"].filter { pet[$0] == .uid(0) } }
+        XCTAssertEqual(nulls.sorted { $0.count > $1.count }, [["name", "friend", "tags"], []])
+        XCTAssertEqual(pets.filter { $0["age"] == nil }.count, 1)
+        // In the nested keyed container (an NSDictionary), a nil is left out.
+        let dictionaries = objects.filter { $0["NS.keys"] != nil }
+        XCTAssertEqual(dictionaries.count, 1)
+        guard case .array(let keys)? = dictionaries.first?["NS.keys"] else { return XCTFail("no keys") }
+        XCTAssertEqual(keys.compactMap { $0.uidValue.map { objects[Int($0)] } }, ["b"])
+
+        // Foundation reads all three elements, the shared one once.
+        let unarchiver = try NSKeyedUnarchiver(forReadingFrom: data)
+        unarchiver.requiresSecureCoding = false
+        unarchiver.setClass(FOptionalPet.self, forClassName: "OptionalPet")
+        let theirs = try XCTUnwrap(unarchiver.decodeObject(forKey: NSKeyedArchiveRootObjectKey) as? [FOptionalPet])
+        XCTAssertNil(unarchiver.error)
+        XCTAssertEqual(theirs.count, 3)
+        XCTAssertEqual(theirs.map(\.name), [nil, "Rex", nil])
+        XCTAssertEqual(theirs.map(\.age), [nil, 3, nil])
+        XCTAssertTrue(theirs.count == 3 && theirs[1].friend === theirs[0] && theirs[2] === theirs[0])
+
+        // And we read our own back.
+        let ours = try KeyedUnarchiver.unarchivedObject(ofType: [OptionalPet].self, from: data)
+        XCTAssertEqual(ours.map(\.name), [nil, "Rex", nil])
+        XCTAssertEqual(ours.map(\.age), [nil, 3, nil])
+        XCTAssertTrue(ours[1].friend === ours[0])
+        XCTAssertEqual(ours[1].tags, ["b": 2])
+    }
+
+    /// A `Date` field outside the property-list years (0...9999) round-trips, from our archive
+    /// and from Foundation's; a non-finite one is refused when encoding.
+    func testDatesOutsidePropertyListYears() throws {
+        struct Stamp: Codable, Equatable { var when: Date }
+        for seconds in [1e12, -1e12, 3e14] {
+            let stamp = Stamp(when: Date(timeIntervalSinceReferenceDate: seconds))
+            XCTAssertEqual(try KeyedUnarchiver.unarchivedObject(ofType: Stamp.self, from: try KeyedArchiver.archivedData(withRootObject: stamp)), stamp)
+            let theirs = try NSKeyedArchiver.archivedData(withRootObject: NSDate(timeIntervalSinceReferenceDate: seconds), requiringSecureCoding: false)
+            XCTAssertEqual(try KeyedUnarchiver.unarchivedObject(ofType: Date.self, from: theirs), stamp.when)
+        }
+        XCTAssertThrowsError(try KeyedArchiver.archivedData(withRootObject: Stamp(when: Date(timeIntervalSinceReferenceDate: .nan)))) { error in
+            guard case EncodingError.invalidValue? = error as? EncodingError else { return XCTFail("\(error)") }
+        }
+    }
+
+    /// Private and local types are named without the address Swift prints for their context
+    /// (`(unknown context at $…)`), which moves from run to run: a strict decode in another
+    /// process would not find the type by that name.
+    func testPrivateAndLocalTypesHaveNamesThatDoNotChangeBetweenRuns() throws {
+        struct LocalStamp: Codable, Equatable { var mark = 2 }
+        XCTAssertTrue(String(reflecting: PrivateStamp.self).contains("unknown context"), "the premise")
+        for (data, expected) in [
+            (try KeyedArchiver.archivedData(withRootObject: PrivateStamp()), "PrivateStamp"),
+            (try KeyedArchiver.archivedData(withRootObject: LocalStamp()), "FoundationInteropTests.LocalStamp"),
+        ] {
+            XCTAssertEqual(try Self.rootClassName(data), expected)
+        }
+        // Archives named as another process names these types decode strictly, by the archive
+        // name and by the module-qualified one.
+        let decoder = KeyedArchiveDecoder()
+        decoder.isStrict = true
+        for name in ["PrivateStamp", "KeyedArchiveCodableTests.PrivateStamp"] {
+            let encoder = KeyedArchiveEncoder()
+            encoder.setClassName(name, for: PrivateStamp.self)
+            XCTAssertEqual(try decoder.decode(PrivateStamp.self, from: try encoder.encode(PrivateStamp(mark: 3))), PrivateStamp(mark: 3), name)
+        }
+    }
+
     static func rootClassName(_ data: Data) throws -> String? {
         let plist = try PropertyList.decode(data)
         guard case .array(let objects)? = plist["$objects"], case .uid(let root)? = plist["$top"]?["root"],
@@ -166,4 +246,77 @@ final class FoundationInteropTests: XCTestCase {
         else { return nil }
         return objects[Int(classUID)]["$classname"]?.stringValue
     }
+}
+
+/// A Codable class whose fields are all optional (synthesized coding: `encodeIfPresent`), with
+/// a nested keyed container of optionals (an NSDictionary).
+final class OptionalPet: Codable, KeyedArchiveClassNaming {
+    static let archiveClassName = "OptionalPet"
+    let name: String?
+    let age: Int?
+    let friend: OptionalPet?
+    let tags: [String: Int?]?
+
+    init(name: String?, age: Int?, friend: OptionalPet?, tags: [String: Int?]?) {
+        self.name = name
+        self.age = age
+        self.friend = friend
+        self.tags = tags
+    }
+
+    enum CodingKeys: String, CodingKey { case name, age, friend, tags }
+    struct TagKey: CodingKey {
+        let stringValue: String
+        init(stringValue: String) { self.stringValue = stringValue }
+        var intValue: Int? { nil }
+        init?(intValue: Int) { nil }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(name, forKey: .name)
+        try container.encodeIfPresent(age, forKey: .age)
+        try container.encodeIfPresent(friend, forKey: .friend)
+        if let tags {
+            var nested = container.nestedContainer(keyedBy: TagKey.self, forKey: .tags)
+            for (key, value) in tags.sorted(by: { $0.key < $1.key }) { try nested.encodeIfPresent(value, forKey: TagKey(stringValue: key)) }
+        } else {
+            try container.encodeNil(forKey: .tags)
+        }
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        name = try container.decodeIfPresent(String.self, forKey: .name)
+        age = try container.decodeIfPresent(Int.self, forKey: .age)
+        friend = try container.decodeIfPresent(OptionalPet.self, forKey: .friend)
+        if try container.decodeNil(forKey: .tags) {
+            tags = nil
+        } else {
+            let nested = try container.nestedContainer(keyedBy: TagKey.self, forKey: .tags)
+            var tags: [String: Int?] = [:]
+            for key in nested.allKeys { tags[key.stringValue] = try nested.decodeIfPresent(Int.self, forKey: key) }
+            self.tags = tags
+        }
+    }
+}
+
+/// Foundation's side of ``OptionalPet``, read with `decodeObject(forKey:)` as Objective-C would.
+final class FOptionalPet: NSObject, NSCoding {
+    let name: String?
+    let age: Int?
+    let friend: FOptionalPet?
+
+    required init?(coder: NSCoder) {
+        name = coder.decodeObject(forKey: "name") as? String
+        age = coder.containsValue(forKey: "age") ? coder.decodeInteger(forKey: "age") : nil
+        friend = coder.decodeObject(forKey: "friend") as? FOptionalPet
+    }
+
+    func encode(with coder: NSCoder) {}
+}
+
+/// A private type: Swift names it `KeyedArchiveCodableTests.(unknown context at $…).PrivateStamp`.
+private struct PrivateStamp: Codable, Equatable {
+    var mark = 1
 }

@@ -132,10 +132,20 @@ final class SharedFoundationFieldsTests: XCTestCase {
         assertRefused(dateArchive(.real(PropertyListReal(Double.infinity))), as: Date.self, .invalidObject, path: "NS.time")
     }
 
-    func testTimeOutsideYears0To9999IsRefused() {
-        // Year 10000 starts 252,423,993,600 s after 2001; 1e12 s is around year 33700.
-        assertRefused(dateArchive(.real(PropertyListReal(1e12))), as: Date.self, .invalidObject, path: "NS.time")
-        assertRefused(dateArchive(.integer(PropertyListInteger(Int64(-1e12)))), as: Date.self, .invalidObject, path: "NS.time")
+    func testTimeOutsideYears0To9999IsADateButNotAPropertyListDate() throws {
+        // Year 10000 starts 252,423,993,600 s after 2001; 1e12 s is around year 33700. NSDate
+        // takes any finite time, and so do the unarchiver and the decoder; the resolver's
+        // output is a property list, whose dates must be in years 0...9999.
+        for (time, seconds) in [(PropertyListValue.real(PropertyListReal(1e12)), 1e12), (.integer(PropertyListInteger(Int64(-1e12))), -1e12)] {
+            let plist = dateArchive(time)
+            let expected = Date(timeIntervalSinceReferenceDate: seconds)
+            XCTAssertEqual(try unarchived(plist) as? Date, expected)
+            XCTAssertEqual(try decoded(Date.self, plist), expected)
+            XCTAssertThrowsError(try resolved(plist)) { error in
+                XCTAssertEqual((error as? KeyedArchiveError)?.code, .invalidObject)
+                XCTAssertTrue("\(error)".contains("NS.time"), "\(error)")
+            }
+        }
     }
 
     func testIntegerTimeAboveInt64MaxIsRefused() {

@@ -494,6 +494,68 @@ final class FoundationPeerTests: XCTestCase {
         XCTAssertEqual((theirs["intKeys"] as? NSDictionary)?[1] as? String, "one")
     }
 
+    /// NSNumbers keep their kind: `NSNumber(value: 1) as? Bool` succeeds in Swift, so a cast
+    /// alone archived the integers 0 and 1 (as `PropertyListSerialization` returns them) as
+    /// booleans, which Foundation then read back as booleans.
+    func testNSNumbersKeepTheirKindBothWays() throws {
+        let plist = try PropertyListSerialization.data(fromPropertyList: [1, 0, true, 7, 2.5] as [Any], format: .binary, options: 0)
+        let fromFoundation = try XCTUnwrap(try PropertyListSerialization.propertyList(from: plist, format: nil) as? [Any])
+        let numbers: [Any] = fromFoundation + [
+            NSNumber(value: 1), NSNumber(value: 0), NSNumber(value: true), NSNumber(value: false), NSNumber(value: -5),
+            NSNumber(value: UInt64.max), NSNumber(value: 0.1), NSNumber(value: Float(0.25)), NSNumber(value: Int8(1)),
+        ]
+        let data = try KeyedArchiver.archivedData(withRootObject: numbers, format: .binary)
+
+        // Ours: integers come back as integers, booleans as booleans, reals as reals.
+        let ours = try XCTUnwrap(try KeyedUnarchiver.unarchivedObject(ofClasses: [.array, .number], from: data) as? [Any])
+        XCTAssertEqual(ours.count, numbers.count)
+        let expected: [String] = [
+            "Int 1", "Int 0", "Bool true", "Int 7", "Double 2.5",
+            "Int 1", "Int 0", "Bool true", "Bool false", "Int -5", "UInt64 18446744073709551615", "Double 0.1", "Double 0.25", "Int 1",
+        ]
+        XCTAssertEqual(ours.map { "\(type(of: $0)) \($0)" }, expected)
+
+        // Foundation: the same kinds, by each NSNumber's type encoding ("c" is a boolean).
+        let theirs = try XCTUnwrap(try NSKeyedUnarchiver.unarchivedObject(ofClasses: Self.foundationAllowed, from: data) as? [NSNumber])
+        XCTAssertEqual(theirs.count, numbers.count)
+        for (index, kind) in expected.enumerated() {
+            let isBoolean = String(cString: theirs[index].objCType) == "c"
+            XCTAssertEqual(isBoolean, kind.hasPrefix("Bool"), "element \(index): \(kind) read as \(theirs[index]) (\(String(cString: theirs[index].objCType)))")
+        }
+        XCTAssertEqual(theirs.map(\.doubleValue), [1, 0, 1, 7, 2.5, 1, 0, 1, 0, -5, Double(UInt64.max), 0.1, 0.25, 1])
+    }
+
+    /// NSDate takes any finite time, and so do both unarchivers (ours read what we write);
+    /// only the resolver, whose output is a property list, keeps to years 0...9999. NaN is
+    /// refused on both sides (a `Date` of NaN traps in FoundationEssentials' `description`).
+    func testDatesOutsidePropertyListYearsBothWays() throws {
+        for seconds in [1e12, -1e12, 1e15, 252_423_993_600, -63_145_526_401] {
+            let date = Date(timeIntervalSinceReferenceDate: seconds)
+            let ours = try KeyedArchiver.archivedData(withRootObject: ["when": date] as [String: Any], format: .binary)
+            let theirs = try NSKeyedArchiver.archivedData(withRootObject: ["when": NSDate(timeIntervalSinceReferenceDate: seconds)] as NSDictionary, requiringSecureCoding: false)
+            for (name, data) in [("ours", ours), ("Foundation's", theirs)] {
+                let decoded = try KeyedUnarchiver.unarchivedObject(ofClasses: [.dictionary, .string, .date], from: data) as? [AnyHashable: Any]
+                XCTAssertEqual(decoded?["when"] as? Date, date, "\(name) archive of \(seconds)")
+                XCTAssertThrowsError(try ArchiveResolver.resolve(data), "\(name) archive of \(seconds)") { error in
+                    XCTAssertEqual((error as? KeyedArchiveError)?.code, .invalidObject)
+                }
+            }
+            let back = try NSKeyedUnarchiver.unarchivedObject(ofClasses: Self.foundationAllowed, from: ours) as? NSDictionary
+            XCTAssertEqual(back?["when"] as? Date, date)
+        }
+        // A date just inside the property-list years resolves.
+        let inside = try KeyedArchiver.archivedData(withRootObject: Date(timeIntervalSinceReferenceDate: 252_423_993_599), format: .binary)
+        XCTAssertEqual(try ArchiveResolver.resolve(inside), .date(Date(timeIntervalSinceReferenceDate: 252_423_993_599)))
+
+        XCTAssertThrowsError(try KeyedArchiver.archivedData(withRootObject: Date(timeIntervalSinceReferenceDate: .nan), format: .binary)) { error in
+            XCTAssertEqual((error as? KeyedArchiveError)?.code, .unsupportedValue)
+        }
+        let infinite = try NSKeyedArchiver.archivedData(withRootObject: NSDate(timeIntervalSinceReferenceDate: .infinity), requiringSecureCoding: false)
+        XCTAssertThrowsError(try KeyedUnarchiver.unarchivedObject(ofClasses: [.date], from: infinite)) { error in
+            XCTAssertEqual((error as? KeyedArchiveError)?.code, .invalidObject)
+        }
+    }
+
     func testConditionalForwardReferenceIsVisibleToFoundation() throws {
         // The conditional "weak" link is written before its target is encoded unconditionally;
         // we back-patch it, so Foundation (which would drop it when writing) reads the link.

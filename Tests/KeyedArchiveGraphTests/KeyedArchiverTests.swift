@@ -691,4 +691,37 @@ final class KeyedArchiverTests: XCTestCase {
             XCTAssertEqual(output.split(whereSeparator: \.isWhitespace), ["\(4 + padding)", "1", "2"], output)
         }
     }
+
+    /// Swift prints private and local types with an address that moves from run to run
+    /// (`Module.(unknown context at $55bb98cdb868).Node`); their archive names leave it out, so
+    /// an archive from one process names the same class in the next.
+    func testPrivateAndLocalClassesHaveNamesThatDoNotChangeBetweenRuns() throws {
+        final class LocalNode: KeyedArchiving {
+            let label: Int
+            init(label: Int) { self.label = label }
+            func encode(with coder: KeyedArchiver) throws { coder.encode(label, forKey: "label") }
+            init(coder: KeyedUnarchiver) throws { label = try coder.decodeInt(forKey: "label") }
+        }
+        XCTAssertTrue(String(reflecting: PrivateNode.self).contains("unknown context"), "the premise")
+        XCTAssertEqual(PrivateNode.archivedClassName, "KeyedArchiveGraphTests.PrivateNode")
+        XCTAssertEqual(LocalNode.archivedClassName, "KeyedArchiveGraphTests.KeyedArchiverTests.LocalNode")
+
+        let data = try KeyedArchiver.archivedData(withRootObject: [PrivateNode(label: 7), LocalNode(label: 8)] as [Any], format: .binary)
+        let plist = try PropertyList.decode(data)
+        guard case .array(let objects)? = plist["$objects"] else { return XCTFail("not an archive") }
+        XCTAssertEqual(
+            Set(objects.compactMap { $0["$classname"]?.stringValue }),
+            ["NSArray", "KeyedArchiveGraphTests.PrivateNode", "KeyedArchiveGraphTests.KeyedArchiverTests.LocalNode"])
+        let unarchiver = try KeyedUnarchiver(data: data)
+        let back = try XCTUnwrap(try unarchiver.decodeTopLevelObject(of: [.array, .type(PrivateNode.self), .type(LocalNode.self)]) as? [Any])
+        XCTAssertEqual((back.first as? PrivateNode)?.label, 7)
+        XCTAssertEqual((back.last as? LocalNode)?.label, 8)
+    }
+}
+
+private final class PrivateNode: KeyedArchiving {
+    let label: Int
+    init(label: Int) { self.label = label }
+    func encode(with coder: KeyedArchiver) throws { coder.encode(label, forKey: "label") }
+    init(coder: KeyedUnarchiver) throws { label = try coder.decodeInt(forKey: "label") }
 }

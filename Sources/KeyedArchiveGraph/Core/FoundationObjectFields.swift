@@ -173,9 +173,11 @@ extension ArchiveDocument {
         }
     }
 
-    /// NSDate: `NS.time`, seconds since 2001 as a real or an integer (or a plain date). Refuses
-    /// what no property-list date can be: non-finite times and years outside 0...9999
-    /// (``BinaryPropertyListReader/validDateRange``), and integers beyond `Int64`.
+    /// NSDate: `NS.time`, seconds since 2001 as a real or an integer (or a plain date). Any
+    /// finite time is a date, as NSDate takes any: a date outside the property-list range
+    /// (years 0...9999) is refused only where it would become a property-list date
+    /// (``ArchiveResolver``). NaN and infinities are refused (a `Date` of NaN traps in
+    /// FoundationEssentials' `description`), and so are integers beyond `Int64`.
     package static func dateValue(ofObject fields: PropertyListDictionary, path: @autoclosure () -> String) throws(KeyedArchiveError) -> Date {
         let key = FoundationClassNames.timeKey
         let seconds: Double
@@ -184,7 +186,7 @@ extension ArchiveDocument {
             seconds = real.value
         case .integer(let integer)?:
             guard let value = integer.int64Value else {
-                throw KeyedArchiveError(.invalidObject, "NS.time \(integer) is not a date in years 0...9999", path: path() + " " + key)
+                throw KeyedArchiveError(.invalidObject, "NS.time \(integer) is outside the 64-bit integers", path: path() + " " + key)
             }
             seconds = Double(value)
         case .date(let date)?:
@@ -194,8 +196,8 @@ extension ArchiveDocument {
         case nil:
             throw KeyedArchiveError(.invalidObject, "date object has no NS.time", path: path())
         }
-        guard BinaryPropertyListReader.validDateRange.contains(seconds) else {
-            throw KeyedArchiveError(.invalidObject, "NS.time \(seconds) is not a date in years 0...9999", path: path() + " " + key)
+        guard seconds.isFinite else {
+            throw KeyedArchiveError(.invalidObject, "NS.time \(seconds) is not a finite time", path: path() + " " + key)
         }
         return Date(timeIntervalSinceReferenceDate: seconds)
     }
