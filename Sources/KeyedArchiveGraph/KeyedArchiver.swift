@@ -372,7 +372,7 @@ public final class KeyedArchiver {
                 if isNew { queue.append(.archived(uid, value)) }
                 return uid
             }
-            if let number = foundationNumber(object, of: objectType) { return table.leafUID(number) }
+            if let uid = try foundationObjectUID(object, of: objectType) { return uid }
         }
         // An array of a ``KeyedArchiving`` class matches none of the casts below before `[Any]`,
         // which would convert it element by element.
@@ -425,6 +425,25 @@ public final class KeyedArchiver {
             return uid
         default:
             throw KeyedArchiveError(.unsupportedValue, "cannot archive a value of type \(type(of: object))")
+        }
+    }
+
+    /// The UID of a Foundation object that no Swift cast below recognizes as it should:
+    /// an `NSNumber` (see ``foundationNumber(_:of:)``), `NSNull`, and `NSOrderedSet`, which
+    /// bridge to no Swift type (told by class name: this module does not import Foundation).
+    /// `nil` for any other class instance.
+    private func foundationObjectUID(_ object: Any, of objectType: Any.Type) throws -> UInt32? {
+        if let number = foundationNumber(object, of: objectType) { return table.leafUID(number) }
+        switch _typeName(objectType, qualified: false) {
+        case "NSNull":
+            return nullUID()
+        case "NSOrderedSet", "NSMutableOrderedSet":
+            guard let members = object as? any Sequence else { return nil }
+            let uid = table.reserveUID()
+            queue.append(.orderedSet(uid, anyElements(of: members)))
+            return uid
+        default:
+            return nil
         }
     }
 
@@ -659,6 +678,11 @@ extension Optional: OptionalProtocol {
         case .some(let wrapped): flattenOptional(wrapped)
         }
     }
+}
+
+/// A sequence's elements as `[Any]`, in order (the sequence opened from `any Sequence`).
+private func anyElements<Members: Sequence>(of members: Members) -> [Any] {
+    members.map { $0 as Any }
 }
 
 package func flattenOptional(_ value: Any?) -> Any? {

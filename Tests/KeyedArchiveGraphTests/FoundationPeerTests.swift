@@ -525,6 +525,25 @@ final class FoundationPeerTests: XCTestCase {
         XCTAssertEqual(theirs.map(\.doubleValue), [1, 0, 1, 7, 2.5, 1, 0, 1, 0, -5, Double(UInt64.max), 0.1, 0.25, 1])
     }
 
+    /// NSNull and NSOrderedSet bridge to no Swift type; passed as they are (from
+    /// JSONSerialization, say), they are archived as the classes they are.
+    func testFoundationNullAndOrderedSetObjectsBothWays() throws {
+        let root: [Any] = [NSNull(), NSOrderedSet(array: [3, "b", 1]), NSMutableOrderedSet(array: ["m"]), "end"]
+        let data = try KeyedArchiver.archivedData(withRootObject: root, format: .binary)
+
+        let ours = try XCTUnwrap(try KeyedUnarchiver.unarchivedObject(ofClasses: KeyedArchiveClass.foundationClasses, from: data) as? [Any])
+        XCTAssertEqual(ours.count, 4)
+        XCTAssertTrue(ours.first is ArchivedNull)
+        XCTAssertEqual(ours.count == 4 ? (ours[1] as? ArchivedOrderedSet)?.elements.map { "\($0)" } : nil, ["3", "b", "1"])
+        XCTAssertEqual(ours.count == 4 ? (ours[2] as? ArchivedOrderedSet)?.elements as? [String] : nil, ["m"])
+
+        let theirs = try XCTUnwrap(try NSKeyedUnarchiver.unarchivedObject(ofClasses: Self.foundationAllowed, from: data) as? [Any])
+        XCTAssertEqual(theirs.count, 4)
+        XCTAssertTrue(theirs.first is NSNull)
+        XCTAssertEqual(theirs.count == 4 ? (theirs[1] as? NSOrderedSet)?.array.map { "\($0)" } : nil, ["3", "b", "1"])
+        XCTAssertEqual(theirs.count == 4 ? theirs[3] as? String : nil, "end")
+    }
+
     /// NSDate takes any finite time, and so do both unarchivers (ours read what we write);
     /// only the resolver, whose output is a property list, keeps to years 0...9999. NaN is
     /// refused on both sides (a `Date` of NaN traps in FoundationEssentials' `description`).
