@@ -77,15 +77,16 @@ extension PropertyList {
 
     /// Writes a property list in the given format.
     ///
-    /// `maximumOutputLength` bounds the text formats' output (shared references in a value read
-    /// from a small file can expand to a very large text); a writer that would go past it throws
-    /// `.lengthLimitExceeded`. The binary format writes each shared scalar once and needs no bound.
+    /// `maximumOutputLength` bounds the output in every format: shared references in a value
+    /// read from a small file expand when written (text writes every copy; binary stores
+    /// strings, numbers, dates and data once but every use of a container again); a writer
+    /// that would go past it throws `.lengthLimitExceeded`.
     public static func encode(
         _ value: PropertyListValue, format: PropertyListFormat = .binary, maximumOutputLength: Int = .max
     ) throws -> Data {
         switch format {
         case .binary:
-            try BinaryPropertyListWriter.writeData(value)
+            try BinaryPropertyListWriter.writeData(value, maximumOutputLength: maximumOutputLength)
         case .xml:
             try XMLPropertyListWriter.writeData(value, maximumDepth: DecodingLimits.default.maximumDepth, maximumOutputLength: maximumOutputLength)
         case .openStep:

@@ -228,4 +228,32 @@ final class KarchiveCLITests: XCTestCase {
         let binary = try ToolRunner.karchive(["convert", "-f", "binary", path.path])
         XCTAssertEqual(binary.status, 0, binary.standardError)
     }
+
+    /// Binary output stores every use of a shared container again, so a file of arrays that
+    /// share arrays stops at the same budget as text output (it wrote 218 MB, from 139 bytes,
+    /// until session 62), without leaving an output file.
+    func testSharedContainersCannotBlowUpBinaryOutput() throws {
+        // 23 arrays, each holding the next one twice, then an empty one: 16,777,215 arrays
+        // written (about 151 MB), though the reader keeps 24.
+        var objects: [[UInt8]] = (1...23).map { [0xA2, UInt8($0), UInt8($0)] }
+        objects.append([0xA0])
+        var bomb = Array("bplist00".utf8)
+        var offsets: [UInt8] = []
+        for object in objects {
+            offsets.append(UInt8(bomb.count))
+            bomb += object
+        }
+        let tableOffset = UInt8(bomb.count)
+        bomb += offsets + [0, 0, 0, 0, 0, 0, 1, 1]
+        for field in [UInt8(objects.count), 0, tableOffset] { bomb += [0, 0, 0, 0, 0, 0, 0, field] }
+        let input = scratch.appendingPathComponent("arrays.bplist")
+        try Data(bomb).write(to: input)
+        let output = scratch.appendingPathComponent("out.bplist")
+        let result = try ToolRunner.karchive(["convert", "-f", "binary", input.path, "-o", output.path])
+        XCTAssertFalse(result.crashed)
+        XCTAssertEqual(result.status, 1, result.standardError)
+        XCTAssertTrue(result.standardError.contains("output would be longer than 67108864 bytes"), result.standardError)
+        XCTAssertEqual(result.standardError.split(separator: "\n").count, 1)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: output.path), "no output file")
+    }
 }

@@ -278,4 +278,44 @@ final class OutputBudgetTests: XCTestCase {
             }
         }
     }
+
+    /// Binary output stores equal scalars once but every use of a container again (as
+    /// CoreFoundation's writer does), so shared arrays expand there too. The budget holds at
+    /// the exact size: Foundation's bytes for the same value fit in their own length and not
+    /// in one byte less.
+    func testTheBinaryWriterStopsAtItsBudgetAndNotBefore() throws {
+        let shared = PropertyListValue.array((0..<200).map { PropertyListValue($0) })
+        let value = PropertyListValue.array(Array(repeating: shared, count: 200))
+        let foundation = try BinaryFoundationTests.foundationBytes(value)
+        XCTAssertGreaterThan(foundation.count, 80_000, "200 copies of 200 references")
+        let writers: [(String, (Int) throws -> [UInt8])] = [
+            ("binary", { try BinaryPropertyListWriter.write(value, maximumOutputLength: $0) }),
+            ("encode binary", { [UInt8](try PropertyList.encode(value, format: .binary, maximumOutputLength: $0)) }),
+        ]
+        for (name, write) in writers {
+            XCTAssertEqual(try write(foundation.count), foundation, name)
+            XCTAssertThrowsError(try write(foundation.count - 1), name) { error in
+                XCTAssertEqual((error as? PropertyListError)?.code, .lengthLimitExceeded, name)
+                XCTAssertTrue("\(error)".contains("output would be longer than \(foundation.count - 1) bytes"), "\(error)")
+            }
+        }
+    }
+
+    /// A value whose containers are shared by reference stops the binary writer while it
+    /// flattens, near the budget, not after it has stored every copy: 22 arrays each holding
+    /// the next twice are 8,388,607 arrays written (75 MB, after about 235 MB of object list).
+    func testSharedContainersStopTheBinaryWriterBeforeItsListOutgrowsTheBudget() throws {
+        var value: PropertyListValue = []
+        for _ in 0..<22 { value = .array([value, value]) }
+        var objects = BinaryPropertyListObjects()
+        objects.outputBudget = OutputBudget(1 << 20)
+        XCTAssertThrowsError(try objects.add(value)) { error in
+            XCTAssertEqual((error as? PropertyListError)?.code, .lengthLimitExceeded)
+        }
+        // Past 65,536 objects, half the arrays (the empty ones at the bottom) take 5 bytes
+        // written (a marker, a 4-byte offset) and half 13 (two 4-byte references more): 9 on
+        // average, so 1 MiB is about 116,500 of them.
+        XCTAssertGreaterThan(objects.count, 110_000, "not before the budget")
+        XCTAssertLessThan(objects.count, 120_000, "stopped within a container of the budget")
+    }
 }

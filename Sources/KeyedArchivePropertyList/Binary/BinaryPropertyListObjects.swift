@@ -74,6 +74,13 @@ package struct BinaryPropertyListObjects {
     /// How numbers added from here on are shared (``NumberSharing/everywhere`` unless set).
     package var numberSharing = NumberSharing.everywhere
 
+    /// The most bytes the written list may take (no limit unless set). ``add(_:)`` stores a
+    /// container again at every use, so a value whose containers are shared by reference (as
+    /// read from a small file) can flatten to a list far larger than the value: it checks the
+    /// fewest bytes the list could take as it goes, and writing checks the exact size before
+    /// it allocates the output. Both throw ``OutputBudget/check(_:keyPath:)``'s error.
+    package var outputBudget = OutputBudget(.max)
+
     /// The stored objects' sizes without their member references, and their numbers of member
     /// references, by block of ``sizeBlockLength`` objects: kept as objects are stored, so that
     /// writing knows where each part of the file starts after reading at most a block of
@@ -322,6 +329,7 @@ package struct BinaryPropertyListObjects {
         let (rootIndex, rootFrame) = try visit(root)
         // Most calls add a scalar (a key, an inline number): no frame stack for those.
         guard let rootFrame else { return rootIndex }
+        let unchecked = uncheckedSize
         var frames = [rootFrame]
         while !frames.isEmpty {
             let last = frames.count - 1
@@ -338,9 +346,41 @@ package struct BinaryPropertyListObjects {
             let slot = frames[last].refsStart + index
             let (reference, frame) = try visit(member)
             references[slot] = Int32(truncatingIfNeeded: reference)
-            if let frame { frames.append(frame) }
+            if let frame {
+                // Only containers expand (everything else is stored once), so a check at each
+                // container keeps the list within one container's members of the budget.
+                if objects.count &+ references.count > unchecked { try checkOutputBudget() }
+                frames.append(frame)
+            }
         }
         return rootIndex
+    }
+
+    /// Throws when the list, written now, would already be longer than ``outputBudget``.
+    /// (Out of line: it runs only near the budget.)
+    @inline(never)
+    private func checkOutputBudget() throws {
+        try outputBudget.check(minimumSerializedLength)
+    }
+
+    /// Up to this many objects and references (``objects`` and ``references`` counted
+    /// together), ``minimumSerializedLength`` cannot pass ``outputBudget``, so ``add(_:)``
+    /// works it out only past that (at every container it cost W3's write binary 0.6%).
+    /// References and offsets being at most 8 bytes wide, it is at most 40 + 9 x objects +
+    /// 8 x references + 8 x implicit UIDs, so at most 9 x (objects + references + UIDs + 5).
+    private var uncheckedSize: Int {
+        outputBudget.limit / 9 &- implicitUIDCount &- 5
+    }
+
+    /// The fewest bytes the list could take when written, whatever is added after: each stored
+    /// object at least a marker byte, references and offset-table entries at least as wide as
+    /// the objects so far need (widths only grow with the count and the table's offset), the
+    /// header and the trailer. Wrapping arithmetic: counts of objects in memory, far from
+    /// `Int.max`.
+    private var minimumSerializedLength: Int {
+        let objectCount = objects.count &+ implicitUIDCount
+        let tableOffset = 8 &+ objects.count &+ references.count &* Self.byteCount(UInt64(objectCount))
+        return tableOffset &+ objectCount &* Self.byteCount(UInt64(tableOffset)) &+ 32
     }
 
     /// Throws unless `key` can be a binary property list dictionary key (string, number, date, data).
@@ -502,7 +542,7 @@ package struct BinaryPropertyListObjects {
         try objects.withUnsafeBufferPointer { objects in
             try Self.serializedData(
                 objects, takingObjects: false, references: references, implicitUIDCount: implicitUIDCount, blockSizes: blockSizes,
-                secondThreadObjectCount: secondThreadObjectCount)
+                budget: outputBudget, secondThreadObjectCount: secondThreadObjectCount)
         }
     }
 
@@ -514,11 +554,11 @@ package struct BinaryPropertyListObjects {
     /// instructions.) After an error the list keeps its objects, some of them emptied.
     package mutating func takeSerializedData(secondThreadObjectCount: Int = Self.secondThreadObjectCount) throws -> Data {
         // The other parts, read while the objects are taken (copies share their storage).
-        let references = references, implicitUIDCount = implicitUIDCount, blockSizes = blockSizes
+        let references = references, implicitUIDCount = implicitUIDCount, blockSizes = blockSizes, budget = outputBudget
         return try objects.takeElements { objects in
             try Self.serializedData(
                 UnsafeBufferPointer(objects), takingObjects: true, references: references, implicitUIDCount: implicitUIDCount,
-                blockSizes: blockSizes, secondThreadObjectCount: secondThreadObjectCount)
+                blockSizes: blockSizes, budget: budget, secondThreadObjectCount: secondThreadObjectCount)
         }
     }
 
@@ -526,7 +566,7 @@ package struct BinaryPropertyListObjects {
     /// it is written and an object with nothing to release is left in its place.
     private static func serializedData(
         _ objects: UnsafeBufferPointer<Object>, takingObjects: Bool, references: LargeList<Int32>,
-        implicitUIDCount: Int, blockSizes: [BlockSize], secondThreadObjectCount: Int
+        implicitUIDCount: Int, blockSizes: [BlockSize], budget: OutputBudget, secondThreadObjectCount: Int
     ) throws -> Data {
         let storedCount = objects.count
         guard implicitUIDCount >= 0 else {
@@ -541,7 +581,7 @@ package struct BinaryPropertyListObjects {
         return try references.withUnsafeBufferPointer { references in
             let items = SerializedItems(
                 objects: objects, takesObjects: takingObjects, references: references, storedCount: storedCount, implicitUIDCount: implicitUIDCount,
-                refSize: Self.byteCount(UInt64(objectCount)), blockSizes: blockSizes)
+                refSize: Self.byteCount(UInt64(objectCount)), blockSizes: blockSizes, budget: budget)
             return try items.serialize(blocks: twoThreads ? Self.serializationBlockCount : 1)
         }
     }
@@ -724,6 +764,8 @@ private struct SerializedItems {
     let refSize: Int
     /// The stored objects' sizes by block (see ``BinaryPropertyListObjects/sizeBlockLength``).
     let blockSizes: [BinaryPropertyListObjects.BlockSize]
+    /// The most bytes the file may take (``BinaryPropertyListObjects/outputBudget``).
+    let budget: OutputBudget
 
     var count: Int { storedCount &+ implicitUIDCount }
 
@@ -778,6 +820,8 @@ private struct SerializedItems {
         guard !overflow1, !overflow2, tableBytes <= Int.max - 32 else {
             throw PropertyListError(.lengthLimitExceeded, "the binary property list would exceed \(Int.max) bytes")
         }
+        // The exact size, known before anything is allocated or written.
+        try budget.check(total)
         guard let base = HugePages.allocate(total) else {
             throw PropertyListError(.lengthLimitExceeded, "cannot allocate \(total) bytes for the binary property list")
         }

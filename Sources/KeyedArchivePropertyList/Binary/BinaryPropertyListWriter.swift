@@ -25,13 +25,20 @@
 /// directly and share the serializer.
 public enum BinaryPropertyListWriter {
     /// Writes a property list to bytes.
-    public static func write(_ value: PropertyListValue) throws -> [UInt8] {
-        [UInt8](try writeData(value))
+    ///
+    /// Containers are written again at every use, so a value whose containers are shared by
+    /// reference (one read from a small binary file) can be far larger written than in memory:
+    /// the writer throws `.lengthLimitExceeded` rather than produce more than
+    /// `maximumOutputLength` bytes, as the text writers do, and stops flattening the value as
+    /// soon as the list it builds could no longer be written within that.
+    public static func write(_ value: PropertyListValue, maximumOutputLength: Int = .max) throws -> [UInt8] {
+        [UInt8](try writeData(value, maximumOutputLength: maximumOutputLength))
     }
 
-    /// Writes a property list to `Data` (no intermediate copy).
-    public static func writeData(_ value: PropertyListValue) throws -> Data {
+    /// ``write(_:maximumOutputLength:)`` as `Data` (no intermediate copy).
+    public static func writeData(_ value: PropertyListValue, maximumOutputLength: Int = .max) throws -> Data {
         var objects = BinaryPropertyListObjects()
+        objects.outputBudget = OutputBudget(maximumOutputLength)
         _ = try objects.add(value)
         return try objects.takeSerializedData()
     }
