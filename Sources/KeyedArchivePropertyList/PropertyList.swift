@@ -15,7 +15,10 @@ extension PropertyList {
     /// The format of `bytes`, judged from their first bytes, or `nil` when they are none.
     ///
     /// `bplist…` is binary; a document starting (after an optional byte-order mark and white
-    /// space) with `<` is XML; anything else that is text is tried as OpenStep.
+    /// space) with `<` and a letter, `?` or `!` is XML; anything else that is text is tried as
+    /// OpenStep. UTF-16 and UTF-32 text is judged by its characters: with a byte-order mark it
+    /// may be either (strings files are classically UTF-16 OpenStep text); without one, only
+    /// XML is recognised (a `<` next to zero bytes), as CoreFoundation reads wide text.
     public static func detectFormat(_ bytes: some Collection<UInt8>) -> PropertyListFormat? {
         // A binary plist in contiguous memory (`Data`, arrays), the common case, is told from
         // its first bytes without copying them: the general path below copied and compared
@@ -26,13 +29,16 @@ extension PropertyList {
         // Anything that starts like a binary plist is judged as one (and rejected if its header is
         // not `bplist0?`), rather than read as the OpenStep string "bplistl" as Foundation does.
         if prefix.withUnsafeBufferPointer(startsWithBinaryMagic) { return .binary }
-        // UTF-16/32 byte-order marks mean XML in a wide encoding (OpenStep text is 8-bit).
-        if prefix.starts(with: [0xFE, 0xFF]) || prefix.starts(with: [0xFF, 0xFE])
-            || prefix.starts(with: [0x00, 0x00, 0xFE, 0xFF])
-        {
-            return .xml
+        switch prefix.withUnsafeBytes(XMLTextEncoding.byteOrderMark) {
+        case (.utf8, let markLength)?:
+            prefix.removeFirst(markLength)
+        case (let encoding, let markLength)?:
+            // A UTF-16 or UTF-32 mark says how wide the characters are, not which format
+            // follows: the first characters after it decide, as for 8-bit text.
+            return formatOfWideText(bytes.dropFirst(markLength), encoding)
+        case nil:
+            break
         }
-        if prefix.starts(with: [0xEF, 0xBB, 0xBF]) { prefix.removeFirst(3) }
         // UTF-32 without a byte-order mark: "<" with three zero bytes before or after it.
         if prefix.starts(with: [0, 0, 0, UInt8(ascii: "<")]) || prefix.starts(with: [UInt8(ascii: "<"), 0, 0, 0]) {
             return .xml
@@ -167,6 +173,31 @@ extension PropertyList {
             }
         }
         return try encode(decode(data, limits: limits), format: format, maximumOutputLength: maximumOutputLength)
+    }
+
+    /// The format of UTF-16 or UTF-32 text (`bytes` past its byte-order mark), judged from its
+    /// first two characters past white space as 8-bit text is judged from its first bytes.
+    /// White space alone is an empty OpenStep document, as it is after a UTF-8 mark.
+    private static func formatOfWideText(_ bytes: some Collection<UInt8>, _ encoding: XMLTextEncoding) -> PropertyListFormat {
+        let width = encoding == .utf32BigEndian || encoding == .utf32LittleEndian ? 4 : 2
+        let bigEndian = encoding == .utf32BigEndian || encoding == .utf16BigEndian
+        // The characters as bytes: ASCII as itself, anything else as 0x80, which nothing
+        // below takes for XML or white space.
+        var characters: [UInt8] = []
+        var unit: UInt32 = 0
+        var filled = 0
+        for byte in bytes {
+            // Shifts by at most 24 bits within a UInt32 (a unit is at most 4 bytes).
+            unit = bigEndian ? unit << 8 | UInt32(byte) : unit | UInt32(byte) << (8 * filled)
+            filled += 1
+            guard filled == width else { continue }
+            let character = unit < 0x80 ? UInt8(truncatingIfNeeded: unit) : 0x80
+            (unit, filled) = (0, 0)
+            if characters.isEmpty, isWhitespace(character) { continue }
+            characters.append(character)
+            if characters.count == 2 { break }
+        }
+        return characters.first == UInt8(ascii: "<") && looksLikeXML(characters) ? .xml : .openStep
     }
 
     private static func isWhitespace(_ byte: UInt8) -> Bool {

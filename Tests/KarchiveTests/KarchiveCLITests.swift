@@ -117,6 +117,18 @@ final class KarchiveCLITests: XCTestCase {
         XCTAssertTrue(lines.contains("  \"a\" => {length = 2, bytes = 0xdead}"))
     }
 
+    /// A strings file in UTF-16 with a byte-order mark (the classic encoding) is read as
+    /// OpenStep text, not refused as XML.
+    func testPrintReadsAUTF16StringsFile() throws {
+        let text = "/* greeting */\n\"greeting\" = \"Hello\";\n"
+        for (mark, bigEndian) in [([UInt8]([0xFF, 0xFE]), false), ([0xFE, 0xFF], true)] {
+            let bytes = mark + text.utf16.flatMap { bigEndian ? [UInt8($0 >> 8), UInt8($0 & 0xFF)] : [UInt8($0 & 0xFF), UInt8($0 >> 8)] }
+            let result = try ToolRunner.karchive(["print", "-"], input: Data(bytes))
+            XCTAssertEqual(result.status, 0, result.standardError)
+            XCTAssertEqual(result.output, "{\n  \"greeting\" => \"Hello\"\n}\n")
+        }
+    }
+
     func testArchiveThenUnarchiveGivesBackThePropertyList() throws {
         let value: PropertyListValue = [
             "name": "Ada", "age": 36, "ratio": 0.25, "flags": [true, false], "blob": .data(Data([9, 8, 7])),

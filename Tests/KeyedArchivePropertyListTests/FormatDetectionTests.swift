@@ -1,3 +1,4 @@
+import Foundation
 import KeyedArchiveTestSupport
 import XCTest
 
@@ -21,10 +22,56 @@ final class FormatDetectionTests: XCTestCase {
             ("UTF-32BE", utf32(bigEndian: true)), ("UTF-32LE", utf32(bigEndian: false)),
             ("UTF-16BE", utf16(bigEndian: true)), ("UTF-16LE", utf16(bigEndian: false)),
             ("UTF-32BE+BOM", [0, 0, 0xFE, 0xFF] + utf32(bigEndian: true)), ("UTF-16LE+BOM", [0xFF, 0xFE] + utf16(bigEndian: false)),
+            ("UTF-32LE+BOM", [0xFF, 0xFE, 0, 0] + utf32(bigEndian: false)), ("UTF-16BE+BOM", [0xFE, 0xFF] + utf16(bigEndian: true)),
         ]
         for (name, bytes) in inputs {
             XCTAssertEqual(PropertyList.detectFormat(bytes), .xml, name)
             XCTAssertEqual(try PropertyList.decode(Data(bytes)), value, name)
+        }
+    }
+
+    /// A UTF-16 or UTF-32 byte-order mark says how wide the characters are, not the format:
+    /// strings files and OpenStep text behind one are read as Foundation reads them (it used to
+    /// be taken for XML: "text before the root element"), and XML behind one still is XML.
+    func testWideTextBehindAByteOrderMarkIsReadAsFoundationReadsIt() throws {
+        func encoded(_ text: String, _ encoding: String) -> [UInt8] {
+            switch encoding {
+            case "UTF-16LE": return [0xFF, 0xFE] + text.utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }
+            case "UTF-16BE": return [0xFE, 0xFF] + text.utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }
+            case "UTF-32LE": return [0xFF, 0xFE, 0, 0] + text.unicodeScalars.flatMap { withUnsafeBytes(of: $0.value.littleEndian, Array.init) }
+            default: return [0, 0, 0xFE, 0xFF] + text.unicodeScalars.flatMap { withUnsafeBytes(of: $0.value.bigEndian, Array.init) }
+            }
+        }
+        let documents: [(String, PropertyListFormat)] = [
+            ("\"greeting\" = \"Hello\";\n", .openStep),
+            ("/* Localizable.strings */\n\"clé\" = \"valeur 😀\";\n\"k2\" = \"v\\n2\";\n", .openStep),
+            ("  { key = value; list = (1, \"two\", <0fbd>); }", .openStep),
+            ("<0fbd 12>", .openStep),
+            ("\"just a string\"", .openStep),
+            ("\n \t", .openStep),
+            ("<?xml version=\"1.0\" encoding=\"UTF-16\"?><plist version=\"1.0\"><dict><key>k</key><string>é</string></dict></plist>", .xml),
+            (String(repeating: "\n", count: 100) + "<plist><array><string>x</string></array></plist>", .xml),
+        ]
+        for (text, format) in documents {
+            for encoding in ["UTF-16LE", "UTF-16BE", "UTF-32LE", "UTF-32BE"] {
+                let bytes = encoded(text, encoding)
+                let name = "\(encoding) \(text.debugDescription)"
+                XCTAssertEqual(PropertyList.detectFormat(bytes), format, name)
+                let foundation = try PropertyListSerialization.propertyList(from: Data(bytes), options: [], format: nil)
+                XCTAssertEqual(try PropertyList.decode(Data(bytes)), try FoundationBridge.value(foundation), name)
+            }
+        }
+        // Without a mark, Foundation reads such text as 8-bit and fails on its zero bytes; so do
+        // we (only XML is recognised in wide text without a mark, by a `<` next to zero bytes).
+        for encoding in ["UTF-16LE", "UTF-16BE", "UTF-32LE", "UTF-32BE"] {
+            let unmarked = Data(encoded("\"greeting\" = \"Hello\";\n", encoding).dropFirst(encoding.hasPrefix("UTF-16") ? 2 : 4))
+            XCTAssertThrowsError(try PropertyListSerialization.propertyList(from: unmarked, options: [], format: nil), encoding)
+            XCTAssertThrowsError(try PropertyList.decode(unmarked), encoding)
+        }
+        // A mark with nothing after it is an empty OpenStep document, as after a UTF-8 mark
+        // (Foundation refuses all three: "Conversion of string failed").
+        for mark: [UInt8] in [[0xEF, 0xBB, 0xBF], [0xFF, 0xFE], [0xFE, 0xFF]] {
+            XCTAssertEqual(try PropertyList.decode(Data(mark)), .dictionary([:]), "\(mark)")
         }
     }
 

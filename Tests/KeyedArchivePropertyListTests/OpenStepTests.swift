@@ -102,6 +102,17 @@ final class OpenStepTests: XCTestCase {
         var utf16: [UInt8] = [0xFF, 0xFE]
         for unit in "{ k = \"é😀\"; }".utf16 { utf16.append(UInt8(unit & 0xFF)); utf16.append(UInt8(unit >> 8)) }
         XCTAssertEqual(try utf16.withUnsafeBytes { try OpenStepPropertyListReader.read($0) }, ["k": "é😀"])
+        // UTF-32 with a byte-order mark (big-endian here), as Foundation reads it too
+        // (FormatDetectionTests compares every width and byte order with Foundation).
+        var utf32: [UInt8] = [0, 0, 0xFE, 0xFF]
+        for scalar in "\"k\" = \"é😀\";".unicodeScalars { utf32 += withUnsafeBytes(of: scalar.value.bigEndian, Array.init) }
+        XCTAssertEqual(try utf32.withUnsafeBytes { try OpenStepPropertyListReader.read($0) }, ["k": "é😀"])
+        // Wide text cut inside a character, or with a lone surrogate, is refused.
+        for (bytes, code) in [(utf16.dropLast(), PropertyListError.Code.truncated), (utf32.dropLast(), .truncated), ([0xFF, 0xFE, 0x00, 0xD8, 0x41, 0x00], .invalidString)] {
+            XCTAssertThrowsError(try Array(bytes).withUnsafeBytes { try OpenStepPropertyListReader.read($0) }) { error in
+                XCTAssertEqual((error as? PropertyListError)?.code, code, "\(error)")
+            }
+        }
     }
 
     func testErrorsCarryLineAndOffset() {

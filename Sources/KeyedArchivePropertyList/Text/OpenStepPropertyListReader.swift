@@ -14,12 +14,15 @@
 ///   more text is read as a strings file (dictionary entries without the braces);
 /// - an empty document (only white space and comments) is an empty dictionary.
 ///
-/// Input is UTF-8, or UTF-16 with a byte-order mark. Parsing is iterative (an explicit stack),
-/// bounded by ``DecodingLimits``, and every error carries the byte offset and line.
+/// Input is UTF-8 (with or without a byte-order mark), or UTF-16 or UTF-32 in either byte
+/// order with a byte-order mark (as CoreFoundation reads them; strings files are classically
+/// UTF-16), converted to UTF-8 first, so byte offsets in errors then refer to the converted
+/// text. Parsing is iterative (an explicit stack), bounded by ``DecodingLimits``, and every
+/// error carries the byte offset and line.
 public enum OpenStepPropertyListReader {
     /// Reads a property list from bytes.
     public static func read(_ bytes: UnsafeRawBufferPointer, limits: DecodingLimits = .default) throws -> PropertyListValue {
-        if let utf8 = try transcodeUTF16IfMarked(bytes) {
+        if let utf8 = try XMLTextEncoding.utf8OfMarkedWideText(bytes) {
             return try utf8.withUnsafeBytes { buffer in
                 var parser = OpenStepParser(buffer, limits: limits)
                 return try parser.parseDocument()
@@ -33,43 +36,6 @@ public enum OpenStepPropertyListReader {
     public static func read(_ text: String, limits: DecodingLimits = .default) throws -> PropertyListValue {
         var text = text
         return try text.withUTF8 { try read(UnsafeRawBufferPointer($0), limits: limits) }
-    }
-
-    /// UTF-16 text (strings files often are) is recognised by its byte-order mark and converted
-    /// to UTF-8 first; byte offsets in errors then refer to the converted text.
-    private static func transcodeUTF16IfMarked(_ bytes: UnsafeRawBufferPointer) throws -> [UInt8]? {
-        guard bytes.count >= 2 else { return nil }
-        let bigEndian: Bool
-        if bytes[0] == 0xFE && bytes[1] == 0xFF {
-            bigEndian = true
-        } else if bytes[0] == 0xFF && bytes[1] == 0xFE {
-            bigEndian = false
-        } else {
-            return nil
-        }
-        guard bytes.count % 2 == 0 else {
-            throw PropertyListError(.invalidString, "UTF-16 text has an odd number of bytes", byteOffset: bytes.count - 1)
-        }
-        var units: [UInt16] = []
-        units.reserveCapacity(bytes.count / 2 - 1)
-        var index = 2
-        while index + 1 < bytes.count {
-            let high = UInt16(bytes[index]), low = UInt16(bytes[index + 1])
-            units.append(bigEndian ? high << 8 | low : low << 8 | high)
-            index += 2
-        }
-        var output: [UInt8] = []
-        output.reserveCapacity(units.count)
-        var iterator = units.makeIterator()
-        var decoder = UTF16()
-        loop: while true {
-            switch decoder.decode(&iterator) {
-            case .scalarValue(let scalar): output.append(contentsOf: UTF8.encode(scalar).map(Array.init) ?? [])
-            case .emptyInput: break loop
-            case .error: throw PropertyListError(.invalidString, "UTF-16 text contains an unpaired surrogate")
-            }
-        }
-        return output
     }
 }
 

@@ -4,6 +4,10 @@
 /// UTF-16 and UTF-32 (either byte order, with or without a byte-order mark, as CoreFoundation
 /// accepts them) and ISO-8859-1 when the XML declaration names it. An 8-bit document that
 /// declares any other encoding is refused rather than misread.
+///
+/// Its byte-order marks and wide conversions are also the OpenStep reader's
+/// (``utf8OfMarkedWideText(_:)``) and format detection's (``byteOrderMark(_:)``): one decoder
+/// of UTF-16 and UTF-32 for the package.
 enum XMLTextEncoding: Equatable {
     case utf8
     case utf16BigEndian
@@ -33,17 +37,42 @@ enum XMLTextEncoding: Equatable {
         }
     }
 
-    /// The encoding and the length of the byte-order mark to skip.
-    static func detect(_ bytes: UnsafeRawBufferPointer) throws -> (XMLTextEncoding, Int) {
+    /// Text that starts with a UTF-16 or UTF-32 byte-order mark, converted to UTF-8 (without
+    /// the mark); `nil` for text without one. The OpenStep reader's wide text (strings files
+    /// are classically UTF-16): only a mark says the text is wide there, as in CoreFoundation.
+    static func utf8OfMarkedWideText(_ bytes: UnsafeRawBufferPointer) throws -> [UInt8]? {
+        guard let (encoding, markLength) = byteOrderMark(bytes) else { return nil }
+        switch encoding {
+        case .utf16BigEndian, .utf16LittleEndian:
+            return try transcodeUTF16(bytes, from: markLength, bigEndian: encoding == .utf16BigEndian)
+        case .utf32BigEndian, .utf32LittleEndian:
+            return try transcodeUTF32(bytes, from: markLength, bigEndian: encoding == .utf32BigEndian)
+        case .utf8, .latin1:
+            return nil
+        }
+    }
+
+    /// The encoding a byte-order mark at the start of `bytes` names, and the mark's length;
+    /// `nil` when there is no mark.
+    static func byteOrderMark(_ bytes: UnsafeRawBufferPointer) -> (XMLTextEncoding, Int)? {
         let count = bytes.count
         func at(_ index: Int) -> UInt8? { index < count ? bytes[index] : nil }
         let (b0, b1, b2, b3) = (at(0), at(1), at(2), at(3))
-        // Byte-order marks; UTF-32LE's mark starts with UTF-16LE's, so test it first.
+        // UTF-32LE's mark starts with UTF-16LE's, so test it first.
         if b0 == 0x00, b1 == 0x00, b2 == 0xFE, b3 == 0xFF { return (.utf32BigEndian, 4) }
         if b0 == 0xFF, b1 == 0xFE, b2 == 0x00, b3 == 0x00 { return (.utf32LittleEndian, 4) }
         if b0 == 0xEF, b1 == 0xBB, b2 == 0xBF { return (.utf8, 3) }
         if b0 == 0xFE, b1 == 0xFF { return (.utf16BigEndian, 2) }
         if b0 == 0xFF, b1 == 0xFE { return (.utf16LittleEndian, 2) }
+        return nil
+    }
+
+    /// The encoding and the length of the byte-order mark to skip.
+    static func detect(_ bytes: UnsafeRawBufferPointer) throws -> (XMLTextEncoding, Int) {
+        if let marked = byteOrderMark(bytes) { return marked }
+        let count = bytes.count
+        func at(_ index: Int) -> UInt8? { index < count ? bytes[index] : nil }
+        let (b0, b1, b2, b3) = (at(0), at(1), at(2), at(3))
         // No mark: zero bytes around the first character give the width (XML 1.0 appendix F).
         if let b0, let b1 {
             if let b2, let b3 {
@@ -118,7 +147,7 @@ enum XMLTextEncoding: Equatable {
     private static func transcodeUTF16(_ bytes: UnsafeRawBufferPointer, from start: Int, bigEndian: Bool) throws -> [UInt8] {
         let length = bytes.count - start
         guard length % 2 == 0 else {
-            throw PropertyListError(.truncated, "UTF-16 XML has an odd number of bytes", byteOffset: bytes.count - 1)
+            throw PropertyListError(.truncated, "UTF-16 text has an odd number of bytes", byteOffset: bytes.count - 1)
         }
         var output: [UInt8] = []
         output.reserveCapacity(length / 2 * 3)
@@ -132,12 +161,12 @@ enum XMLTextEncoding: Equatable {
             var scalarValue = UInt32(first)
             if (0xD800...0xDBFF).contains(first) {
                 guard index + 3 < bytes.count, case let second = unit(index + 2), (0xDC00...0xDFFF).contains(second) else {
-                    throw PropertyListError(.invalidString, "unpaired UTF-16 surrogate in XML text", byteOffset: index)
+                    throw PropertyListError(.invalidString, "unpaired UTF-16 surrogate", byteOffset: index)
                 }
                 scalarValue = 0x10000 + ((UInt32(first) - 0xD800) << 10) + (UInt32(second) - 0xDC00)
                 index += 2
             } else if (0xDC00...0xDFFF).contains(first) {
-                throw PropertyListError(.invalidString, "unpaired UTF-16 surrogate in XML text", byteOffset: index)
+                throw PropertyListError(.invalidString, "unpaired UTF-16 surrogate", byteOffset: index)
             }
             index += 2
             appendUTF8(scalarValue, to: &output)
@@ -148,7 +177,7 @@ enum XMLTextEncoding: Equatable {
     private static func transcodeUTF32(_ bytes: UnsafeRawBufferPointer, from start: Int, bigEndian: Bool) throws -> [UInt8] {
         let length = bytes.count - start
         guard length % 4 == 0 else {
-            throw PropertyListError(.truncated, "UTF-32 XML length is not a multiple of 4", byteOffset: bytes.count - 1)
+            throw PropertyListError(.truncated, "UTF-32 text length is not a multiple of 4", byteOffset: bytes.count - 1)
         }
         var output: [UInt8] = []
         output.reserveCapacity(length)
@@ -160,7 +189,7 @@ enum XMLTextEncoding: Equatable {
                 value = value << 8 | byte
             }
             guard Unicode.Scalar(value) != nil else {
-                throw PropertyListError(.invalidString, "invalid UTF-32 code point in XML text", byteOffset: index)
+                throw PropertyListError(.invalidString, "invalid UTF-32 code point", byteOffset: index)
             }
             appendUTF8(value, to: &output)
             index += 4
