@@ -77,7 +77,7 @@ enum Karchive {
         do {
             return try command.run(rest)
         } catch let error as UsageError {
-            Output.error("karchive \(command.name): \(error.description)\n")
+            Output.error("karchive \(command.name): \(oneLine(error))\n")
             return 2
         } catch {
             Output.error("karchive \(command.name): \(oneLine(error))\n")
@@ -85,9 +85,37 @@ enum Karchive {
         }
     }
 
-    /// An error's description folded to one line.
+    /// An error's description folded to one line, its control characters escaped: messages
+    /// quote key paths, names and file paths taken from input, which must not reach a terminal
+    /// as escape sequences.
     static func oneLine(_ error: any Error) -> String {
-        String(describing: error).split(whereSeparator: \.isNewline).joined(separator: " ")
+        escapingControlCharacters(String(describing: error).split(whereSeparator: \.isNewline).joined(separator: " "))
+    }
+
+    /// `text` with each control character (``controlEscape(_:)``) escaped, everything else as
+    /// it is: for messages and paths, which quote input but are not themselves quoted strings.
+    static func escapingControlCharacters(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { controlEscape($0) != nil }) else { return text }
+        var result = ""
+        for scalar in text.unicodeScalars {
+            if let escape = controlEscape(scalar) { result += escape } else { result.unicodeScalars.append(scalar) }
+        }
+        return result
+    }
+
+    /// How the tool writes a control character (Unicode's C0 controls, DEL and the C1
+    /// controls, U+0000-001F and U+007F-009F) that comes from input: as Swift spells it in a
+    /// string literal, `\n`, `\r`, `\t` and otherwise `\u{1B}` (hexadecimal), so that a crafted
+    /// file cannot send the terminal escape sequences (ESC, CSI) or rewrite a line (CR, BS);
+    /// `nil` for any other character.
+    static func controlEscape(_ scalar: Unicode.Scalar) -> String? {
+        switch scalar.value {
+        case 0x0A: return "\\n"
+        case 0x0D: return "\\r"
+        case 0x09: return "\\t"
+        case 0x00...0x1F, 0x7F...0x9F: return "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+        default: return nil
+        }
     }
 }
 

@@ -117,6 +117,55 @@ final class KarchiveCLITests: XCTestCase {
         XCTAssertTrue(lines.contains("  \"a\" => {length = 2, bytes = 0xdead}"))
     }
 
+    /// `print` writes every control character from input escaped, as a Swift string literal
+    /// would (`\n`, `\r`, `\t`, else `\u{1B}`), and `\"` and `\\` as before: a crafted file
+    /// cannot send the terminal escape sequences or rewrite lines. Which characters are
+    /// controls is taken from the standard library's Unicode data (general category Cc), not
+    /// from the tool's own ranges.
+    func testPrintEscapesEveryControlCharacter() throws {
+        let scalars = (0...0x2FF).compactMap(Unicode.Scalar.init(_:))
+        let value = PropertyListValue.array(scalars.map { .string(PropertyListString(String(Character($0)) + "x")) })
+        let result = try ToolRunner.karchive(["print", "-"], input: try PropertyList.encode(value))
+        XCTAssertEqual(result.status, 0, result.standardError)
+        let lines = result.output.split(separator: "\n", omittingEmptySubsequences: false)
+        XCTAssertEqual(lines.count, scalars.count + 3, "one line per string, no more")
+        for (index, scalar) in scalars.enumerated() where index + 1 < lines.count {
+            let expected: String
+            switch scalar {
+            case "\n": expected = "\\n"
+            case "\r": expected = "\\r"
+            case "\t": expected = "\\t"
+            case "\"": expected = "\\\""
+            case "\\": expected = "\\\\"
+            default:
+                expected = scalar.properties.generalCategory == .control
+                    ? "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}" : String(Character(scalar))
+            }
+            XCTAssertEqual(String(lines[index + 1]), "  \(index) => \"\(expected)x\"", "U+\(String(scalar.value, radix: 16))")
+        }
+        let controls = result.output.unicodeScalars.filter { $0.properties.generalCategory == .control && $0 != "\n" }
+        XCTAssertTrue(controls.isEmpty, "control characters written raw: \(controls.map(\.value))")
+    }
+
+    /// Error messages quote key paths and values from input: their control characters are
+    /// escaped the same way, on standard error, and file names in lint's report too.
+    func testErrorMessagesEscapeControlCharactersFromInput() throws {
+        let broken = Data("<plist><dict><key>k\u{1B}[31m\u{9B}2J</key><integer>z\u{7}z</integer></dict></plist>".utf8)
+        let result = try ToolRunner.karchive(["print", "-"], input: broken)
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.standardError.contains("at k\\u{1B}[31m\\u{9B}2J:"), result.standardError)
+        XCTAssertTrue(result.standardError.contains("z\\u{7}z"), result.standardError)
+        let good = scratch.appendingPathComponent("name\u{1B}]0;title\u{7}.plist")
+        try PropertyList.encode(["a": 1], format: .xml).write(to: good)
+        let lint = try ToolRunner.karchive(["lint", good.path, "-"], input: broken)
+        XCTAssertEqual(lint.status, 1)
+        XCTAssertTrue(lint.output.contains("name\\u{1B}]0;title\\u{7}.plist: OK"), lint.output)
+        for output in [result.standardError, lint.output, lint.standardError] {
+            let controls = output.unicodeScalars.filter { $0.properties.generalCategory == .control && $0 != "\n" }
+            XCTAssertTrue(controls.isEmpty, "control characters written raw: \(controls.map(\.value))")
+        }
+    }
+
     /// A strings file in UTF-16 with a byte-order mark (the classic encoding) is read as
     /// OpenStep text, not refused as XML.
     func testPrintReadsAUTF16StringsFile() throws {

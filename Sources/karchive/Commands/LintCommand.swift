@@ -20,7 +20,7 @@ enum LintCommand: Command {
         for path in parsed.positional {
             do {
                 _ = try Inputs.readPropertyList(path)
-                Output.write("\(Inputs.displayName(path)): OK\n")
+                Output.write("\(Karchive.escapingControlCharacters(Inputs.displayName(path))): OK\n")
             } catch {
                 allValid = false
                 Output.error("\(Karchive.oneLine(error))\n")

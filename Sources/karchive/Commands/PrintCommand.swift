@@ -9,7 +9,10 @@ enum PrintCommand: Command {
 
         Prints the property list in FILE (any format; `-` for standard input) as an indented tree,
         like `plutil -p`: dictionaries as { "key" => value }, arrays as [ index => value ], data
-        as {length = N, bytes = 0x...}, dates in UTC, UIDs as UID(n).
+        as {length = N, bytes = 0x...}, dates in UTC, UIDs as UID(n). Strings are quoted, with
+        \\", \\\\, \\n, \\r, \\t and other control characters (U+0000-001F, U+007F-009F) as
+        \\u{1B} (hexadecimal), as in a Swift string literal, so that no control character
+        reaches the terminal.
 
         When FILE is an NSKeyedArchiver archive, prints the resolved object graph instead (the
         tree `karchive unarchive` produces): objects of other classes as their fields plus
@@ -96,16 +99,16 @@ struct TreePrinter {
         }
     }
 
+    /// `string` in double quotes, escaped as a Swift string literal: `\"`, `\\` and control
+    /// characters (``Karchive/controlEscape(_:)``); the rest as it is.
     static func quoted(_ string: String) -> String {
         var result = "\""
         for scalar in string.unicodeScalars {
             switch scalar {
             case "\"": result += "\\\""
             case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            default: result.unicodeScalars.append(scalar)
+            default:
+                if let escape = Karchive.controlEscape(scalar) { result += escape } else { result.unicodeScalars.append(scalar) }
             }
         }
         return result + "\""
