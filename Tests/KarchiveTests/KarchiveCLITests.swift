@@ -293,10 +293,10 @@ final class KarchiveCLITests: XCTestCase {
     /// Binary output stores every use of a shared container again, so a file of arrays that
     /// share arrays stops at the same budget as text output (it wrote 218 MB, from 139 bytes,
     /// until session 62), without leaving an output file.
-    func testSharedContainersCannotBlowUpBinaryOutput() throws {
-        // 23 arrays, each holding the next one twice, then an empty one: 16,777,215 arrays
-        // written (about 151 MB), though the reader keeps 24.
-        var objects: [[UInt8]] = (1...23).map { [0xA2, UInt8($0), UInt8($0)] }
+    /// A binary property list of `count` arrays, each holding the next one twice, then an
+    /// empty one: 2^count - 1 arrays once written out, though the reader keeps `count + 1`.
+    private func doublingArrays(_ count: UInt8) throws -> URL {
+        var objects: [[UInt8]] = (1...count).map { [0xA2, $0, $0] }
         objects.append([0xA0])
         var bomb = Array("bplist00".utf8)
         var offsets: [UInt8] = []
@@ -307,8 +307,14 @@ final class KarchiveCLITests: XCTestCase {
         let tableOffset = UInt8(bomb.count)
         bomb += offsets + [0, 0, 0, 0, 0, 0, 1, 1]
         for field in [UInt8(objects.count), 0, tableOffset] { bomb += [0, 0, 0, 0, 0, 0, 0, field] }
-        let input = scratch.appendingPathComponent("arrays.bplist")
+        let input = scratch.appendingPathComponent("arrays-\(count).bplist")
         try Data(bomb).write(to: input)
+        return input
+    }
+
+    func testSharedContainersCannotBlowUpBinaryOutput() throws {
+        // 16,777,215 arrays written (about 151 MB).
+        let input = try doublingArrays(23)
         let output = scratch.appendingPathComponent("out.bplist")
         let result = try ToolRunner.karchive(["convert", "-f", "binary", input.path, "-o", output.path])
         XCTAssertFalse(result.crashed)
@@ -316,5 +322,23 @@ final class KarchiveCLITests: XCTestCase {
         XCTAssertTrue(result.standardError.contains("output would be longer than 67108864 bytes"), result.standardError)
         XCTAssertEqual(result.standardError.split(separator: "\n").count, 1)
         XCTAssertFalse(FileManager.default.fileExists(atPath: output.path), "no output file")
+    }
+
+    /// The same input archived: every use of a shared array is an NSArray of its own, so
+    /// `karchive archive` ran until killed (1.4 GB after a minute); it now stops before
+    /// archiving. A smaller one still archives, and Foundation reads the result.
+    func testSharedContainersCannotBlowUpAnArchive() throws {
+        let output = scratch.appendingPathComponent("out.archive")
+        let result = try ToolRunner.karchive(["archive", try doublingArrays(24).path, "-o", output.path])
+        XCTAssertFalse(result.crashed)
+        XCTAssertEqual(result.status, 1, result.standardError)
+        XCTAssertTrue(result.standardError.contains("output would be longer than 67108864 bytes"), result.standardError)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: output.path), "no output file")
+
+        let small = try ToolRunner.karchive(["archive", try doublingArrays(6).path, "-o", output.path])
+        XCTAssertEqual(small.status, 0, small.standardError)
+        let archived = try NSKeyedUnarchiver.unarchivedObject(ofClasses: [NSArray.self], from: try Data(contentsOf: output)) as? NSArray
+        func leaves(_ array: NSArray?) -> Int { array.map { $0.count == 0 ? 1 : $0.reduce(0) { $0 + leaves($1 as? NSArray) } } ?? -1 }
+        XCTAssertEqual(leaves(archived), 64)
     }
 }

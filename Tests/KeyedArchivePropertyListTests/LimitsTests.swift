@@ -45,6 +45,29 @@ final class LimitsTests: XCTestCase {
         try assertBoundary(value, exact: 20, code: .depthLimitExceeded) { DecodingLimits(maximumDepth: $0) }
     }
 
+    /// An error at the default depth limit names a path of 1,500 characters: its description
+    /// shows the path's two ends and how much is left out, and `keyPath` keeps all of it.
+    func testDeepErrorPathsAreShortenedInDescriptionsOnly() throws {
+        let depth = DecodingLimits.default.maximumDepth + 1
+        let xml = Data(("<plist>" + String(repeating: "<array>", count: depth) + String(repeating: "</array>", count: depth) + "</plist>").utf8)
+        XCTAssertThrowsError(try XMLPropertyListReader.read(xml)) { error in
+            guard let error = error as? PropertyListError else { return XCTFail("\(error)") }
+            XCTAssertEqual(error.code, .depthLimitExceeded)
+            let keyPath = error.keyPath ?? ""
+            XCTAssertGreaterThan(keyPath.count, 1_000)
+            XCTAssertLessThan(error.description.count, 300, error.description)
+            XCTAssertTrue(error.description.contains("…(\(keyPath.count - 120) characters)…"), error.description)
+            XCTAssertTrue(error.description.contains(String(keyPath.prefix(60))) && error.description.contains(String(keyPath.suffix(60))))
+            XCTAssertTrue(error.description.hasSuffix(error.message))
+        }
+        // A short path is shown whole.
+        let short = PropertyListError(.invalidObject, "bad", keyPath: "root.a[1]")
+        XCTAssertEqual(short.description, "at root.a[1]: bad")
+        let archiveError = KeyedArchiveError(.invalidObject, "bad", path: String(repeating: "$objects[1] ", count: 40))
+        XCTAssertLessThan(archiveError.description.count, 200, archiveError.description)
+        XCTAssertEqual(archiveError.path.count, 480)
+    }
+
     func testObjectLimitCountsEveryValueInEveryFormat() throws {
         // An array of 30 distinct strings: 31 values in every format.
         let array = PropertyListValue.array((0..<30).map { PropertyListValue("s\($0)") })

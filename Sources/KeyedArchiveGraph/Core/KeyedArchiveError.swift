@@ -57,8 +57,9 @@ public struct KeyedArchiveError: Error, Sendable, Hashable, CustomStringConverti
         self.underlying = underlying
     }
 
-    /// `path: message`, or the message alone when there is no path.
+    /// `path: message` (a path past 160 characters shortened in the middle, see
+    /// `abbreviatedPath(_:)`), or the message alone when there is no path.
     public var description: String {
-        path.isEmpty ? message : path + ": " + message
+        path.isEmpty ? message : abbreviatedPath(path) + ": " + message
     }
 }

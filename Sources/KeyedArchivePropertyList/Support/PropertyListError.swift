@@ -75,7 +75,18 @@ public struct PropertyListError: Error, Sendable, Hashable, CustomStringConverti
         if let objectIndex { location.append("object \(objectIndex)") }
         if let byteOffset { location.append("at byte \(byteOffset)") }
         if let line { location.append("line \(line)") }
-        if let keyPath, !keyPath.isEmpty { location.append("at \(keyPath)") }
+        if let keyPath, !keyPath.isEmpty { location.append("at \(abbreviatedPath(keyPath))") }
         return location.isEmpty ? message : location.joined(separator: " ") + ": " + message
     }
+}
+
+/// `path` for a one-line description: whole up to 160 characters, else its first and last 60
+/// with the count of those left out between them. A path 512 levels deep (`[0][0]...`, the
+/// depth limit) is 1,536 characters, which buried the message after it; the error's own
+/// `keyPath` / `path` keeps the whole path.
+package func abbreviatedPath(_ path: String) -> String {
+    guard path.utf8.count > 160 else { return path }
+    let count = path.count
+    guard count > 160 else { return path }
+    return "\(path.prefix(60))…(\(count - 120) characters)…\(path.suffix(60))"
 }
