@@ -11,8 +11,9 @@ import PackageDescription
 //   CKeyedArchiveShims (below them all) is one inline C function: a cache prefetch, which
 //   Swift cannot express.
 // Apple floors: the library needs macOS 11 / iOS 14 (`String(unsafeUninitializedCapacity:)`),
-// the test-only benchmark kit and the tests `ContinuousClock` (macOS 13 / iOS 16). Without a
-// floor SwiftPM builds for macOS 10.13, where neither exists. Linux ignores this list.
+// the test-only benchmark kit and the tests `ContinuousClock` (macOS 13 / iOS 16), and SwiftPM
+// takes one floor per package. Without one it builds for macOS 10.13, where neither exists.
+// Linux ignores this list; no Apple build has been made here.
 let package = Package(
     name: "KeyedArchive",
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],

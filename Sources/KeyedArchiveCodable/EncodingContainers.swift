@@ -56,7 +56,12 @@ struct KeyedArchiveEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProt
     // An NSDictionary cannot hold nil: its entries leave every nil out.
     mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { setAbsent(key) } }
     mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
-        if let value { try encode(value, forKey: key) } else { setAbsent(key) }
+        if let value {
+            try encode(value, forKey: key)
+        } else if !(T.self is any BinaryInteger.Type || T.self is any BinaryFloatingPoint.Type || T.self is Bool.Type) {
+            // (A generic type's `V?` comes here even when V is a number or Bool: left out too.)
+            setAbsent(key)
+        }
     }
 
     /// A nil optional: `$null` in an object's fields, nothing in an NSDictionary's entries.

@@ -36,6 +36,8 @@ public final class KeyedArchiver {
     /// The class last found to be ``KeyedArchiving`` and a cast to it (see `keyedArchiving(_:of:)`).
     @exclusivity(unchecked) private var lastArchivingClass: (type: ObjectIdentifier, cast: (Any) -> (any KeyedArchiving)?)?
     @exclusivity(unchecked) private var typeFacts: [(type: ObjectIdentifier, facts: ValueTypeFacts)] = []
+    /// The Foundation classes met so far (see `foreignClassKind(of:)`).
+    private var foreignClassKinds: [(type: ObjectIdentifier, kind: ForeignClassKind)] = []
     @exclusivity(unchecked) private var queue: [Job] = []
     @exclusivity(unchecked) private var queueIndex = 0
     @exclusivity(unchecked) private var classNames: [ObjectIdentifier: String] = [:]
@@ -372,7 +374,7 @@ public final class KeyedArchiver {
                 if isNew { queue.append(.archived(uid, value)) }
                 return uid
             }
-            if let uid = try foundationObjectUID(object, of: objectType) { return uid }
+            if let classType = objectType as? AnyObject.Type, let uid = try foundationObjectUID(object, of: classType) { return uid }
         }
         // An array of a ``KeyedArchiving`` class matches none of the casts below before `[Any]`,
         // which would convert it element by element.
@@ -428,38 +430,144 @@ public final class KeyedArchiver {
         }
     }
 
+    /// Throws `lengthLimitExceeded` when the archive of the plain property list `value` would
+    /// be longer than `budget`, before archiving it (`karchive archive` passes its output
+    /// budget, as `convert` and `print` do).
+    ///
+    /// A container the input's binary form shares by reference (a 139-byte file can nest 24
+    /// arrays that each hold the next twice) is a new NSArray or NSDictionary at every use, so
+    /// the archive grows with the containers reached, not with the file, and the archiver holds
+    /// all of them before it writes: 16 million arrays, gigabytes of memory. This walks the
+    /// value as the archiver will, depth first, keeping only containers on its stack, and stops
+    /// as soon as a lower bound of the archive's length passes the budget (leaves are stored
+    /// once, so they add nothing):
+    /// - binary: each container is at least three objects (its dictionary of two entries or
+    ///   three, its member list, and the UID object of its `$objects` entry): 4 + 5r + 3o bytes
+    ///   with references r and offsets o bytes wide, widths at least those the counts so far
+    ///   need, and r for each member reference;
+    /// - XML: at least 100 bytes a container (its `<dict>`, `$class` and list elements) and 50
+    ///   a member reference (a `<dict><key>CF$UID</key><integer>` element on lines of its own).
+    /// `ArchivedLengthBoundTests` checks both against real archives.
+    package static func checkArchivedLength(of value: PropertyListValue, format: PropertyListFormat, budget: OutputBudget) throws {
+        var containers = 0
+        var references = 0
+        func bound() -> Int {
+            switch format {
+            case .xml:
+                return containers &* 100 &+ references &* 50
+            case .binary, .openStep:
+                let referenceWidth = BinaryPropertyListObjects.byteCount(UInt64(3 &* containers))
+                let withoutOffsets = containers &* (4 &+ 5 &* referenceWidth) &+ references &* referenceWidth
+                return withoutOffsets &+ 3 &* containers &* BinaryPropertyListObjects.byteCount(UInt64(withoutOffsets))
+            }
+        }
+        // Counts of values in memory, so far from overflowing; the budget stops them first.
+        func isContainer(_ value: PropertyListValue) -> Bool {
+            switch value {
+            case .array, .set, .dictionary: true
+            case .string, .integer, .real, .bool, .date, .data, .uid, .null: false
+            }
+        }
+        var pending: [PropertyListValue] = isContainer(value) ? [value] : []
+        while let next = pending.popLast() {
+            switch next {
+            case .array(let members), .set(let members):
+                containers &+= 1
+                references &+= members.count
+                for member in members where isContainer(member) { pending.append(member) }
+            case .dictionary(let dictionary):
+                containers &+= 1
+                references &+= 2 &* dictionary.count
+                for entry in dictionary.entries where isContainer(entry.value) { pending.append(entry.value) }
+            case .string, .integer, .real, .bool, .date, .data, .uid, .null:
+                continue
+            }
+            try budget.check(bound())
+        }
+    }
+
     /// The UID of a Foundation object that no Swift cast below recognizes as it should:
-    /// an `NSNumber` (see ``foundationNumber(_:of:)``), `NSNull`, and `NSOrderedSet`, which
-    /// bridge to no Swift type (told by class name: this module does not import Foundation).
-    /// `nil` for any other class instance.
-    private func foundationObjectUID(_ object: Any, of objectType: Any.Type) throws -> UInt32? {
-        if let number = foundationNumber(object, of: objectType) { return table.leafUID(number) }
-        switch _typeName(objectType, qualified: false) {
-        case "NSNull":
+    /// an `NSNumber` (see ``foundationNumber(_:kind:)``), `NSNull`, and `NSOrderedSet`, which
+    /// bridge to no Swift type. `nil` for any other class instance (`NSString`, `NSArray`, ...:
+    /// their casts below are right). An `NSDecimalNumber` is refused: Foundation archives it
+    /// as a class of its own (mantissa, exponent), and as a number it would be rounded.
+    private func foundationObjectUID(_ object: Any, of objectType: AnyObject.Type) throws -> UInt32? {
+        let kind = foreignClassKind(of: objectType)
+        switch kind {
+        case .boolean, .number:
+            return foundationNumber(object, kind: kind).map { table.leafUID($0) }
+        case .null:
             return nullUID()
-        case "NSOrderedSet", "NSMutableOrderedSet":
+        case .orderedSet:
             guard let members = object as? any Sequence else { return nil }
             let uid = table.reserveUID()
             queue.append(.orderedSet(uid, anyElements(of: members)))
             return uid
-        default:
+        case .decimalNumber:
+            throw KeyedArchiveError(
+                .unsupportedValue, "cannot archive an NSDecimalNumber (Foundation archives its mantissa and exponent; pass a Double or a String)")
+        case .other:
             return nil
         }
     }
 
-    /// The number a Foundation `NSNumber` holds, or `nil` for any other class instance.
+    /// The Foundation classes ``foundationObjectUID(_:of:)`` tells apart.
+    private enum ForeignClassKind {
+        case boolean, number, decimalNumber, null, orderedSet, other
+    }
+
+    /// A class instance's ``ForeignClassKind``, found from the first Foundation class in its
+    /// superclass chain (Apple's concrete classes are private subclasses, `__NSCFNumber`,
+    /// `__NSOrderedSetI`) and remembered for a few classes: a class name is a string made at
+    /// each call, and a Foundation graph (a `PropertyListSerialization` result) is thousands
+    /// of instances of a handful of classes.
+    private func foreignClassKind(of objectType: AnyObject.Type) -> ForeignClassKind {
+        let id = ObjectIdentifier(objectType)
+        for entry in foreignClassKinds where entry.type == id { return entry.kind }
+        var kind = ForeignClassKind.other
+        var current: AnyClass? = objectType
+        chain: while let someClass = current {
+            switch Self.foundationClassName(someClass) {
+            case "__NSCFBoolean"?: kind = .boolean
+            case "NSDecimalNumber"?: kind = .decimalNumber
+            case "NSNumber"?: kind = .number
+            case "NSNull"?: kind = .null
+            case "NSOrderedSet"?: kind = .orderedSet
+            default:
+                current = _getSuperclass(someClass)
+                continue chain
+            }
+            break chain
+        }
+        if foreignClassKinds.count < 16 { foreignClassKinds.append((id, kind)) }
+        return kind
+    }
+
+    /// A class's name when Foundation (or Objective-C) defines it: `NSNumber` for
+    /// swift-corelibs-foundation's `Foundation.NSNumber` and for Apple's `NSNumber`; `nil` for
+    /// a class of another Swift module (a user's own `MyApp.NSNull` is not Foundation's).
+    private static func foundationClassName(_ someClass: AnyClass) -> Substring? {
+        let name = _typeName(someClass, qualified: true)
+        for prefix in ["Foundation.", "__C."] where name.hasPrefix(prefix) { return name.dropFirst(prefix.count) }
+        return name.utf8.contains(UInt8(ascii: ".")) ? nil : name[...]
+    }
+
+    /// The number a Foundation `NSNumber` holds.
     ///
     /// Swift's casts cannot tell an NSNumber's type: `NSNumber(value: 1) as? Bool` succeeds
     /// (any 0 or 1 converts), and so does `NSNumber(value: true) as? Int`, so the switch of
     /// ``reference(for:)`` archived every integer 0 and 1 (from `PropertyListSerialization`,
     /// say) as a boolean. Booleans are a class of their own (`__NSCFBoolean`, on Apple
     /// platforms and in swift-corelibs-foundation alike); any other number is the first of
-    /// `Int64`, `UInt64` and `Double` that holds it exactly. Without Foundation's `objCType`,
-    /// an integral real (`NSNumber(value: 2.0)`) is written as the integer it equals and a
-    /// `Float` as the 8-byte real of its value.
-    private func foundationNumber(_ object: Any, of objectType: Any.Type) -> PropertyListValue? {
-        if _typeName(objectType, qualified: false) == "__NSCFBoolean", let value = object as? Bool { return .bool(value) }
-        if let value = object as? Int64 { return PropertyListValue(value) }
+    /// `Int64`, `UInt64` and `Double` that holds it exactly, a negative zero a real. Without
+    /// Foundation's `objCType`, an integral real (`NSNumber(value: 2.0)`) is written as the
+    /// integer it equals and a `Float` as the 8-byte real of its value.
+    private func foundationNumber(_ object: Any, kind: ForeignClassKind) -> PropertyListValue? {
+        if kind == .boolean, let value = object as? Bool { return .bool(value) }
+        if let value = object as? Int64 {
+            if value == 0, let real = object as? Double, real.sign == .minus { return PropertyListValue(real) }
+            return PropertyListValue(value)
+        }
         if let value = object as? UInt64 { return PropertyListValue(value) }
         if let value = object as? Double { return PropertyListValue(value) }
         return nil

@@ -67,7 +67,7 @@ enum Karchive {
             return 0
         }
         guard let command = commands.first(where: { $0.name == first }) else {
-            Output.error("karchive: unknown command '\(first)'; run `karchive --help`\n")
+            Output.error("karchive: unknown command '\(escapingControlCharacters(first))'; run `karchive --help`\n")
             return 2
         }
         let rest = Array(arguments.dropFirst())

@@ -193,6 +193,23 @@ final class FoundationInteropTests: XCTestCase {
         XCTAssertEqual(theirs.map(\.age), [nil, 3, nil])
         XCTAssertTrue(theirs.count == 3 && theirs[1].friend === theirs[0] && theirs[2] === theirs[0])
 
+        // A generic type's optional number or Bool comes through the generic encodeIfPresent:
+        // left out too; its optional string is $null.
+        struct Box<Number: Codable & Equatable, Text: Codable & Equatable>: Codable, Equatable { var number: Number?; var text: Text? }
+        for boxData in [
+            try KeyedArchiver.archivedData(withRootObject: Box<Int, String>(number: nil, text: nil)),
+            try KeyedArchiver.archivedData(withRootObject: Box<Bool, Date>(number: nil, text: nil)),
+            try KeyedArchiver.archivedData(withRootObject: Box<Double, [Int]>(number: nil, text: nil)),
+        ] {
+            let boxPlist = try PropertyList.decode(boxData)
+            guard case .array(let boxObjects)? = boxPlist["$objects"], case .uid(let root)? = boxPlist["$top"]?["root"] else { return XCTFail("not an archive") }
+            XCTAssertNil(boxObjects[Int(root)]["number"])
+            XCTAssertEqual(boxObjects[Int(root)]["text"], .uid(0))
+        }
+        XCTAssertEqual(
+            try KeyedUnarchiver.unarchivedObject(ofType: Box<Int, String>.self, from: try KeyedArchiver.archivedData(withRootObject: Box<Int, String>(number: nil, text: nil))),
+            Box(number: nil, text: nil))
+
         // And we read our own back.
         let ours = try KeyedUnarchiver.unarchivedObject(ofType: [OptionalPet].self, from: data)
         XCTAssertEqual(ours.map(\.name), [nil, "Rex", nil])

@@ -503,6 +503,7 @@ final class FoundationPeerTests: XCTestCase {
         let numbers: [Any] = fromFoundation + [
             NSNumber(value: 1), NSNumber(value: 0), NSNumber(value: true), NSNumber(value: false), NSNumber(value: -5),
             NSNumber(value: UInt64.max), NSNumber(value: 0.1), NSNumber(value: Float(0.25)), NSNumber(value: Int8(1)),
+            NSNumber(value: -0.0),
         ]
         let data = try KeyedArchiver.archivedData(withRootObject: numbers, format: .binary)
 
@@ -512,6 +513,7 @@ final class FoundationPeerTests: XCTestCase {
         let expected: [String] = [
             "Int 1", "Int 0", "Bool true", "Int 7", "Double 2.5",
             "Int 1", "Int 0", "Bool true", "Bool false", "Int -5", "UInt64 18446744073709551615", "Double 0.1", "Double 0.25", "Int 1",
+            "Double -0.0",
         ]
         XCTAssertEqual(ours.map { "\(type(of: $0)) \($0)" }, expected)
 
@@ -522,7 +524,13 @@ final class FoundationPeerTests: XCTestCase {
             let isBoolean = String(cString: theirs[index].objCType) == "c"
             XCTAssertEqual(isBoolean, kind.hasPrefix("Bool"), "element \(index): \(kind) read as \(theirs[index]) (\(String(cString: theirs[index].objCType)))")
         }
-        XCTAssertEqual(theirs.map(\.doubleValue), [1, 0, 1, 7, 2.5, 1, 0, 1, 0, -5, Double(UInt64.max), 0.1, 0.25, 1])
+        XCTAssertEqual(theirs.map(\.doubleValue), [1, 0, 1, 7, 2.5, 1, 0, 1, 0, -5, Double(UInt64.max), 0.1, 0.25, 1, 0])
+        XCTAssertEqual(theirs.last?.doubleValue.sign, .minus)
+
+        // An NSDecimalNumber is refused rather than rounded (Foundation archives it as its own class).
+        XCTAssertThrowsError(try KeyedArchiver.archivedData(withRootObject: [NSDecimalNumber(string: "12345678901234567890.123")] as [Any], format: .binary)) { error in
+            XCTAssertEqual((error as? KeyedArchiveError)?.code, .unsupportedValue)
+        }
     }
 
     /// NSNull and NSOrderedSet bridge to no Swift type; passed as they are (from
@@ -542,6 +550,16 @@ final class FoundationPeerTests: XCTestCase {
         XCTAssertTrue(theirs.first is NSNull)
         XCTAssertEqual(theirs.count == 4 ? (theirs[1] as? NSOrderedSet)?.array.map { "\($0)" } : nil, ["3", "b", "1"])
         XCTAssertEqual(theirs.count == 4 ? theirs[3] as? String : nil, "end")
+
+        // Told by Foundation's class, not by a name alone: a class of this module called NSNull
+        // is no NSNull (and, being neither KeyedArchiving nor a Foundation value, is refused).
+        XCTAssertThrowsError(try KeyedArchiver.archivedData(withRootObject: [OwnClasses.NSNull()] as [Any], format: .binary)) { error in
+            XCTAssertEqual((error as? KeyedArchiveError)?.code, .unsupportedValue)
+        }
+    }
+
+    private enum OwnClasses {
+        final class NSNull {}
     }
 
     /// NSDate takes any finite time, and so do both unarchivers (ours read what we write);

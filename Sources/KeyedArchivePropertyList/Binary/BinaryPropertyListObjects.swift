@@ -600,7 +600,7 @@ package struct BinaryPropertyListObjects {
     }
 
     /// CoreFoundation's `_byteCount`: the fewest of 1, 2, 4 or 8 bytes whose range holds `value`.
-    fileprivate static func byteCount(_ value: UInt64) -> Int {
+    package static func byteCount(_ value: UInt64) -> Int {
         if value <= 0xFF { return 1 }
         if value <= 0xFFFF { return 2 }
         if value <= 0xFFFF_FFFF { return 4 }

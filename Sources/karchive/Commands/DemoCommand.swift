@@ -71,7 +71,7 @@ enum DemoCommand: Command {
             do {
                 loaded = try ArchivingData(contentsOf: URL(fileURLWithPath: archivePath))
             } catch {
-                Output.error("karchive demo: \(archivePath) is not a readable profile (\(Karchive.oneLine(error))); starting from the defaults\n")
+                Output.error("karchive demo: \(Karchive.escapingControlCharacters(archivePath)) is not a readable profile (\(Karchive.oneLine(error))); starting from the defaults\n")
             }
         }
         var profile = loaded ?? ArchivingData.defaultProfile
