@@ -268,6 +268,16 @@ final class XMLReaderTests: XCTestCase {
         let latin1 = Array("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><plist><string>caf".utf8) + [0xE9] + Array("</string></plist>".utf8)
         XCTAssertEqual(try read(latin1), "café")
         assertRejects(Array("<?xml version=\"1.0\" encoding=\"foobar\"?><plist><true/></plist>".utf8), .syntax)
+        // 8-bit text that declares a wide encoding: refused (Foundation refuses it too), with a
+        // message that says why rather than calling UTF-16 unsupported.
+        for declared in ["UTF-16", "utf-32le"] {
+            let bytes = Array("<?xml version=\"1.0\" encoding=\"\(declared)\"?><plist><true/></plist>".utf8)
+            XCTAssertThrowsError(try read(bytes)) { error in
+                XCTAssertEqual((error as? PropertyListError)?.code, .syntax)
+                XCTAssertTrue("\(error)".contains("but is 8-bit text"), "\(error)")
+            }
+            XCTAssertThrowsError(try PropertyListSerialization.propertyList(from: Data(bytes), format: nil), declared)
+        }
         assertRejects(Array("<plist><string>".utf8) + [0xC3, 0x28] + Array("</string></plist>".utf8), .invalidString)
         assertRejects([0xFF, 0xFE, 0x3C, 0x00, 0x00], .truncated)
     }

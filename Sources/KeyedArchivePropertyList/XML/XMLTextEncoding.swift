@@ -115,6 +115,12 @@ enum XMLTextEncoding: Equatable {
             return .utf8
         case "iso-8859-1", "iso_8859-1", "latin1", "latin-1", "l1", "iso-latin-1":
             return .latin1
+        case _ where name.hasPrefix("utf-16") || name.hasPrefix("utf-32") || name.hasPrefix("utf16") || name.hasPrefix("utf32"):
+            // The declaration was read as 8-bit text: wide text would have shown its width by
+            // a byte-order mark or zero bytes around the first `<`.
+            throw PropertyListError(
+                .syntax, "the document declares \"\(name)\" but is 8-bit text (UTF-16 and UTF-32 documents start with a byte-order mark or zero bytes)",
+                byteOffset: 5 + valueStart, line: 1)
         default:
             throw PropertyListError(
                 .syntax, "unsupported XML encoding \"\(name)\" (UTF-8, UTF-16, UTF-32 and ISO-8859-1 are read)",
