@@ -461,13 +461,14 @@ public final class KeyedArchiver {
                 return withoutOffsets &+ 3 &* containers &* BinaryPropertyListObjects.byteCount(UInt64(withoutOffsets))
             }
         }
-        // Counts of values in memory, so far from overflowing; the budget stops them first.
         func isContainer(_ value: PropertyListValue) -> Bool {
             switch value {
             case .array, .set, .dictionary: true
             case .string, .integer, .real, .bool, .date, .data, .uid, .null: false
             }
         }
+        // The counts are of values in memory, far from overflowing, and the budget stops them
+        // first (wrapping arithmetic).
         var pending: [PropertyListValue] = isContainer(value) ? [value] : []
         while let next = pending.popLast() {
             switch next {
