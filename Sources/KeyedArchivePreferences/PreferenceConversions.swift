@@ -61,7 +61,9 @@ public enum PreferenceConversions {
         case .bool(let bool)?: return bool ? "1" : "0"
         case .integer(let integer)?: return integer.description
         case .real(let real)?:
-            var text = real.value.description
+            // A 4-byte real at its own precision, as NSNumber's stringValue prints a float
+            // (`0.1`, not the `0.10000000149011612` its widening to Double spells).
+            var text = real.isSinglePrecision ? Float(real.value).description : real.value.description
             if text.hasSuffix(".0") { text.removeLast(2) }
             return text
         default: return nil

@@ -376,11 +376,25 @@ public final class Preferences: @unchecked Sendable {
     }
 
     /// Temporary files are only created under the domain's lock, so any found while holding it
-    /// belong to a writer that was killed before its rename: remove them.
+    /// belong to a writer that was killed before its rename: remove them. Only names `mkstemp`
+    /// makes (`.D.plist.tmp-` and six letters or digits) are this domain's: the prefix alone
+    /// also begins other domains' files (a domain named `.D.plist.tmp-x` is stored in
+    /// `.D.plist.tmp-x.plist`, and one named `D.plist.tmp-x` has temporary files of its own).
     private func removeLeftoverTemporaryFiles() {
         let prefix = "." + SystemFiles.fileName(of: path) + ".tmp-"
-        for name in SystemFiles.list(directory) where name.hasPrefix(prefix) {
+        for name in SystemFiles.list(directory) where Self.isTemporaryFile(name, prefix: prefix) {
             unlink(directory + "/" + name)
+        }
+    }
+
+    /// Whether `name` is `prefix` and the six letters or digits `mkstemp` puts in place of
+    /// `XXXXXX` (see `AtomicFile`).
+    static func isTemporaryFile(_ name: String, prefix: String) -> Bool {
+        guard name.hasPrefix(prefix) else { return false }
+        let suffix = name.utf8.dropFirst(prefix.utf8.count)
+        return suffix.count == 6 && suffix.allSatisfy { byte in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
         }
     }
 

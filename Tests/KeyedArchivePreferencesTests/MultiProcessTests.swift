@@ -78,6 +78,9 @@ final class MultiProcessTests: PreferencesTestCase {
         try run(["write", "tool", "Nested", "{ inner = (x, \"y z\"); bytes = <0fbd>; }"])
         try run(["write", "tool", "Nested", "-dict-add", "more", "-bool", "NO"])
         try run(["write", "tool", "When", "-date", "2024-05-01 10:00:00 +0000"])
+        // An empty value is the empty string, as macOS defaults writes it (CoreFoundation's
+        // parser refuses empty text); our OpenStep reader would make it an empty dictionary.
+        try run(["write", "tool", "Empty", ""])
         // The file, as python's plistlib reads it, has the types macOS defaults would write.
         let onDisk = try foundationRead("tool")
         XCTAssertEqual(onDisk["Name"] as? String, "Ada Lovelace")
@@ -98,6 +101,9 @@ final class MultiProcessTests: PreferencesTestCase {
         XCTAssertEqual(try run(["read-type", "tool", "Count"]).1, "Type is integer\n")
         XCTAssertEqual(try run(["read-type", "tool", "Tags"]).1, "Type is array\n")
         XCTAssertEqual(try run(["read-type", "tool", "When"]).1, "Type is date\n")
+        XCTAssertEqual(onDisk["Empty"] as? String, "")
+        XCTAssertThrowsError(try PropertyListSerialization.propertyList(from: Data(), format: nil))
+        XCTAssertEqual(try run(["read-type", "tool", "Empty"]).1, "Type is string\n")
         // The layout macOS defaults prints (4-space indents, nested containers after "key =     ").
         let (_, text, _) = try run(["read", "tool", "Tags"])
         XCTAssertEqual(text, "(\n    a,\n    2\n)\n")

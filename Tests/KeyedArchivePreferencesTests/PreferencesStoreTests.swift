@@ -129,6 +129,11 @@ final class PreferencesStoreTests: PreferencesTestCase {
         store.set(Float(0.1), forKey: "float")
         XCTAssertEqual(store.float(forKey: "float"), 0.1)
         XCTAssertEqual(store.object(forKey: "float"), .real(PropertyListReal(Float(0.1))))
+        // A 4-byte real prints at its own precision, as NSNumber's stringValue does.
+        XCTAssertEqual(store.string(forKey: "float"), NSNumber(value: Float(0.1)).stringValue)
+        XCTAssertEqual(store.string(forKey: "float"), "0.1")
+        defaults.set(Float(0.1), forKey: "float")
+        XCTAssertEqual(store.string(forKey: "float"), defaults.string(forKey: "float"))
     }
 
     func testURLsAreStoredAsApple() throws {
@@ -263,6 +268,26 @@ final class PreferencesStoreTests: PreferencesTestCase {
         for _ in 0..<4 { received.append(await iterator.next()) }
         // true; "NO" reads false; removal gives the default (false); registration gives true.
         XCTAssertEqual(received, [true, false, false, true])
+    }
+
+    /// A writer removes a dead writer's temporary file (`.B.plist.tmp-` and six letters or
+    /// digits, as `mkstemp` names it) and nothing else: a domain named `.B.plist.tmp-x` is
+    /// stored in `.B.plist.tmp-x.plist`, which begins with B's prefix too, and was deleted by
+    /// every write of B.
+    func testWritersRemoveOnlyTheirOwnLeftoverTemporaryFiles() throws {
+        let other = try makeStore(".B.plist.tmp-x")
+        other.set("keep me", forKey: "important")
+        try other.synchronize()
+        let leftover = directory + "/.B.plist.tmp-AbC123"
+        FileManager.default.createFile(atPath: leftover, contents: Data("dead writer".utf8))
+
+        let store = try makeStore("B")
+        store.set(1, forKey: "k")
+        try store.synchronize()
+
+        XCTAssertFalse(FileManager.default.fileExists(atPath: leftover), "the dead writer's file is removed")
+        XCTAssertEqual(try foundationRead(".B.plist.tmp-x")["important"] as? String, "keep me")
+        XCTAssertEqual(try makeStore(".B.plist.tmp-x").string(forKey: "important"), "keep me")
     }
 }
 

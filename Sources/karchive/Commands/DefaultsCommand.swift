@@ -17,6 +17,7 @@ enum DefaultsCommand: Command {
           read [DOMAIN [KEY]]         print all domains, a domain, or one value
           read-type DOMAIN KEY        print the type of a value ("Type is boolean")
           write DOMAIN KEY VALUE      VALUE is OpenStep text ({a = b;}, (x, y), <0fbd>) or a string
+                                      ("" is the empty string)
           write DOMAIN KEY TYPE VALUE...
                                       TYPE: -string -int -float -bool -date -data
                                             -array -array-add -dict -dict-add
@@ -191,7 +192,10 @@ struct DefaultsTool {
         let first = values[index]
         let types = ["-string", "-int", "-integer", "-float", "-bool", "-boolean", "-date", "-data"]
         guard types.contains(first) else {
-            if untyped == .openStep, let parsed = try? OpenStepPropertyListReader.read(first) {
+            // An empty value is the empty string (`defaults write D K ""` clears a text value):
+            // CoreFoundation refuses empty text as a property list, where our reader reads an
+            // empty document as an empty dictionary.
+            if untyped == .openStep, !first.isEmpty, let parsed = try? OpenStepPropertyListReader.read(first) {
                 return (parsed, index + 1)
             }
             return (PropertyListValue(first), index + 1)
