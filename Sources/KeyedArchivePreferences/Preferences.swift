@@ -310,17 +310,68 @@ public final class Preferences: @unchecked Sendable {
     }
 
     static func decodeDomain(_ bytes: [UInt8]) throws -> [String: PropertyListValue] {
-        let value = try PropertyList.decode(Data(bytes))
-        guard let dictionary = PreferenceConversions.dictionary(value) else {
+        dictionary(of: try decodeDomainEntries(bytes))
+    }
+
+    /// A domain file's entries as stored: every key once per spelling. (A `[String: _]`
+    /// dictionary is one key for spellings Swift calls equal, `café` composed and decomposed,
+    /// where Apple compares keys literally; the writer keeps the file's own entries so that a
+    /// write of one key never drops another's.)
+    static func decodeDomainEntries(_ bytes: [UInt8]) throws -> [PropertyListDictionary.Entry] {
+        guard case .dictionary(let dictionary) = try PropertyList.decode(Data(bytes)),
+              dictionary.entries.allSatisfy({ $0.key.stringValue != nil })
+        else {
             throw PreferencesError("a preferences file must hold a dictionary with string keys")
         }
-        return dictionary
+        return dictionary.entries
+    }
+
+    /// The store's view of a domain's entries (see ``decodeDomainEntries(_:)``).
+    static func dictionary(of entries: [PropertyListDictionary.Entry]) -> [String: PropertyListValue] {
+        PreferenceConversions.dictionary(.dictionary(PropertyListDictionary(entries))) ?? [:]
+    }
+
+    /// Sets (or, for `nil`, removes) each changed key in the file's entries, matched by its
+    /// exact bytes: other spellings of it stay as they are. A changed key that a hand-made file
+    /// repeats byte for byte keeps its first entry only.
+    static func apply(_ changes: [String: PropertyListValue?], to entries: inout [PropertyListDictionary.Entry]) {
+        var firstIndex: [[UInt8]: Int] = [:]
+        for (index, entry) in entries.enumerated() {
+            if let key = entry.key.stringValue, firstIndex[Array(key.utf8)] == nil { firstIndex[Array(key.utf8)] = index }
+        }
+        var changed = Set<[UInt8]>()
+        var removed = Set<Int>()
+        for (key, value) in changes {
+            let bytes = Array(key.utf8)
+            changed.insert(bytes)
+            switch (firstIndex[bytes], value) {
+            case (let index?, let value?): entries[index].value = value
+            case (let index?, nil): removed.insert(index)
+            case (nil, let value?):
+                firstIndex[bytes] = entries.count
+                entries.append((PropertyListValue(key), value))
+            case (nil, nil): break
+            }
+        }
+        entries = entries.enumerated().filter { index, entry in
+            guard let key = entry.key.stringValue, case let bytes = Array(key.utf8), changed.contains(bytes),
+                  let first = firstIndex[bytes]
+            else { return true }
+            return index == first && !removed.contains(first)
+        }.map(\.element)
     }
 
     static func encodeDomain(_ values: [String: PropertyListValue]) throws -> [UInt8] {
-        // Sorted keys: the same contents always give the same bytes.
-        let entries = values.keys.sorted().map { (PropertyListValue($0), values[$0] ?? .null) }
-        return [UInt8](try PropertyList.encode(.dictionary(PropertyListDictionary(entries)), format: .binary))
+        try encodeDomain(entries: values.map { (PropertyListValue($0.key), $0.value) })
+    }
+
+    static func encodeDomain(entries: [PropertyListDictionary.Entry]) throws -> [UInt8] {
+        // Sorted keys (equal ones by their bytes): the same contents always give the same bytes.
+        let sorted = entries.sorted { left, right in
+            let (a, b) = (left.key.stringValue ?? "", right.key.stringValue ?? "")
+            return a == b ? a.utf8.lexicographicallyPrecedes(b.utf8) : a < b
+        }
+        return [UInt8](try PropertyList.encode(.dictionary(PropertyListDictionary(sorted)), format: .binary))
     }
 
     private func flushQuietly() {
@@ -345,18 +396,17 @@ public final class Preferences: @unchecked Sendable {
             do {
                 let lock = try DomainFileLock(path: lockPath)
                 removeLeftoverTemporaryFiles()
+                var entries: [PropertyListDictionary.Entry] = []
                 if let (bytes, _) = try SystemFiles.read(path), !bytes.isEmpty {
                     do {
-                        merged = try Self.decodeDomain(bytes)
+                        entries = try Self.decodeDomainEntries(bytes)
                     } catch {
                         configuration.warningHandler("replacing unreadable preferences file \(path): \(error)")
-                        merged = [:]
                     }
-                } else {
-                    merged = [:]
                 }
-                for (key, change) in snapshot { merged[key] = change.value }
-                let bytes = try Self.encodeDomain(merged)
+                Self.apply(snapshot.mapValues(\.value), to: &entries)
+                merged = Self.dictionary(of: entries)
+                let bytes = try Self.encodeDomain(entries: entries)
                 if bytes.count > configuration.sizeBudget {
                     configuration.warningHandler(
                         "domain \(domain) is \(bytes.count) bytes, over its budget of \(configuration.sizeBudget) bytes")

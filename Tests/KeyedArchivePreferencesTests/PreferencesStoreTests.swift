@@ -1,5 +1,6 @@
 import Foundation
 import KeyedArchive
+import KeyedArchiveTestSupport
 import XCTest
 
 final class PreferencesStoreTests: PreferencesTestCase {
@@ -268,6 +269,35 @@ final class PreferencesStoreTests: PreferencesTestCase {
         for _ in 0..<4 { received.append(await iterator.next()) }
         // true; "NO" reads false; removal gives the default (false); registration gives true.
         XCTAssertEqual(received, [true, false, false, true])
+    }
+
+    /// Keys that differ only in Unicode normalization are one key to the store (its API is
+    /// `[String: _]`), but a write keeps the file's own entries: writing one key never drops
+    /// another spelling, and setting or removing a key touches only its exact bytes. (The
+    /// store merged them, so the next write kept one of the two entries.)
+    func testAWriteKeepsKeysThatDifferOnlyInNormalization() throws {
+        guard Python.executable != nil else { throw XCTSkip("python3 not installed") }
+        let path = PreferencesDirectory.path(ofDomain: "normalization", in: directory)
+        let file = try Python.run("""
+            import plistlib, sys
+            sys.stdout.buffer.write(plistlib.dumps({'caf\\u00e9': 'composed', 'cafe\\u0301': 'decomposed', 'other': 1}, fmt=plistlib.FMT_BINARY))
+            """)
+        try file.write(to: URL(fileURLWithPath: path))
+        func onDisk() throws -> String {
+            String(decoding: try Python.run("""
+                import plistlib, sys
+                d = plistlib.load(open(sys.argv[1], 'rb'))
+                print(sorted((k.encode('utf-8').hex(), v) for k, v in d.items()))
+                """, arguments: [path]), as: UTF8.self)
+        }
+        let store = try makeStore("normalization")
+        store.set("1", forKey: "new")
+        try store.synchronize()
+        XCTAssertEqual(try onDisk(), "[('63616665cc81', 'decomposed'), ('636166c3a9', 'composed'), ('6e6577', '1'), ('6f74686572', 1)]\n")
+        store.set("changed", forKey: "cafe\u{301}")
+        store.removeObject(forKey: "other")
+        try store.synchronize()
+        XCTAssertEqual(try onDisk(), "[('63616665cc81', 'changed'), ('636166c3a9', 'composed'), ('6e6577', '1')]\n")
     }
 
     /// A writer removes a dead writer's temporary file (`.B.plist.tmp-` and six letters or
