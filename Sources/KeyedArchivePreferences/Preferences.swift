@@ -326,39 +326,61 @@ public final class Preferences: @unchecked Sendable {
         return dictionary.entries
     }
 
-    /// The store's view of a domain's entries (see ``decodeDomainEntries(_:)``).
+    /// The store's view of a domain's entries: of the spellings of a key (see
+    /// ``decodeDomainEntries(_:)``), the last in the order the writer stores them
+    /// (``sortedEntries(_:)``), whatever order the file has.
     static func dictionary(of entries: [PropertyListDictionary.Entry]) -> [String: PropertyListValue] {
-        PreferenceConversions.dictionary(.dictionary(PropertyListDictionary(entries))) ?? [:]
+        var result: [String: PropertyListValue] = [:]
+        for entry in sortedEntries(entries) {
+            if let key = entry.key.stringValue { result[key] = entry.value }
+        }
+        return result
     }
 
-    /// Sets (or, for `nil`, removes) each changed key in the file's entries, matched by its
-    /// exact bytes: other spellings of it stay as they are. A changed key that a hand-made file
-    /// repeats byte for byte keeps its first entry only.
+    /// Entries in the order the writer stores them: by key, equal ones (other spellings) by
+    /// their bytes; stable, so a key a hand-made file repeats keeps its order.
+    static func sortedEntries(_ entries: [PropertyListDictionary.Entry]) -> [PropertyListDictionary.Entry] {
+        entries.enumerated().sorted { left, right in
+            let (a, b) = (left.element.key.stringValue ?? "", right.element.key.stringValue ?? "")
+            if a != b { return a < b }
+            if !a.utf8.elementsEqual(b.utf8) { return a.utf8.lexicographicallyPrecedes(b.utf8) }
+            return left.offset < right.offset
+        }.map(\.element)
+    }
+
+    /// Applies changes to a file's entries (sorted as written) so that the store's view of
+    /// them (``dictionary(of:)``) has each change and nothing else moves: a set replaces the
+    /// value of the entry the view shows for that key (or adds one), and other spellings of it
+    /// stay as the file had them; a removal removes every spelling, as the view's key is gone.
+    /// A set key that a hand-made file repeats byte for byte keeps only the entry it updated.
     static func apply(_ changes: [String: PropertyListValue?], to entries: inout [PropertyListDictionary.Entry]) {
-        var firstIndex: [[UInt8]: Int] = [:]
+        entries = sortedEntries(entries)
+        var shown: [String: Int] = [:]
         for (index, entry) in entries.enumerated() {
-            if let key = entry.key.stringValue, firstIndex[Array(key.utf8)] == nil { firstIndex[Array(key.utf8)] = index }
+            if let key = entry.key.stringValue { shown[key] = index }
         }
-        var changed = Set<[UInt8]>()
-        var removed = Set<Int>()
+        var removedKeys = Set<String>()
+        var updated = Set<Int>()
         for (key, value) in changes {
-            let bytes = Array(key.utf8)
-            changed.insert(bytes)
-            switch (firstIndex[bytes], value) {
-            case (let index?, let value?): entries[index].value = value
-            case (let index?, nil): removed.insert(index)
-            case (nil, let value?):
-                firstIndex[bytes] = entries.count
-                entries.append((PropertyListValue(key), value))
-            case (nil, nil): break
+            if let value {
+                if let index = shown[key] {
+                    entries[index].value = value
+                    updated.insert(index)
+                } else {
+                    shown[key] = entries.count
+                    updated.insert(entries.count)
+                    entries.append((PropertyListValue(key), value))
+                }
+            } else {
+                removedKeys.insert(key)
             }
         }
-        entries = entries.enumerated().filter { index, entry in
-            guard let key = entry.key.stringValue, case let bytes = Array(key.utf8), changed.contains(bytes),
-                  let first = firstIndex[bytes]
-            else { return true }
-            return index == first && !removed.contains(first)
-        }.map(\.element)
+        let updatedBytes = Set(updated.compactMap { entries[$0].key.stringValue.map { Array($0.utf8) } })
+        entries = sortedEntries(entries.enumerated().filter { index, entry in
+            guard let key = entry.key.stringValue else { return true }
+            if removedKeys.contains(key) { return false }
+            return updated.contains(index) || !updatedBytes.contains(Array(key.utf8))
+        }.map(\.element))
     }
 
     static func encodeDomain(_ values: [String: PropertyListValue]) throws -> [UInt8] {
@@ -366,12 +388,8 @@ public final class Preferences: @unchecked Sendable {
     }
 
     static func encodeDomain(entries: [PropertyListDictionary.Entry]) throws -> [UInt8] {
-        // Sorted keys (equal ones by their bytes): the same contents always give the same bytes.
-        let sorted = entries.sorted { left, right in
-            let (a, b) = (left.key.stringValue ?? "", right.key.stringValue ?? "")
-            return a == b ? a.utf8.lexicographicallyPrecedes(b.utf8) : a < b
-        }
-        return [UInt8](try PropertyList.encode(.dictionary(PropertyListDictionary(sorted)), format: .binary))
+        // Sorted (``sortedEntries(_:)``): the same contents always give the same bytes.
+        [UInt8](try PropertyList.encode(.dictionary(PropertyListDictionary(sortedEntries(entries))), format: .binary))
     }
 
     private func flushQuietly() {
@@ -440,7 +458,7 @@ public final class Preferences: @unchecked Sendable {
     /// Whether `name` is `prefix` and the six letters or digits `mkstemp` puts in place of
     /// `XXXXXX` (see `AtomicFile`).
     static func isTemporaryFile(_ name: String, prefix: String) -> Bool {
-        guard name.hasPrefix(prefix) else { return false }
+        guard name.utf8.starts(with: prefix.utf8) else { return false }
         let suffix = name.utf8.dropFirst(prefix.utf8.count)
         return suffix.count == 6 && suffix.allSatisfy { byte in
             (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)

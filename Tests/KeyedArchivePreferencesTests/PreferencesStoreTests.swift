@@ -273,16 +273,19 @@ final class PreferencesStoreTests: PreferencesTestCase {
 
     /// Keys that differ only in Unicode normalization are one key to the store (its API is
     /// `[String: _]`), but a write keeps the file's own entries: writing one key never drops
-    /// another spelling, and setting or removing a key touches only its exact bytes. (The
-    /// store merged them, so the next write kept one of the two entries.)
+    /// another spelling, a set changes the entry reads show (in this store and the next), and
+    /// a removal removes every spelling. (The store merged them, so the next write kept one of
+    /// the two entries.)
     func testAWriteKeepsKeysThatDifferOnlyInNormalization() throws {
         guard Python.executable != nil else { throw XCTSkip("python3 not installed") }
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
         let path = PreferencesDirectory.path(ofDomain: "normalization", in: directory)
-        let file = try Python.run("""
-            import plistlib, sys
-            sys.stdout.buffer.write(plistlib.dumps({'caf\\u00e9': 'composed', 'cafe\\u0301': 'decomposed', 'other': 1}, fmt=plistlib.FMT_BINARY))
-            """)
-        try file.write(to: URL(fileURLWithPath: path))
+        func writeFile(_ python: String) throws {
+            try Python.run("""
+                import plistlib, sys
+                sys.stdout.buffer.write(plistlib.dumps(\(python), fmt=plistlib.FMT_BINARY, sort_keys=False))
+                """).write(to: URL(fileURLWithPath: path))
+        }
         func onDisk() throws -> String {
             String(decoding: try Python.run("""
                 import plistlib, sys
@@ -290,14 +293,33 @@ final class PreferencesStoreTests: PreferencesTestCase {
                 print(sorted((k.encode('utf-8').hex(), v) for k, v in d.items()))
                 """, arguments: [path]), as: UTF8.self)
         }
+        // The composed spelling first in the file: the store shows the last in its own order
+        // (decomposed sorts first by its bytes), whatever the file's order.
+        try writeFile("{'caf\\u00e9': 'composed', 'cafe\\u0301': 'decomposed', 'other': 1}")
         let store = try makeStore("normalization")
+        XCTAssertEqual(store.string(forKey: decomposed), "composed")
         store.set("1", forKey: "new")
         try store.synchronize()
         XCTAssertEqual(try onDisk(), "[('63616665cc81', 'decomposed'), ('636166c3a9', 'composed'), ('6e6577', '1'), ('6f74686572', 1)]\n")
-        store.set("changed", forKey: "cafe\u{301}")
-        store.removeObject(forKey: "other")
+
+        // A set through either spelling changes the entry reads show, here and in a new store.
+        store.set("changed", forKey: decomposed)
         try store.synchronize()
-        XCTAssertEqual(try onDisk(), "[('63616665cc81', 'changed'), ('636166c3a9', 'composed'), ('6e6577', '1')]\n")
+        XCTAssertEqual(try onDisk(), "[('63616665cc81', 'decomposed'), ('636166c3a9', 'changed'), ('6e6577', '1'), ('6f74686572', 1)]\n")
+        XCTAssertEqual(store.string(forKey: composed), "changed")
+        XCTAssertEqual(try makeStore("normalization").string(forKey: decomposed), "changed")
+
+        // A removal removes every spelling; removeAll leaves nothing.
+        store.removeObject(forKey: decomposed)
+        try store.synchronize()
+        XCTAssertEqual(try onDisk(), "[('6e6577', '1'), ('6f74686572', 1)]\n")
+        XCTAssertNil(try makeStore("normalization").object(forKey: composed))
+        try writeFile("{'cafe\\u0301': 'decomposed', 'caf\\u00e9': 'composed'}")
+        let again = try makeStore("normalization")
+        again.removeAll()
+        try again.synchronize()
+        XCTAssertEqual(try onDisk(), "[]\n")
+        XCTAssertTrue(try makeStore("normalization").persistentDomain().isEmpty)
     }
 
     /// A writer removes a dead writer's temporary file (`.B.plist.tmp-` and six letters or
