@@ -213,7 +213,7 @@ final class ArchiveDecodingState: Decoder {
     ///
     /// Not generic over the coding-key type: returning an optional container of it made two
     /// generic-metadata lookups at every object.
-    private func keyedStorageInPlace(_ uid: UInt32, expected: Any.Type?, keyType: ObjectIdentifier) throws -> StorageInPlace? {
+    private func keyedStorageInPlace(_ uid: UInt32, expected: Any.Type?, keyType: ObjectIdentifier, depth: Int) throws -> StorageInPlace? {
         var kept = -1
         for index in keptContainers.indices where keptContainers[index].keyType == keyType {
             // (Through the buffer: `&keptContainers[index].box` checks a temporary copy.)
@@ -234,7 +234,7 @@ final class ArchiveDecodingState: Decoder {
         guard let classUID = (try? document.restartInPlace(&storage.lookup, at: uid, path: "")) ?? nil,
             try kind(ofClass: classUID, uid: uid) == .keyed
         else { return nil }
-        storage.reuse(depth: keys.count)
+        storage.reuse(depth: depth)
         if isStrict {
             // Described when the storage was made; looked up only here, in strict mode (never
             // skipped: an unknown class is described again).
@@ -433,13 +433,14 @@ final class ArchiveDecodingState: Decoder {
     // MARK: Containers
 
     func keyedContainer<Key: CodingKey>(
-        for value: PropertyListValue, expected: Any.Type?, keyedBy type: Key.Type
+        for value: PropertyListValue, expected: Any.Type?, keyedBy type: Key.Type, depth nestedDepth: Int? = nil
     ) throws -> KeyedDecodingContainer<Key> {
+        let depth = try checkedDepth(nestedDepth)
         guard case .uid(let uid) = value else {
             throw mismatch([String: Any].self, "expected an archived object, found an inline \(value.typeName)")
         }
         guard uid != 0 else { throw notFound(expected ?? [String: Any].self) }
-        switch try keyedStorageInPlace(uid, expected: expected, keyType: ObjectIdentifier(Key.self)) {
+        switch try keyedStorageInPlace(uid, expected: expected, keyType: ObjectIdentifier(Key.self), depth: depth) {
         case .kept(let box)?:
             // Sound: kept containers are found by `Key`'s identity, and `box` is one made for it.
             return unsafeBitCast(box, to: KeyedDecodingContainer<Key>.self)
@@ -458,12 +459,12 @@ final class ArchiveDecodingState: Decoder {
         switch info.kind {
         case .keyed:
             try checkAccepted(info, classUID: classUID, expected: expected)
-            let storage = KeyedStorage(entries: fields.entries, state: self, depth: keys.count)
+            let storage = KeyedStorage(entries: fields.entries, state: self, depth: depth)
             return KeyedDecodingContainer(KeyedArchiveDecodingContainer<Key>(storage: storage))
         case .dictionary:
             let entries = try dictionaryEntries(fields, uid: uid, name: info.name)
             try countExpansion(entries.count)
-            let storage = KeyedStorage(map: entries, state: self, depth: keys.count)
+            let storage = KeyedStorage(map: entries, state: self, depth: depth)
             return KeyedDecodingContainer(KeyedArchiveDecodingContainer<Key>(storage: storage))
         default:
             throw mismatch(expected ?? [String: Any].self, "expected a keyed object, found \(info.name)")
@@ -506,9 +507,25 @@ final class ArchiveDecodingState: Decoder {
         return (keys.items, objects.items)
     }
 
-    func unkeyedContainer(for value: PropertyListValue) throws -> any UnkeyedDecodingContainer {
+    func unkeyedContainer(for value: PropertyListValue, depth nestedDepth: Int? = nil) throws -> any UnkeyedDecodingContainer {
+        let depth = try checkedDepth(nestedDepth)
         let elements = try unkeyedElements(for: value)
-        return UnkeyedArchiveDecodingContainer(state: self, elements: elements, depth: keys.count)
+        return UnkeyedArchiveDecodingContainer(state: self, elements: elements, depth: depth)
+    }
+
+    /// The depth of a container: `keys.count` for one a decode makes (its nesting is counted
+    /// by ``decodeValue(_:from:checkCycle:)``), else that of a container a caller makes from
+    /// another (`nestedContainer`, `superDecoder`): one more than its parent's, within the
+    /// depth limit. A type that follows such containers through a hostile archive whose
+    /// objects refer to themselves (`Self(from: container.superDecoder(forKey: .next))`, or a
+    /// loop over `nestedContainer`) otherwise recursed until the stack overflowed, or ran
+    /// without end: the decode makes none of these containers itself, so nothing else counts them.
+    func checkedDepth(_ nestedDepth: Int?) throws -> Int {
+        guard let nestedDepth else { return keys.count }
+        guard nestedDepth <= limits.maximumDepth else {
+            throw corrupted("nesting deeper than the maximum depth \(limits.maximumDepth)")
+        }
+        return nestedDepth
     }
 
     /// The elements of the NSArray / NSSet (or interleaved NSDictionary keys and values) a

@@ -310,22 +310,24 @@ struct KeyedArchiveDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProt
         let value = try require(key)
         state.keys.append(key)
         defer { state.keys.removeLast() }
-        return try state.keyedContainer(for: value, expected: nil, keyedBy: type)
+        return try state.keyedContainer(for: value, expected: nil, keyedBy: type, depth: depth + 1)
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
         let value = try require(key)
         state.keys.append(key)
         defer { state.keys.removeLast() }
-        return try state.unkeyedContainer(for: value)
+        return try state.unkeyedContainer(for: value, depth: depth + 1)
     }
 
     func superDecoder() throws -> any Decoder {
-        ValueArchiveDecoder(state: state, value: try lookup(named: "super", key: NameKey.super) ?? .uid(0), codingPath: codingPath + [NameKey.super])
+        ValueArchiveDecoder(
+            state: state, value: try lookup(named: "super", key: NameKey.super) ?? .uid(0), codingPath: codingPath + [NameKey.super],
+            depth: try state.checkedDepth(depth + 1))
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
-        ValueArchiveDecoder(state: state, value: try lookup(key) ?? .uid(0), codingPath: codingPath + [key])
+        ValueArchiveDecoder(state: state, value: try lookup(key) ?? .uid(0), codingPath: codingPath + [key], depth: try state.checkedDepth(depth + 1))
     }
 }
 
@@ -345,13 +347,22 @@ struct UnkeyedArchiveDecodingContainer: UnkeyedDecodingContainer {
     var count: Int? { elements.count }
     var isAtEnd: Bool { currentIndex >= elements.count }
 
-    private mutating func next<T>(_ type: T.Type) throws -> PropertyListValue {
+    /// The element at `currentIndex`, which the caller passes (`currentIndex += 1`) only once
+    /// it decoded: a failed decode leaves the element to try as another type, as Foundation's
+    /// decoders do (`if let n = try? c.decode(Int.self) ... else try c.decode(String.self)`).
+    private func next<T>(_ type: T.Type) throws -> PropertyListValue {
         guard currentIndex < elements.count else {
             throw DecodingError.valueNotFound(
                 type, DecodingError.Context(codingPath: codingPath + [IndexKey(currentIndex)], debugDescription: "unkeyed container is at end"))
         }
-        defer { currentIndex += 1 }
         return elements[currentIndex]
+    }
+
+    /// `result`, having passed the element it was decoded from.
+    @inline(__always)
+    private mutating func passing<T>(_ result: T) -> T {
+        currentIndex += 1
+        return result
     }
 
     mutating func decodeNil() throws -> Bool {
@@ -369,25 +380,25 @@ struct UnkeyedArchiveDecodingContainer: UnkeyedDecodingContainer {
     mutating func decode(_ type: Bool.Type) throws -> Bool {
         let index = currentIndex
         let value = try next(type)
-        if let quick = state.quickBool(value) { return quick }
-        return try state.decodeBool(value, key: IndexKey(index))
+        if let quick = state.quickBool(value) { return passing(quick) }
+        return passing(try state.decodeBool(value, key: IndexKey(index)))
     }
     mutating func decode(_ type: String.Type) throws -> String {
         let index = currentIndex
         let value = try next(type)
-        if let quick = state.quickString(value) { return quick }
-        return try state.decodeString(value, key: IndexKey(index))
+        if let quick = state.quickString(value) { return passing(quick) }
+        return passing(try state.decodeString(value, key: IndexKey(index)))
     }
     mutating func decode(_ type: Double.Type) throws -> Double {
         let index = currentIndex
         let value = try next(type)
-        if let quick = state.quickDouble(value) { return quick }
-        return try state.decodeDouble(value, key: IndexKey(index))
+        if let quick = state.quickDouble(value) { return passing(quick) }
+        return passing(try state.decodeDouble(value, key: IndexKey(index)))
     }
     mutating func decode(_ type: Float.Type) throws -> Float {
         let index = currentIndex
         let value = try next(type)
-        return try state.decodeFloat(value, key: IndexKey(index))
+        return passing(try state.decodeFloat(value, key: IndexKey(index)))
     }
     mutating func decode(_ type: Int.Type) throws -> Int { try decodeInteger(type) }
     mutating func decode(_ type: Int8.Type) throws -> Int8 { try decodeInteger(type) }
@@ -406,8 +417,8 @@ struct UnkeyedArchiveDecodingContainer: UnkeyedDecodingContainer {
     private mutating func decodeInteger<I: FixedWidthInteger>(_ type: I.Type) throws -> I {
         let index = currentIndex
         let value = try next(type)
-        if let quick = state.quickInteger(type, value) { return quick }
-        return try state.decodeInteger(type, value, key: IndexKey(index))
+        if let quick = state.quickInteger(type, value) { return passing(quick) }
+        return passing(try state.decodeInteger(type, value, key: IndexKey(index)))
     }
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
@@ -415,7 +426,7 @@ struct UnkeyedArchiveDecodingContainer: UnkeyedDecodingContainer {
         let value = try next(type)
         state.keys.append(IndexKey(index))
         defer { state.keys.removeLast() }
-        return try state.decodeValue(type, from: value, checkCycle: true)
+        return passing(try state.decodeValue(type, from: value, checkCycle: true))
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
@@ -423,7 +434,7 @@ struct UnkeyedArchiveDecodingContainer: UnkeyedDecodingContainer {
         let value = try next(type)
         state.keys.append(IndexKey(index))
         defer { state.keys.removeLast() }
-        return try state.keyedContainer(for: value, expected: nil, keyedBy: type)
+        return passing(try state.keyedContainer(for: value, expected: nil, keyedBy: type, depth: depth + 1))
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -431,13 +442,13 @@ struct UnkeyedArchiveDecodingContainer: UnkeyedDecodingContainer {
         let value = try next([Any].self)
         state.keys.append(IndexKey(index))
         defer { state.keys.removeLast() }
-        return try state.unkeyedContainer(for: value)
+        return passing(try state.unkeyedContainer(for: value, depth: depth + 1))
     }
 
     mutating func superDecoder() throws -> any Decoder {
         let index = currentIndex
         let value = try next(Any.self)
-        return ValueArchiveDecoder(state: state, value: value, codingPath: codingPath + [IndexKey(index)])
+        return passing(ValueArchiveDecoder(state: state, value: value, codingPath: codingPath + [IndexKey(index)], depth: try state.checkedDepth(depth + 1)))
     }
 }
 
@@ -473,23 +484,26 @@ final class ValueArchiveDecoder: Decoder {
     let state: ArchiveDecodingState
     let value: PropertyListValue
     let codingPath: [any CodingKey]
+    /// Its containers' depth (see `ArchiveDecodingState.checkedDepth(_:)`).
+    let depth: Int
     var userInfo: [CodingUserInfoKey: Any] { state.userInfo }
 
-    init(state: ArchiveDecodingState, value: PropertyListValue, codingPath: [any CodingKey]) {
+    init(state: ArchiveDecodingState, value: PropertyListValue, codingPath: [any CodingKey], depth: Int) {
         self.state = state
         self.value = value
         self.codingPath = codingPath
+        self.depth = depth
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        try state.keyedContainer(for: value, expected: nil, keyedBy: type)
+        try state.keyedContainer(for: value, expected: nil, keyedBy: type, depth: depth)
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        try state.unkeyedContainer(for: value)
+        try state.unkeyedContainer(for: value, depth: depth)
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
-        SingleValueArchiveDecodingContainer(state: state, value: value, depth: state.keys.count)
+        SingleValueArchiveDecodingContainer(state: state, value: value, depth: depth)
     }
 }

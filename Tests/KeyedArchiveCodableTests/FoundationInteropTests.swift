@@ -256,6 +256,36 @@ final class FoundationInteropTests: XCTestCase {
         }
     }
 
+    /// An unkeyed container passes an element only once it decoded, as Foundation's decoders
+    /// do, so a type can try one type and then another (it skipped the element on a failure:
+    /// `[1, "two", 3]` read as 1 and a skip, losing the string and the 3).
+    func testUnkeyedContainerKeepsAnElementAFailedDecodeLeft() throws {
+        struct Lossy: Decodable, Equatable {
+            var items: [String] = []
+            init(from decoder: any Decoder) throws {
+                var container = try decoder.unkeyedContainer()
+                while !container.isAtEnd {
+                    let index = container.currentIndex
+                    if let number = try? container.decode(Int.self) {
+                        items.append("int \(number) @\(index)")
+                    } else if let text = try? container.decode(String.self) {
+                        items.append("string \(text) @\(index)")
+                    } else if let nested = try? container.nestedUnkeyedContainer() {
+                        items.append("array of \(nested.count ?? -1) @\(index)")
+                    } else {
+                        _ = try container.decode(Bool.self)
+                        items.append("bool @\(index)")
+                    }
+                }
+            }
+        }
+        let mixed: [Any] = [1, "two", 3, ["x"], true]
+        let ours = try KeyedArchiveDecoder().decode(Lossy.self, from: try KeyedArchiver.archivedData(withRootObject: mixed, format: .binary))
+        let json = try JSONDecoder().decode(Lossy.self, from: try JSONSerialization.data(withJSONObject: mixed))
+        XCTAssertEqual(ours.items, json.items)
+        XCTAssertEqual(ours.items, ["int 1 @0", "string two @1", "int 3 @2", "array of 1 @3", "bool @4"])
+    }
+
     static func rootClassName(_ data: Data) throws -> String? {
         let plist = try PropertyList.decode(data)
         guard case .array(let objects)? = plist["$objects"], case .uid(let root)? = plist["$top"]?["root"],

@@ -335,7 +335,76 @@ final class HostileArchiveTests: XCTestCase {
         }
     }
 
+    /// Types that follow their own links through containers they make themselves (a super
+    /// decoder per link, or a loop over nested containers): through an archive whose link
+    /// points back at its own object, the decode makes none of these containers, so only
+    /// their depth stops them. Both ran away before: a stack overflow (SIGSEGV) and a loop
+    /// that never ended.
+    func testSelfFollowingContainersStopAtTheDepthLimit() throws {
+        let chain = SuperChain(label: 0, next: SuperChain(label: 1, next: SuperChain(label: 2, next: nil)))
+        let valid = try KeyedArchiver.archivedData(withRootObject: chain)
+        XCTAssertEqual(try KeyedUnarchiver.unarchivedObject(ofType: SuperChain.self, from: valid), chain)
+        XCTAssertEqual(try KeyedUnarchiver.unarchivedObject(ofType: NestedWalk.self, from: valid).steps, 3)
+
+        // The root's "next" made to point at the root itself, in binary and XML.
+        let plist = try PropertyList.decode(valid)
+        guard case .dictionary(var envelope) = plist, case .array(var objects)? = plist["$objects"],
+              case .uid(let root)? = plist["$top"]?["root"] else { return XCTFail("not an archive") }
+        setField("next", .uid(root), in: &objects, at: Int(root))
+        envelope["$objects"] = .array(objects)
+        for format in [PropertyListFormat.binary, .xml] {
+            let cyclic = try PropertyList.encode(.dictionary(envelope), format: format)
+            for decode in [{ _ = try KeyedUnarchiver.unarchivedObject(ofType: SuperChain.self, from: cyclic) },
+                           { _ = try KeyedUnarchiver.unarchivedObject(ofType: NestedWalk.self, from: cyclic) }] {
+                XCTAssertThrowsError(try decode(), "\(format)") { error in
+                    guard case DecodingError.dataCorrupted(let context)? = error as? DecodingError else { return XCTFail("\(error)") }
+                    XCTAssertTrue(context.debugDescription.contains("maximum depth"), context.debugDescription)
+                }
+            }
+        }
+    }
+
     static func className(_ data: Data) throws -> String? {
         try FoundationInteropTests.rootClassName(data)
+    }
+}
+
+/// A chain decoded by a super decoder per link (`Self(from: container.superDecoder(forKey:))`).
+private struct SuperChain: Codable, Equatable {
+    var label: Int
+    var next: Box?
+    final class Box: Codable, Equatable {
+        let value: SuperChain
+        init(_ value: SuperChain) { self.value = value }
+        static func == (a: Box, b: Box) -> Bool { a.value == b.value }
+    }
+    init(label: Int, next: SuperChain?) {
+        self.label = label
+        self.next = next.map(Box.init)
+    }
+    enum CodingKeys: String, CodingKey { case label, next }
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(label, forKey: .label)
+        if let next { try next.value.encode(to: container.superEncoder(forKey: .next)) }
+    }
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        label = try container.decode(Int.self, forKey: .label)
+        next = container.contains(.next) ? Box(try SuperChain(from: container.superDecoder(forKey: .next))) : nil
+    }
+}
+
+/// The same archive walked by a loop over nested containers.
+private struct NestedWalk: Decodable {
+    var steps = 0
+    enum CodingKeys: String, CodingKey { case label, next }
+    init(from decoder: any Decoder) throws {
+        var container = try decoder.container(keyedBy: CodingKeys.self)
+        steps = 1
+        while container.contains(.next) {
+            container = try container.nestedContainer(keyedBy: CodingKeys.self, forKey: .next)
+            steps += 1
+        }
     }
 }
