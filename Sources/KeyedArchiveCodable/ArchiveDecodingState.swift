@@ -590,6 +590,9 @@ final class ArchiveDecodingState: Decoder {
         let isObject: Bool
         if case .object = kind { isObject = true } else { isObject = false }
         var marked: UInt32 = 0
+        // Where the instance is remembered: also when a wrapper (an `Optional`) decodes its
+        // value again without the cycle mark, or `[Node?]` and `Node??` fields lost identity.
+        var rememberedAt: UInt32 = 0
         if case .uid(let uid) = value, uid != 0 {
             let index = Int(uid)
             guard index < objectCount else {
@@ -599,6 +602,7 @@ final class ArchiveDecodingState: Decoder {
                 // Made by `T(from:)` and kept under `T`'s identifier (see `remember`): a `T`.
                 return unsafeBitCast(instance, to: T.self)
             }
+            if isObject { rememberedAt = uid }
             if checkCycle {
                 if active[index] {
                     throw corrupted("cycle: $objects[\(uid)] refers back to itself through its fields; a Decodable value cannot contain itself")
@@ -625,8 +629,8 @@ final class ArchiveDecodingState: Decoder {
         let result = try T(from: self)
         // An object kind is a class, whose value is one reference (the size check is for the
         // reinterpretation, and never fails).
-        if marked != 0, isObject, MemoryLayout<T>.size == MemoryLayout<AnyObject>.size {
-            remember(unsafeBitCast(result, to: AnyObject.self), at: Int(marked), type: ObjectIdentifier(T.self))
+        if rememberedAt != 0, MemoryLayout<T>.size == MemoryLayout<AnyObject>.size {
+            remember(unsafeBitCast(result, to: AnyObject.self), at: Int(rememberedAt), type: ObjectIdentifier(T.self))
         }
         return result
     }

@@ -192,6 +192,27 @@ final class IdentityTests: XCTestCase {
         XCTAssertEqual(persons, 3)
     }
 
+    /// Instances reached through an `Optional` (`[Person?]`, a `Person??` field) keep their
+    /// identity too: the optional's decode of its value was not remembered (the wrapper
+    /// decodes it again without the cycle mark), so each use made a new instance.
+    func testSharedInstancesThroughOptionalsDecodeAsOneInstance() throws {
+        struct Holder: Codable {
+            var one: Person?
+            var two: Person??
+            var list: [Person?]
+        }
+        let shared = Person("shared")
+        let data = try KeyedArchiver.archivedData(withRootObject: Holder(one: shared, two: .some(shared), list: [shared, nil, shared]))
+        let back = try KeyedUnarchiver.unarchivedObject(ofType: Holder.self, from: data)
+        let one = try XCTUnwrap(back.one)
+        XCTAssertTrue(back.two.flatMap { $0 } === one)
+        XCTAssertEqual(back.list.count, 3)
+        XCTAssertTrue(back.list.first.flatMap { $0 } === one && back.list.last.flatMap { $0 } === one)
+        XCTAssertNil(back.list.count == 3 ? back.list[1] : shared)
+        let list = try KeyedUnarchiver.unarchivedObject(ofType: [Person?].self, from: try KeyedArchiver.archivedData(withRootObject: [shared, shared] as [Person?]))
+        XCTAssertTrue(list.count == 2 && list[0] != nil && list[0] === list[1])
+    }
+
     /// Arrays of instances of every length around the table's lookahead, and a long one, with
     /// instances repeated within them and across them: each comes back as the same instances
     /// (the table loads the slots of later elements ahead of their lookups), each archived once.
