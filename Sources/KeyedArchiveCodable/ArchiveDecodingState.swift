@@ -129,12 +129,12 @@ final class ArchiveDecodingState: Decoder {
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         let expected = currentType
         currentType = nil
-        return try keyedContainer(for: current, expected: expected, keyedBy: type)
+        return try keyedContainer(for: current, expected: expected, keyedBy: type, depth: keys.count)
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
         currentType = nil
-        return try unkeyedContainer(for: current)
+        return try unkeyedContainer(for: current, depth: keys.count)
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
@@ -433,9 +433,8 @@ final class ArchiveDecodingState: Decoder {
     // MARK: Containers
 
     func keyedContainer<Key: CodingKey>(
-        for value: PropertyListValue, expected: Any.Type?, keyedBy type: Key.Type, depth nestedDepth: Int? = nil
+        for value: PropertyListValue, expected: Any.Type?, keyedBy type: Key.Type, depth: Int
     ) throws -> KeyedDecodingContainer<Key> {
-        let depth = try checkedDepth(nestedDepth)
         guard case .uid(let uid) = value else {
             throw mismatch([String: Any].self, "expected an archived object, found an inline \(value.typeName)")
         }
@@ -507,25 +506,23 @@ final class ArchiveDecodingState: Decoder {
         return (keys.items, objects.items)
     }
 
-    func unkeyedContainer(for value: PropertyListValue, depth nestedDepth: Int? = nil) throws -> any UnkeyedDecodingContainer {
-        let depth = try checkedDepth(nestedDepth)
+    func unkeyedContainer(for value: PropertyListValue, depth: Int) throws -> any UnkeyedDecodingContainer {
         let elements = try unkeyedElements(for: value)
         return UnkeyedArchiveDecodingContainer(state: self, elements: elements, depth: depth)
     }
 
-    /// The depth of a container: `keys.count` for one a decode makes (its nesting is counted
-    /// by ``decodeValue(_:from:checkCycle:)``), else that of a container a caller makes from
-    /// another (`nestedContainer`, `superDecoder`): one more than its parent's, within the
-    /// depth limit. A type that follows such containers through a hostile archive whose
-    /// objects refer to themselves (`Self(from: container.superDecoder(forKey: .next))`, or a
-    /// loop over `nestedContainer`) otherwise recursed until the stack overflowed, or ran
-    /// without end: the decode makes none of these containers itself, so nothing else counts them.
-    func checkedDepth(_ nestedDepth: Int?) throws -> Int {
-        guard let nestedDepth else { return keys.count }
-        guard nestedDepth <= limits.maximumDepth else {
+    /// `depth`, the depth of a container a caller makes from another (`nestedContainer`,
+    /// `superDecoder`: one more than its parent's), when within the depth limit. A container a
+    /// decode makes is at `keys.count`, its nesting counted by
+    /// ``decodeValue(_:from:checkCycle:)``; the decode makes none of these, so nothing else
+    /// counts them, and a type that follows them through a hostile archive whose objects refer
+    /// to themselves (`Self(from: container.superDecoder(forKey: .next))`, a loop over
+    /// `nestedContainer`) recursed until the stack overflowed, or ran without end.
+    func checkedDepth(_ depth: Int) throws -> Int {
+        guard depth <= limits.maximumDepth else {
             throw corrupted("nesting deeper than the maximum depth \(limits.maximumDepth)")
         }
-        return nestedDepth
+        return depth
     }
 
     /// The elements of the NSArray / NSSet (or interleaved NSDictionary keys and values) a

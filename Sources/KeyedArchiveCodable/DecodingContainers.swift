@@ -310,14 +310,14 @@ struct KeyedArchiveDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProt
         let value = try require(key)
         state.keys.append(key)
         defer { state.keys.removeLast() }
-        return try state.keyedContainer(for: value, expected: nil, keyedBy: type, depth: depth + 1)
+        return try state.keyedContainer(for: value, expected: nil, keyedBy: type, depth: try state.checkedDepth(depth + 1))
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
         let value = try require(key)
         state.keys.append(key)
         defer { state.keys.removeLast() }
-        return try state.unkeyedContainer(for: value, depth: depth + 1)
+        return try state.unkeyedContainer(for: value, depth: try state.checkedDepth(depth + 1))
     }
 
     func superDecoder() throws -> any Decoder {
@@ -434,7 +434,7 @@ struct UnkeyedArchiveDecodingContainer: UnkeyedDecodingContainer {
         let value = try next(type)
         state.keys.append(IndexKey(index))
         defer { state.keys.removeLast() }
-        return passing(try state.keyedContainer(for: value, expected: nil, keyedBy: type, depth: depth + 1))
+        return passing(try state.keyedContainer(for: value, expected: nil, keyedBy: type, depth: try state.checkedDepth(depth + 1)))
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -442,7 +442,7 @@ struct UnkeyedArchiveDecodingContainer: UnkeyedDecodingContainer {
         let value = try next([Any].self)
         state.keys.append(IndexKey(index))
         defer { state.keys.removeLast() }
-        return passing(try state.unkeyedContainer(for: value, depth: depth + 1))
+        return passing(try state.unkeyedContainer(for: value, depth: try state.checkedDepth(depth + 1)))
     }
 
     mutating func superDecoder() throws -> any Decoder {
@@ -484,7 +484,7 @@ final class ValueArchiveDecoder: Decoder {
     let state: ArchiveDecodingState
     let value: PropertyListValue
     let codingPath: [any CodingKey]
-    /// Its containers' depth (see `ArchiveDecodingState.checkedDepth(_:)`).
+    /// Its containers' depth, checked when it was made (see `ArchiveDecodingState.checkedDepth(_:)`).
     let depth: Int
     var userInfo: [CodingUserInfoKey: Any] { state.userInfo }
 

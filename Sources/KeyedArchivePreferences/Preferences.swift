@@ -348,7 +348,7 @@ public final class Preferences: @unchecked Sendable {
         }.map(\.element)
     }
 
-    /// Applies changes to a file's entries (sorted as written) so that the store's view of
+    /// Applies changes to a file's entries so that the store's view of
     /// them (``dictionary(of:)``) has each change and nothing else moves: a set replaces the
     /// value of the entry the view shows for that key (or adds one), and other spellings of it
     /// stay as the file had them; a removal removes every spelling, as the view's key is gone.
@@ -376,11 +376,12 @@ public final class Preferences: @unchecked Sendable {
             }
         }
         let updatedBytes = Set(updated.compactMap { entries[$0].key.stringValue.map { Array($0.utf8) } })
-        entries = sortedEntries(entries.enumerated().filter { index, entry in
+        // (Left in this order: the view and the writer sort entries themselves.)
+        entries = entries.enumerated().filter { index, entry in
             guard let key = entry.key.stringValue else { return true }
             if removedKeys.contains(key) { return false }
             return updated.contains(index) || !updatedBytes.contains(Array(key.utf8))
-        }.map(\.element))
+        }.map(\.element)
     }
 
     static func encodeDomain(_ values: [String: PropertyListValue]) throws -> [UInt8] {
