@@ -25,32 +25,33 @@ extension PropertyList {
         // through generic collections, about 3,000 instructions a call (a small unarchive is
         // 60,000).
         if bytes.withContiguousStorageIfAvailable(startsWithBinaryMagic) == true { return .binary }
-        var prefix = Array(bytes.prefix(64))
+        var text = bytes[...]
+        let prefix = Array(text.prefix(6))
         // Anything that starts like a binary plist is judged as one (and rejected if its header is
         // not `bplist0?`), rather than read as the OpenStep string "bplistl" as Foundation does.
         if prefix.withUnsafeBufferPointer(startsWithBinaryMagic) { return .binary }
         switch prefix.withUnsafeBytes(XMLTextEncoding.byteOrderMark) {
         case (.utf8, let markLength)?:
-            prefix.removeFirst(markLength)
+            text = text.dropFirst(markLength)
         case (let encoding, let markLength)?:
             // A UTF-16 or UTF-32 mark says how wide the characters are, not which format
             // follows: the first characters after it decide, as for 8-bit text.
-            return formatOfWideText(bytes.dropFirst(markLength), encoding)
+            return formatOfWideText(text.dropFirst(markLength), encoding)
         case nil:
             break
         }
         // UTF-32 without a byte-order mark: "<" with three zero bytes before or after it.
-        if prefix.starts(with: [0, 0, 0, UInt8(ascii: "<")]) || prefix.starts(with: [UInt8(ascii: "<"), 0, 0, 0]) {
+        if text.starts(with: [0, 0, 0, UInt8(ascii: "<")]) || text.starts(with: [UInt8(ascii: "<"), 0, 0, 0]) {
             return .xml
         }
         // UTF-16 without a byte-order mark: "<" followed or preceded by a zero byte.
-        if prefix.count >= 2, (prefix[0] == 0 && prefix[1] == UInt8(ascii: "<")) || (prefix[0] == UInt8(ascii: "<") && prefix[1] == 0) {
+        if text.starts(with: [0, UInt8(ascii: "<")]) || text.starts(with: [UInt8(ascii: "<"), 0]) {
             return .xml
         }
-        guard let first = prefix.first(where: { !isWhitespace($0) }) else {
-            return prefix.isEmpty && bytes.isEmpty ? nil : .openStep
-        }
-        return first == UInt8(ascii: "<") && looksLikeXML(prefix) ? .xml : .openStep
+        // However much white space comes first (XML allows any amount before `<?xml`).
+        let document = text.drop(while: isWhitespace)
+        guard let first = document.first else { return bytes.isEmpty ? nil : .openStep }
+        return first == UInt8(ascii: "<") && isMarkup(afterAngleBracket: document.dropFirst()) ? .xml : .openStep
     }
 
     /// Whether `bytes` starts with `bplist`.
@@ -176,40 +177,52 @@ extension PropertyList {
     }
 
     /// The format of UTF-16 or UTF-32 text (`bytes` past its byte-order mark), judged from its
-    /// first two characters past white space as 8-bit text is judged from its first bytes.
+    /// first characters past white space as 8-bit text is judged from its first bytes.
     /// White space alone is an empty OpenStep document, as it is after a UTF-8 mark.
     private static func formatOfWideText(_ bytes: some Collection<UInt8>, _ encoding: XMLTextEncoding) -> PropertyListFormat {
         let width = encoding == .utf32BigEndian || encoding == .utf32LittleEndian ? 4 : 2
         let bigEndian = encoding == .utf32BigEndian || encoding == .utf16BigEndian
         // The characters as bytes: ASCII as itself, anything else as 0x80, which nothing
-        // below takes for XML or white space.
-        var characters: [UInt8] = []
-        var unit: UInt32 = 0
-        var filled = 0
-        for byte in bytes {
-            // Shifts by at most 24 bits within a UInt32 (a unit is at most 4 bytes).
-            unit = bigEndian ? unit << 8 | UInt32(byte) : unit | UInt32(byte) << (8 * filled)
-            filled += 1
-            guard filled == width else { continue }
-            let character = unit < 0x80 ? UInt8(truncatingIfNeeded: unit) : 0x80
-            (unit, filled) = (0, 0)
-            if characters.isEmpty, isWhitespace(character) { continue }
-            characters.append(character)
-            if characters.count == 2 { break }
+        // below takes for XML, white space or a hex digit.
+        var byteIterator = bytes.makeIterator()
+        let characters = AnyIterator<UInt8> {
+            var unit: UInt32 = 0
+            for filled in 0..<width {
+                guard let byte = byteIterator.next() else { return nil }
+                // Shifts by at most 24 bits within a UInt32 (a unit is at most 4 bytes).
+                unit = bigEndian ? unit << 8 | UInt32(byte) : unit | UInt32(byte) << (8 * filled)
+            }
+            return unit < 0x80 ? UInt8(truncatingIfNeeded: unit) : 0x80
         }
-        return characters.first == UInt8(ascii: "<") && looksLikeXML(characters) ? .xml : .openStep
+        let document = characters.drop(while: isWhitespace)
+        var afterFirst = document.makeIterator()
+        guard let first = afterFirst.next() else { return .openStep }
+        return first == UInt8(ascii: "<") && isMarkup(afterAngleBracket: IteratorSequence(afterFirst)) ? .xml : .openStep
     }
 
     private static func isWhitespace(_ byte: UInt8) -> Bool {
         byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
     }
 
-    /// `<` starts both XML and OpenStep data (`<0fbd>`); XML follows it with `?`, `!` or a letter.
-    private static func looksLikeXML(_ prefix: [UInt8]) -> Bool {
-        guard let start = prefix.firstIndex(of: UInt8(ascii: "<")), start + 1 < prefix.count else { return false }
-        let next = prefix[start + 1]
-        return next == UInt8(ascii: "?") || next == UInt8(ascii: "!")
-            || (next >= UInt8(ascii: "a") && next <= UInt8(ascii: "z"))
-            || (next >= UInt8(ascii: "A") && next <= UInt8(ascii: "Z"))
+    /// Whether the characters after a document's first `<` make it XML rather than OpenStep
+    /// data (`<0fbd>`, `<deadbeef>`). XML follows `<` with `?`, `!` or an element name; data
+    /// is hex digits and white space up to `>`. No plist element's name is all hex letters
+    /// (`dict`, `data`, `date`, `array` each have another letter), so one that is, up to `>`
+    /// or the end, is data (CoreFoundation tries XML, then OpenStep, and gets the same).
+    private static func isMarkup(afterAngleBracket characters: some Sequence<UInt8>) -> Bool {
+        var iterator = characters.makeIterator()
+        guard let next = iterator.next() else { return false }
+        if next == UInt8(ascii: "?") || next == UInt8(ascii: "!") { return true }
+        let letter = next | 0x20  // lowercase for ASCII letters
+        guard letter >= UInt8(ascii: "a"), letter <= UInt8(ascii: "z") else { return false }
+        guard letter <= UInt8(ascii: "f") else { return true }
+        while let character = iterator.next() {
+            if character == UInt8(ascii: ">") { return false }
+            let isHexLetter = character | 0x20 >= UInt8(ascii: "a") && character | 0x20 <= UInt8(ascii: "f")
+            let isDigit = character >= UInt8(ascii: "0") && character <= UInt8(ascii: "9")
+            let isSpace = character == 0x20 || (0x09...0x0D).contains(character)
+            if !(isHexLetter || isDigit || isSpace) { return true }
+        }
+        return false
     }
 }

@@ -75,6 +75,45 @@ final class FormatDetectionTests: XCTestCase {
         }
     }
 
+    /// Top-level OpenStep data whose first digit is a letter (`<deadbeef>`) was taken for an XML
+    /// element and refused, and XML after 63 or more bytes of white space was taken for
+    /// OpenStep: Foundation reads both, and so do we, in the same format.
+    func testDataThatStartsWithAHexLetterAndXMLAfterLongWhiteSpaceReadAsFoundationReadsThem() throws {
+        let xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist version=\"1.0\"><string>a</string></plist>\n"
+        let documents: [(String, [UInt8], PropertyListFormat)] = [
+            ("<deadbeef>", Array("<deadbeef>".utf8), .openStep),
+            ("<face>", Array("<face>".utf8), .openStep),
+            ("  <CAFE babe>", Array("  <CAFE babe>".utf8), .openStep),
+            ("<Ab\n\tcD 01>", Array("<Ab\n\tcD 01>".utf8), .openStep),
+            ("UTF-8 mark <face>", [0xEF, 0xBB, 0xBF] + Array("<face>".utf8), .openStep),
+            ("UTF-16LE mark <ab>", [0xFF, 0xFE] + "<ab>".utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }, .openStep),
+            ("UTF-16BE mark <dead beef>", [0xFE, 0xFF] + "<dead beef>".utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }, .openStep),
+            ("63 spaces, XML", Array((String(repeating: " ", count: 63) + xml).utf8), .xml),
+            ("64 spaces, XML", Array((String(repeating: " ", count: 64) + xml).utf8), .xml),
+            ("100 newlines, XML", Array((String(repeating: "\n", count: 100) + xml).utf8), .xml),
+            ("UTF-8 mark, 70 spaces, XML", [0xEF, 0xBB, 0xBF] + Array((String(repeating: " ", count: 70) + xml).utf8), .xml),
+            ("70 newlines, <plist>", Array((String(repeating: "\n", count: 70) + "<plist><dict><key>k</key><data>AAE=</data></dict></plist>").utf8), .xml),
+            ("<data>", Array("<plist><data>AAE=</data></plist>".utf8), .xml),
+            ("<dict/>", Array("<dict/>".utf8), .xml),
+            ("<date>", Array("<date>2001-01-01T00:00:00Z</date>".utf8), .xml),
+            ("<array>", Array("<array><false/></array>".utf8), .xml),
+        ]
+        for (name, bytes, format) in documents {
+            XCTAssertEqual(PropertyList.detectFormat(bytes), format, name)
+            var foundationFormat = PropertyListSerialization.PropertyListFormat.binary
+            let foundation = try PropertyListSerialization.propertyList(from: Data(bytes), options: [], format: &foundationFormat)
+            XCTAssertEqual(foundationFormat, format == .xml ? .xml : .openStep, name)
+            XCTAssertEqual(try PropertyList.decode(Data(bytes)), try FoundationBridge.value(foundation), name)
+        }
+        // Hex letters that do not close with `>` before anything else stay XML to the reader
+        // (an unknown element), as they are to Foundation's.
+        for text in ["<deadbeef/>", "<abc def=\"1\">"] {
+            XCTAssertEqual(PropertyList.detectFormat(Array(text.utf8)), .xml, text)
+            XCTAssertThrowsError(try PropertyList.decode(Data(text.utf8)), text)
+            XCTAssertThrowsError(try PropertyListSerialization.propertyList(from: Data(text.utf8), options: [], format: nil), text)
+        }
+    }
+
     func testBinaryLookalikesAreJudgedAsBinary() {
         XCTAssertEqual(PropertyList.detectFormat(Array("bplistl".utf8)), .binary)
         XCTAssertThrowsError(try PropertyList.decode(Data("bplist".utf8)))

@@ -81,6 +81,35 @@ final class JSONPropertyListWriterTests: XCTestCase {
         XCTAssertEqual(formatter.date(from: "2001-01-01T00:00:00.250Z"), Date(timeIntervalSinceReferenceDate: 0.25))
     }
 
+    /// Dates print the nearest millisecond: the double nearest a time 2 ms past a second is
+    /// often just below it, and truncating printed `.001` (about half of such dates), or no
+    /// fraction at all for 1.001 s. The expected text comes from Foundation's formatter for the
+    /// whole second and integer arithmetic for the milliseconds.
+    func testDatesPrintTheNearestMillisecond() throws {
+        let iso = ISO8601DateFormatter()
+        iso.timeZone = TimeZone(identifier: "UTC")
+        var state: UInt64 = 0x6A5  // a fixed linear congruential sequence
+        var milliseconds: [Int64] = [1_001, 700_000_000_002, -1, -1_999, 0, 999]
+        for _ in 0..<2_000 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            milliseconds.append(Int64((state >> 11) % 2_000_000_000_000) - 500_000_000_000)
+        }
+        for total in milliseconds {
+            let date = Date(timeIntervalSinceReferenceDate: Double(total) / 1000)
+            let (second, fraction) = (total >= 0 ? total / 1000 : (total - 999) / 1000, ((total % 1000) + 1000) % 1000)
+            var expected = iso.string(from: Date(timeIntervalSinceReferenceDate: Double(second)))
+            if fraction != 0 {
+                expected.removeLast()
+                expected += "." + String(String(fraction + 1000).dropFirst()) + "Z"
+            }
+            let text = String(decoding: try JSONPropertyListWriter.write(.date(date), pretty: false), as: UTF8.self)
+            XCTAssertEqual(text, "\"\(expected)\"", "\(total) ms")
+        }
+        // Within half a millisecond of the next second: that second, with no fraction.
+        let carried = try JSONPropertyListWriter.write(.date(Date(timeIntervalSinceReferenceDate: 59.9996)), pretty: false)
+        XCTAssertEqual(String(decoding: carried, as: UTF8.self), "\"\(iso.string(from: Date(timeIntervalSinceReferenceDate: 60)))\"")
+    }
+
     /// Non-finite reals replaced by 1.5, so the random values are all writable.
     private func finite(_ value: PropertyListValue) -> PropertyListValue {
         XMLTestFoundation.transform(value) { leaf in

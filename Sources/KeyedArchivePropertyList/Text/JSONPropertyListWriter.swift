@@ -12,7 +12,7 @@
 /// | real | number, shortest round-trip form; NaN and infinities throw |
 /// | boolean | `true` / `false` |
 /// | data | base64 string |
-/// | date | ISO 8601 UTC string, `2001-01-01T00:00:00Z`, with `.fff` milliseconds when not whole |
+/// | date | ISO 8601 UTC string, `2001-01-01T00:00:00Z`, with `.fff` milliseconds (the nearest) when not zero |
 /// | UID | `{"CF$UID": n}` |
 /// | null | `null` |
 ///
@@ -147,13 +147,17 @@ private struct JSONWriter {
     }
 
     private mutating func appendDate(_ date: Date) throws {
-        guard let parts = GregorianCalendar.components(of: date) else {
-            throw failure("date \(date.timeIntervalSinceReferenceDate) has no ISO 8601 form")
+        // To the nearest millisecond, carried into the seconds: the double nearest a time
+        // 2 ms past a second is often just below it, and truncating printed 1 ms.
+        let interval = date.timeIntervalSinceReferenceDate
+        var seconds = interval.rounded(.down)
+        var milliseconds = ((interval - seconds) * 1000).rounded()
+        if milliseconds >= 1000 { (seconds, milliseconds) = (seconds + 1, 0) }
+        guard let parts = GregorianCalendar.components(of: Date(timeIntervalSinceReferenceDate: seconds)) else {
+            throw failure("date \(interval) has no ISO 8601 form")
         }
         XMLDateFormat.append(parts, to: &output)
-        let interval = date.timeIntervalSinceReferenceDate
-        let milliseconds = Int(((interval - interval.rounded(.down)) * 1000).rounded(.down))
-        if milliseconds > 0 {
+        if let milliseconds = Int(exactly: milliseconds), milliseconds > 0 {
             output.removeLast()  // the "Z"
             output.append(UInt8(ascii: "."))
             output.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: milliseconds / 100))
