@@ -610,7 +610,7 @@ final class ArchiveEncodingState: Encoder {
     // MARK: Conditional references
 
     /// The stored value for a conditional reference from `builder` under `key`.
-    func conditionalReference(to object: AnyObject, from builder: ContainerBuilder, storedKey: String, keyUID: UInt32?) throws -> PropertyListValue? {
+    func conditionalReference(to object: AnyObject, from builder: ContainerBuilder, keyUID: UInt32?) throws -> PropertyListValue? {
         if let uid = table.uid(for: object) {
             if inProgress.contains(uid) {
                 throw cycleError(object, uid: uid) { startedAt in
@@ -625,7 +625,7 @@ final class ArchiveEncodingState: Encoder {
             table.pin(builder.uid)
             return nil
         }
-        return table.conditionalReference(to: object, slot: .object(uid: builder.uid, storedKey: storedKey))
+        return table.conditionalReference(to: object, slot: .object(uid: builder.uid))
     }
 
     /// Adds the NSDictionary entries of conditional references whose targets were encoded

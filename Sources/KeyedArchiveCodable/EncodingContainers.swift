@@ -109,13 +109,12 @@ struct KeyedArchiveEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProt
         state.keys.append(key)
         defer { state.keys.removeLast() }
         if builder.kind == .object {
-            let stored = ArchiveKeys.escape(key.stringValue)
-            if let value = try state.conditionalReference(to: object, from: builder, storedKey: stored, keyUID: nil) {
+            if let value = try state.conditionalReference(to: object, from: builder, keyUID: nil) {
                 builder.fields.append(ArchiveField(key: storedKey(key), value: table.slot(for: value)))
             }
         } else {
             let keyUID = table.leafUID(string: key.stringValue)
-            if let value = try state.conditionalReference(to: object, from: builder, storedKey: "", keyUID: keyUID) {
+            if let value = try state.conditionalReference(to: object, from: builder, keyUID: keyUID) {
                 builder.fields.append(ArchiveField(key: .uid(keyUID), value: table.slot(for: value)))
             }
         }

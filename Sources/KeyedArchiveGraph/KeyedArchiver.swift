@@ -52,6 +52,10 @@ public final class KeyedArchiver {
     /// `encode(with:)` is kept for the next objects only if no mapping changed meanwhile.
     @exclusivity(unchecked) private var classNameChanges = 0
     @exclusivity(unchecked) private var finished: Data?
+    /// Why encoding failed (a value that cannot be archived, or an error an object's
+    /// `encode(with:)` threw): the failed object's entry was never set, so every later call
+    /// throws this again rather than finish an archive without it.
+    @exclusivity(unchecked) private var failure: (any Error)?
     /// The stored form of the keys used recently (every object of a class repeats its keys).
     private let storedKeys = StoredKeyCache()
 
@@ -136,11 +140,15 @@ public final class KeyedArchiver {
 
     /// Encodes an object or value by reference (stored in `$objects`, referred to by UID).
     /// `nil` is stored as UID 0. Throws ``KeyedArchiveError/Code/unsupportedValue`` for values
-    /// of types this archiver cannot represent.
+    /// of types this archiver cannot represent. At the top level (outside an object's
+    /// `encode(with:)`), the value and everything it refers to are encoded before this
+    /// returns, as NSKeyedArchiver does, and an error spends the archiver.
     public func encode(_ object: Any?, forKey key: String) throws {
         try ensureOpen()
-        let uid = try reference(for: object)
+        let uid: UInt32
+        do { uid = try reference(for: object) } catch { throw Self.error(error, at: isInObject ? key : "$top." + key) }
         setPlainField(.uid(uid), forKey: key)
+        if !isInObject { try encodeQueuedObjects() }
     }
 
     /// Encodes a string by reference (an NSString in `$objects`); the same as the
@@ -158,6 +166,7 @@ public final class KeyedArchiver {
         case .some(let object): setPlainField(.uid(reference(forObject: object)), forKey: key)
         case .none: setPlainField(.uid(0), forKey: key)
         }
+        if !isInObject { try encodeQueuedObjects() }
     }
 
     /// The UID of an instance of a ``KeyedArchiving`` class, queuing it the first time.
@@ -197,6 +206,7 @@ public final class KeyedArchiver {
             current.setStored(.uid(uid), forKey: table.internStoredKey(PropertyListValue(key)))
         } else {
             topFields.appendUnkeyed(.uid(uid))
+            try encodeQueuedObjects()
         }
     }
 
@@ -210,14 +220,11 @@ public final class KeyedArchiver {
                 .unsupportedValue, "conditional objects must be KeyedArchiving classes or ArchivedObject, not \(type(of: object))",
                 path: key)
         }
-        let stored = ArchiveKeys.escape(key)
-        let slot: ArchiveObjectTable.ConditionalSlot =
-            isInObject ? .object(uid: currentUID, storedKey: stored) : .top(storedKey: stored)
-        let reference = table.conditionalReference(to: object, slot: slot)
+        let reference = table.conditionalReference(to: object, slot: isInObject ? .object(uid: currentUID) : .top)
         if isInObject {
             current.setStored(table.slot(for: reference), forKey: storedKeys.slot(for: key, in: table))
         } else {
-            topFields.setStored(reference, forStoredKey: PropertyListValue(stored))
+            topFields.setStored(reference, forStoredKey: storedKeys.value(for: key))
         }
     }
 
@@ -274,7 +281,8 @@ public final class KeyedArchiver {
     }
 
     private func throwFinished() throws {
-        // A failed write spent the table: its error, again.
+        // A failed encode or write spent the table: its error, again.
+        if let failure { throw failure }
         if let failure = table.writeFailure { throw failure }
         throw KeyedArchiveError(.unsupportedValue, "the archiver has finished encoding")
     }
@@ -286,7 +294,8 @@ public final class KeyedArchiver {
     /// it too).
     public func finishEncoding() throws -> Data {
         if let finished { return finished }
-        try drain()
+        if let failure { throw failure }
+        try encodeQueuedObjects()
         let data = try table.encodedData(top: topFields.dictionary, format: outputFormat, archiverName: archiverName)
         finished = data
         return data
@@ -622,14 +631,51 @@ public final class KeyedArchiver {
 
     // MARK: The work queue
 
+    /// Encodes the objects queued so far. Each top-level encode calls it before it returns,
+    /// so that objects are archived as they are when they are passed in (Foundation calls
+    /// `encode(with:)` during the encode call; an object changed later used to be archived
+    /// changed) and their errors are thrown by that call. A failure spends the archiver.
+    private func encodeQueuedObjects() throws {
+        do {
+            try drain()
+        } catch {
+            failure = error
+            table.abandon()
+            throw error
+        }
+    }
+
     private func drain() throws {
         while queueIndex < queue.count {
             let job = queue[queueIndex]
             queueIndex += 1
-            try run(job)
+            do { try run(job) } catch { throw Self.error(error, at: location(of: job)) }
         }
         queue.removeAll()
         queueIndex = 0
+    }
+
+    /// Where a job's entry is, for errors: `$objects[12] (Person)`.
+    private func location(of job: Job) -> String {
+        let (uid, className): (UInt32, String)
+        switch job {
+        case .object(let id, let queued): (uid, className) = (id, classChain(for: queued.type)[0])
+        case .archived(let id, let object): (uid, className) = (id, object.classDescription.chain.first ?? "?")
+        case .array(let id, _), .objectArray(let id, _), .plistArray(let id, _, set: false): (uid, className) = (id, "NSArray")
+        case .set(let id, _), .plistArray(let id, _, set: true): (uid, className) = (id, "NSSet")
+        case .orderedSet(let id, _): (uid, className) = (id, "NSOrderedSet")
+        case .dictionary(let id, _), .plistDictionary(let id, _): (uid, className) = (id, "NSDictionary")
+        case .url(let id, _): (uid, className) = (id, "NSURL")
+        }
+        return "$objects[\(uid)] (\(className))"
+    }
+
+    /// `error` with `location` (a key, `$top.key` or `$objects[N] (Class)`) in front of its
+    /// path, when it is an archive error.
+    private static func error(_ error: any Error, at location: String) -> any Error {
+        guard var error = error as? KeyedArchiveError else { return error }
+        error.path = error.path.isEmpty ? location : location + " " + error.path
+        return error
     }
 
     private func run(_ job: Job) throws {

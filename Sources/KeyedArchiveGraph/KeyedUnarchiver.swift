@@ -822,7 +822,11 @@ public final class KeyedUnarchiver {
         let userTypes = classes.filter { $0.type != nil }
         for entry in userTypes {
             if let type = entry.type {
-                names[ClassRegistry.shared.className(for: type) ?? type.archivedClassName] = type
+                // The type's own name, and the name a process-wide mapping now writes for it:
+                // archives made before `KeyedArchiver.setClassName(_:for:)` still read, as
+                // NSKeyedArchiver's mapping affects only writing.
+                names[type.archivedClassName] = type
+                if let mapped = ClassRegistry.shared.className(for: type) { names[mapped] = type }
             }
         }
         let result = Allowed(

@@ -96,7 +96,7 @@ final class ArchiveSlotTests: XCTestCase {
         set([(classKey, .uid(list))], array: [.uid(1), .uid(1 << 30)], at: odd)
         // A pinned object: its conditional reference is patched once the target has a UID.
         let pinned = table.reserveUID()
-        let conditional = table.conditionalReference(to: target, slot: .object(uid: pinned, storedKey: "friend"))
+        let conditional = table.conditionalReference(to: target, slot: .object(uid: pinned))
         set([(classKey, .uid(person)), (table.internStoredKey(PropertyListValue("friend")), table.slot(for: conditional))], at: pinned)
         let targetUID = table.reserveUID(for: target)
         set([(classKey, .uid(person))], at: targetUID)

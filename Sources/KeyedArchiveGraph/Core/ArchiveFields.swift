@@ -29,7 +29,7 @@ package enum ArchiveFields {
     }
 
     /// The value for a user key, as ``ArchiveKeys/lookup(_:in:)`` finds it: stored escaped, or
-    /// for a reserved name also as it is.
+    /// for an unkeyed value's name (`$0`) also as it is.
     package func lookup(_ key: String) throws -> PropertyListValue? {
         try Self.lookup(key) { try value(forStoredKey: $0) }
     }
@@ -38,7 +38,7 @@ package enum ArchiveFields {
     @inline(__always)
     package static func lookup(_ key: String, _ value: (String) throws -> PropertyListValue?) rethrows -> PropertyListValue? {
         if let found = try value(ArchiveKeys.escape(key)) { return found }
-        return ArchiveKeys.isReserved(key) ? try value(key) : nil
+        return ArchiveKeys.isReadRaw(key) ? try value(key) : nil
     }
 
     /// The whole dictionary (read from the file for fields in place: for the rarer readers

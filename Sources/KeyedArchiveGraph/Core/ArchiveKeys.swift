@@ -76,12 +76,19 @@ package enum ArchiveKeys {
         return utf8.first == UInt8(ascii: "$") && utf8.dropFirst().first != UInt8(ascii: "$")
     }
 
-    /// The value stored for a user key: under its escaped form, or, for a key spelled like a
-    /// reserved one (`$0`), under that raw key, so that the keys ``unescape(_:)`` lists (including
+    /// The value stored for a user key: under its escaped form, or, for a key spelled like an
+    /// unkeyed value's (`$0`), under that raw key, so that the keys ``unescape(_:)`` lists (including
     /// the `$0, $1, ...` of unkeyed values at the top level) can all be looked up.
     package static func lookup(_ key: String, in fields: PropertyListDictionary) -> PropertyListValue? {
         if let value = value(forStoredKey: escape(key), in: fields) { return value }
-        return isReserved(key) ? value(forStoredKey: key, in: fields) : nil
+        return isReadRaw(key) ? value(forStoredKey: key, in: fields) : nil
+    }
+
+    /// Whether a user key missing in its escaped form is looked up as it is: reserved keys
+    /// but `$class`, which is every object's and never a user key's (Foundation escapes a user
+    /// key `$class` to `$$class`; it used to be found in every object).
+    package static func isReadRaw(_ key: String) -> Bool {
+        isReserved(key) && key != classReference
     }
 
     /// `fields[key]`: the first entry whose key is the string `key`, byte for byte

@@ -57,7 +57,8 @@ package final class ArchiveObjectTable {
     @exclusivity(unchecked) private var pinned: Set<UInt32> = []
     /// Pinned copies of pinned entries (``setObject(copyOf:at:)``): copied again once patched.
     @exclusivity(unchecked) private var aliases: [UInt32: UInt32] = [:]
-    /// Whether the table has been written (or its writing has failed: see ``writeFailure``).
+    /// Whether the table has been written (or its writing has failed: see ``writeFailure``;
+    /// or encoding failed: see ``abandon()``).
     @exclusivity(unchecked) package private(set) var isFinished = false
     /// Why writing failed: ``encodedData(top:format:archiverName:)`` throws it again.
     @exclusivity(unchecked) package private(set) var writeFailure: KeyedArchiveError?
@@ -77,14 +78,18 @@ package final class ArchiveObjectTable {
     /// instructions for its one class.
     @exclusivity(unchecked) private var firstClassDescriptions: [(key: [String], uid: UInt32)] = []
     @exclusivity(unchecked) private var moreClassDescriptions: [[String]: UInt32] = [:]
-    @exclusivity(unchecked) private var conditionalSlots: [ObjectIdentifier: [ConditionalSlot]] = [:]
+    /// Forward conditional references by target: where each sits, and the placeholder UID
+    /// stored there until the table is written (see ``conditionalReference(to:slot:)``).
+    @exclusivity(unchecked) private var conditionalSlots: [ObjectIdentifier: [(slot: ConditionalSlot, placeholder: UInt32)]] = [:]
+    /// How many placeholders have been handed out (the next is `UInt32.max` minus this).
+    @exclusivity(unchecked) private var placeholderCount: UInt32 = 0
 
-    /// Where a conditional reference sits, to be patched when its object gets a UID.
+    /// Where a conditional reference sits, to be patched when the table is written.
     package enum ConditionalSlot: Sendable, Hashable {
-        /// Under a stored (already escaped) key of the object at a UID.
-        case object(uid: UInt32, storedKey: String)
-        /// Under a stored key of `$top`.
-        case top(storedKey: String)
+        /// In the object at a UID.
+        case object(uid: UInt32)
+        /// In `$top`.
+        case top
     }
 
     /// An empty table (just `$null`).
@@ -318,6 +323,12 @@ package final class ArchiveObjectTable {
         pinned.insert(uid)
     }
 
+    /// Marks the table spent without writing it: encoding failed part way, and an entry was
+    /// reserved that will never be set.
+    package func abandon() {
+        isFinished = true
+    }
+
     /// The value of a pinned entry, if it has been set.
     package func pendingObject(at uid: UInt32) -> PropertyListValue? {
         pending[uid]
@@ -541,36 +552,52 @@ package final class ArchiveObjectTable {
     }
 
     /// The value to store for a conditional reference: the object's UID when it already has
-    /// one, else UID 0 with the slot remembered for patching when the table is written (an
-    /// object slot pins its entry).
+    /// one, else a placeholder UID, with the slot remembered for patching when the table is
+    /// written (an object slot pins its entry). Each placeholder is distinct and far past any
+    /// entry's UID, so the patch finds exactly this reference: a later write of the same key
+    /// (a subclass and its superclass both writing it, or `nil` written over it) replaced it
+    /// and wins, as the last write of a key does in Foundation. Every placeholder becomes the
+    /// target's UID, or 0 (nil) when the target was never encoded.
     package func conditionalReference(to object: AnyObject, slot: ConditionalSlot) -> PropertyListValue {
         if let uid = uid(for: object) { return .uid(uid) }
         let identifier = ObjectIdentifier(object)
         if conditionalSlots[identifier] == nil { retained.append(object) }
-        conditionalSlots[identifier, default: []].append(slot)
-        if case .object(let uid, _) = slot { pin(uid) }
-        return .uid(0)
+        // Wrapping would take 2^32 conditional references, memory first.
+        placeholderCount &+= 1
+        let placeholder = UInt32.max &- placeholderCount
+        conditionalSlots[identifier, default: []].append((slot, placeholder))
+        if case .object(let uid) = slot { pin(uid) }
+        return .uid(placeholder)
     }
 
-    /// Patches the conditional references recorded so far (in pinned entries and in `top`).
+    /// Patches the conditional references recorded so far (in pinned entries and in `top`):
+    /// each placeholder still in place becomes its target's UID, or 0.
     private func patchConditionals(_ top: PropertyListDictionary) -> PropertyListDictionary {
         var top = top
         for (identifier, slots) in conditionalSlots {
-            guard let target = uid(forAddress: UInt(bitPattern: identifier)) else { continue }
-            for slot in slots {
+            let target = uid(forAddress: UInt(bitPattern: identifier)) ?? 0
+            for (slot, placeholder) in slots {
                 switch slot {
-                case .top(let key):
-                    top[key] = .uid(target)
-                case .object(let uid, let key):
+                case .top:
+                    Self.replace(placeholder, with: target, in: &top)
+                case .object(let uid):
                     guard case .dictionary(var fields) = pending[uid] else { continue }
                     pending[uid] = nil  // drop the reference so the patch does not copy
-                    fields[key] = .uid(target)
+                    Self.replace(placeholder, with: target, in: &fields)
                     pending[uid] = .dictionary(fields)
                 }
             }
         }
         conditionalSlots = [:]
         return top
+    }
+
+    /// Replaces the value `.uid(placeholder)` wherever it is in `fields` (a Codable container
+    /// may hold one key twice; each placeholder is under one key at most).
+    private static func replace(_ placeholder: UInt32, with target: UInt32, in fields: inout PropertyListDictionary) {
+        for index in fields.entries.indices where fields.entries[index].value == .uid(placeholder) {
+            fields.entries[index].value = .uid(target)
+        }
     }
 
     /// The archive written in a property-list format (binary by default): the envelope
