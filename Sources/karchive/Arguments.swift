@@ -59,23 +59,34 @@ enum Files {
             Output.write(bytes)
             return
         }
-        do {
-            try AtomicFile.write(bytes, to: path)
-        } catch {
-            throw ToolError("\(path): \(error)")
-        }
+        try write(to: path) { append in try bytes.withUnsafeBytes(append) }
     }
 
     /// Writes the file at `path` atomically from the pieces `produce` appends; errors that
     /// `produce` throws as ``ToolError`` pass through unchanged, and the old file is kept.
+    /// A FIFO, a device or a terminal (`-o /dev/stdout`, `-o /dev/null`) is written as it is,
+    /// as `cp` writes one: replaced, it became a regular file. A link is followed, so that it
+    /// stays and its target is replaced (`/dev/stdout` redirected to a file replaced the link).
     static func write(to path: String, producing produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
         do {
-            try AtomicFile.write(to: path, producing: produce)
+            if AtomicFile.isSpecialFile(path) {
+                try AtomicFile.writeDirectly(to: path, producing: produce)
+            } else {
+                try AtomicFile.write(to: linkTarget(path) ?? path, producing: produce)
+            }
         } catch let error as ToolError {
             throw error
         } catch {
             throw ToolError("\(path): \(error)")
         }
+    }
+
+    /// The file a symbolic link at `path` leads to, if `path` is one and its target exists.
+    private static func linkTarget(_ path: String) -> String? {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK, let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 }
 

@@ -17,6 +17,13 @@ protocol Command {
     /// Runs it; returns the exit status. Throw ``UsageError`` for bad arguments (exit 2) and
     /// any other error for failures (exit 1 with a one-line message).
     static func run(_ arguments: [String]) throws -> Int32
+    /// Whether its arguments include values that may be any text (`defaults write`), so that a
+    /// trailing `--help` is one of them rather than a request for help.
+    static var takesFreeText: Bool { get }
+}
+
+extension Command {
+    static var takesFreeText: Bool { false }
 }
 
 /// A command-line usage mistake: exit status 2 and a one-line message.
@@ -72,13 +79,23 @@ enum Karchive {
         }
         let rest = Array(arguments.dropFirst())
         // Help only where an option can stand: first after the command (so a value such as
-        // `defaults write D K -h` is not mistaken for it).
-        if rest.first == "--help" || rest.first == "-h" || (rest.last == "--help" && !rest.contains("--")) {
+        // `defaults write D K -h` is not mistaken for it), or last, for a command whose
+        // arguments are not free text (`defaults write D K --help` stores the string).
+        let trailingHelp = rest.last == "--help" && !rest.contains("--") && (!command.takesFreeText || rest.count <= 2)
+        if rest.first == "--help" || rest.first == "-h" || trailingHelp {
             Output.write(command.help)
             return 0
         }
         do {
-            return try command.run(rest)
+            let status = try command.run(rest)
+            // A failed write to standard output (a full disk under `> file`) is a failure:
+            // reported as success, `karchive convert ... > out && mv out ...` lost data.
+            if Output.standardOutputError != 0 {
+                let reason = String(cString: strerror(Output.standardOutputError))
+                Output.error("karchive \(command.name): cannot write to standard output: \(reason)\n")
+                return 1
+            }
+            return status
         } catch let error as UsageError {
             Output.error("karchive \(command.name): \(oneLine(error))\n")
             return 2
@@ -124,6 +141,10 @@ enum Karchive {
 
 /// Standard output and error, unbuffered enough for pipes and tests.
 enum Output {
+    /// The `errno` of the first write to standard output that failed, or 0; `Karchive.main`
+    /// turns it into exit status 1. (The tool writes from its main thread only.)
+    nonisolated(unsafe) private(set) static var standardOutputError: Int32 = 0
+
     static func write(_ text: String) {
         var text = text
         text.withUTF8 { writeAll(1, UnsafeRawBufferPointer($0)) }
@@ -143,7 +164,10 @@ enum Output {
         while offset < buffer.count, let base = buffer.baseAddress {
             let written = systemWrite(descriptor, base + offset, buffer.count - offset)
             if written < 0 && errno == EINTR { continue }
-            if written <= 0 { return }
+            if written <= 0 {
+                if descriptor == 1 && standardOutputError == 0 { standardOutputError = written < 0 ? errno : EIO }
+                return
+            }
             offset += written
         }
     }

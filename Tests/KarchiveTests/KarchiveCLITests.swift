@@ -346,4 +346,60 @@ final class KarchiveCLITests: XCTestCase {
         func leaves(_ array: NSArray?) -> Int { array.map { $0.count == 0 ? 1 : $0.reduce(0) { $0 + leaves($1 as? NSArray) } } ?? -1 }
         XCTAssertEqual(leaves(archived), 64)
     }
+
+    /// A failed write to standard output (`> /dev/full`, a full disk) exited 0, so a script's
+    /// `karchive convert ... > out && mv out ...` went on with a truncated file; Python, the
+    /// peer, fails the same way.
+    func testAFailedWriteToStandardOutputFails() throws {
+        guard FileManager.default.fileExists(atPath: "/dev/full") else { throw XCTSkip("no /dev/full on this system") }
+        let input = scratch.appendingPathComponent("in.plist")
+        try PropertyList.encode(["Name": "Ada"], format: .binary).write(to: input)
+        let shell = URL(fileURLWithPath: "/bin/sh")
+        for arguments in [["convert", "-f", "xml"], ["print"], ["lint"]] {
+            let script = "\"$0\" \"$@\" > /dev/full"
+            let result = try ToolRunner.run(shell, ["-c", script, ToolRunner.karchiveURL.path] + arguments + [input.path])
+            XCTAssertEqual(result.status, 1, "\(arguments): \(result.standardError)")
+            XCTAssertTrue(result.standardError.contains("cannot write to standard output"), result.standardError)
+        }
+        let python = try ToolRunner.run(shell, ["-c", "python3 -c 'import plistlib, sys; sys.stdout.buffer.write(plistlib.dumps({\"a\": 1}))' > /dev/full"])
+        XCTAssertNotEqual(python.status, 0, "the peer fails too")
+    }
+
+    /// `-o` onto a FIFO or a device replaced it with a regular file (as root, `-o /dev/null`
+    /// replaced the system's); it is now written as it is, as `cp` and Python write one (the
+    /// FIFO stands for every such file: `AtomicFile.isSpecialFile` tells them apart). A link
+    /// is followed: it stays a link, and its target gets the new contents.
+    func testOutputIntoAFIFOADeviceOrALinkKeepsWhatThePathIs() throws {
+        let input = scratch.appendingPathComponent("in.plist")
+        let value: PropertyListValue = ["Name": "Ada", "List": [1, 2]]
+        try PropertyList.encode(value, format: .binary).write(to: input)
+        let expected = try PropertyList.encode(value, format: .xml)
+
+        let fifo = scratch.appendingPathComponent("fifo")
+        XCTAssertEqual(mkfifo(fifo.path, 0o600), 0)
+        let received = Protected(Data())
+        let reader = Thread {
+            if let handle = FileHandle(forReadingAtPath: fifo.path) {
+                received.withLock { $0 = handle.readDataToEndOfFile() }
+            }
+        }
+        reader.start()
+        let result = try ToolRunner.karchive(["convert", "-f", "xml", input.path, "-o", fifo.path])
+        XCTAssertEqual(result.status, 0, result.standardError)
+        let deadline = Date().addingTimeInterval(10)
+        while received.withLock({ $0.isEmpty }), Date() < deadline { usleep(10_000) }
+        XCTAssertEqual(received.withLock { $0 }, expected)
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: fifo.path)[.type] as? FileAttributeType, .typeUnknown, "still a FIFO")
+
+        // (Not tried on /dev/null: a regression run as root would replace the system's.)
+
+        let target = scratch.appendingPathComponent("target.plist")
+        try Data("old".utf8).write(to: target)
+        let link = scratch.appendingPathComponent("link.plist")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: target)
+        let linked = try ToolRunner.karchive(["convert", "-f", "xml", input.path, "-o", link.path])
+        XCTAssertEqual(linked.status, 0, linked.standardError)
+        XCTAssertEqual(try FileManager.default.destinationOfSymbolicLink(atPath: link.path), target.path)
+        XCTAssertEqual(try Data(contentsOf: target), expected)
+    }
 }

@@ -127,4 +127,58 @@ final class MultiProcessTests: PreferencesTestCase {
         XCTAssertEqual(try run(["domains"]).1, "tool\n")
         XCTAssertEqual(try run(["write", "tool", "X", "-int", "notanumber"]).0, 1)
     }
+
+    /// Values without a type are read as macOS `defaults` reads them (text without any of
+    /// `"(){}[]<>` is a string; other text must parse, or nothing is written), and the writes
+    /// that would lose a value are refused. Each used to store something else: `a=b;` a
+    /// dictionary, an unbalanced `{...` a string, `-array-add` over a string an array.
+    func testDefaultsWriteReadsValuesAsMacOSDefaultsDoes() throws {
+        XCTAssertEqual(try run(["write", "tool", "Name", "-string", "Ada"]).0, 0)
+        let appended = try run(["write", "tool", "Name", "-array-add", "Bob"])
+        XCTAssertEqual(appended.0, 1)
+        XCTAssertTrue(appended.2.contains("is not an array"), appended.2)
+        XCTAssertEqual(try foundationRead("tool")["Name"] as? String, "Ada")
+        XCTAssertEqual(try run(["write", "tool", "List", "-array", "x"]).0, 0)
+        XCTAssertEqual(try run(["write", "tool", "List", "-dict-add", "k", "v"]).0, 1)
+        XCTAssertEqual(try foundationRead("tool")["List"] as? [String], ["x"])
+
+        XCTAssertEqual(try run(["write", "tool", "Motto", "a=b;"]).0, 0)
+        XCTAssertEqual(try run(["write", "tool", "Env", "PATH=/usr/bin;"]).0, 0)
+        XCTAssertEqual(try run(["write", "tool", "Flag", "--help"]).0, 0)
+        let unbalanced = try run(["write", "tool", "Cfg", "{Enabled = YES; Level = 3"])
+        XCTAssertEqual(unbalanced.0, 1)
+        XCTAssertTrue(unbalanced.2.contains("Could not parse"), unbalanced.2)
+        XCTAssertEqual(try run(["write", "tool", "Nested", "-array", "a", "-array", "b"]).0, 2)
+        XCTAssertEqual(try run(["write", "tool", "Items", "-array", "a", "(b, c)", "<dict><key>k</key><string>v</string></dict>", "-int", "3"]).0, 0)
+        XCTAssertEqual(try run(["write", "tool", "Token", "<deadbeef>"]).0, 0)
+        let onDisk = try foundationRead("tool")
+        XCTAssertEqual(onDisk["Motto"] as? String, "a=b;")
+        XCTAssertEqual(onDisk["Env"] as? String, "PATH=/usr/bin;")
+        XCTAssertEqual(onDisk["Flag"] as? String, "--help")
+        XCTAssertNil(onDisk["Cfg"])
+        XCTAssertNil(onDisk["Nested"])
+        let items = try XCTUnwrap(onDisk["Items"] as? [Any])
+        XCTAssertEqual(items.count, 4)
+        XCTAssertEqual(items[0] as? String, "a")
+        XCTAssertEqual(items[1] as? [String], ["b", "c"])
+        XCTAssertEqual(items[2] as? [String: String], ["k": "v"])
+        XCTAssertEqual(items[3] as? Int, 3)
+        XCTAssertEqual(onDisk["Token"] as? Data, Data([0xDE, 0xAD, 0xBE, 0xEF]))
+
+        // `write DOMAIN '{...}'` replaces the domain; `rename` moves a key.
+        XCTAssertEqual(try run(["write", "tool", "{ Only = 1; Other = (x); }"]).0, 0)
+        XCTAssertEqual(Set(try foundationRead("tool").keys), ["Only", "Other"])
+        XCTAssertEqual(try run(["write", "tool", "(not, a, dictionary)"]).0, 1)
+        XCTAssertEqual(try run(["rename", "tool", "Only", "Renamed"]).0, 0)
+        XCTAssertEqual(try foundationRead("tool")["Renamed"] as? String, "1")
+        XCTAssertNil(try foundationRead("tool")["Only"])
+        XCTAssertEqual(try run(["rename", "tool", "Missing", "X"]).0, 1)
+
+        // An import that cannot be read names the file.
+        let bad = directory + "/bad.xml"
+        try Data("<plist><dict><key>A</key><integer>1x</integer></dict></plist>".utf8).write(to: URL(fileURLWithPath: bad))
+        let imported = try run(["import", "tool", bad])
+        XCTAssertEqual(imported.0, 1)
+        XCTAssertTrue(imported.2.contains(bad), imported.2)
+    }
 }

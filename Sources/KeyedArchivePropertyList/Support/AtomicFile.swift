@@ -56,16 +56,7 @@ package enum AtomicFile {
             defer { close(descriptor) }
             var writeback = Writeback()
             try produce { bytes in
-                var offset = 0
-                while offset < bytes.count, let base = bytes.baseAddress {
-                    let written = systemWrite(descriptor, base + offset, bytes.count - offset)
-                    if written < 0 {
-                        if errno == EINTR { continue }
-                        throw FileAccessError(path: temporaryPath, operation: "cannot write")
-                    }
-                    offset += written
-                    writeback.wrote(written, to: descriptor)
-                }
+                try writeFully(bytes, to: descriptor, path: temporaryPath) { writeback.wrote($0, to: descriptor) }
             }
             // mkstemp creates the file 0600; give it the old file's mode, or the default.
             let mode = existingMode(path) ?? defaultMode
@@ -75,6 +66,46 @@ package enum AtomicFile {
         guard rename(temporaryPath, path) == 0 else { throw FileAccessError(path: path, operation: "cannot replace") }
         renamed = true
         try syncDirectory(directory)
+    }
+
+    /// Whether `path` names something that exists and is neither a regular file nor a
+    /// directory (through any links): a FIFO, a device, a socket, `/dev/stdout` on a pipe or a
+    /// terminal. Such a destination cannot be replaced by a rename, and must not be (`/dev/null`
+    /// would become a file); see ``writeDirectly(to:producing:)``.
+    package static func isSpecialFile(_ path: String) -> Bool {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return false }
+        let type = info.st_mode & S_IFMT
+        return type != S_IFREG && type != S_IFDIR
+    }
+
+    /// Writes the bytes `produce` passes, in order, into the existing file at `path`, opened for
+    /// writing as it is (`cp` writes a FIFO or a device this way): for destinations that
+    /// ``isSpecialFile(_:)`` says cannot be replaced; nothing about it is atomic.
+    package static func writeDirectly(
+        to path: String, producing produce: (_ append: (UnsafeRawBufferPointer) throws -> Void) throws -> Void
+    ) throws {
+        let descriptor = open(path, O_WRONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw FileAccessError(path: path, operation: "cannot open") }
+        defer { close(descriptor) }
+        try produce { bytes in try writeFully(bytes, to: descriptor, path: path) { _ in } }
+    }
+
+    /// Writes all of `bytes` to `descriptor`, retrying short and interrupted writes; `wrote` is
+    /// told each amount written.
+    private static func writeFully(
+        _ bytes: UnsafeRawBufferPointer, to descriptor: Int32, path: String, wrote: (Int) -> Void
+    ) throws {
+        var offset = 0
+        while offset < bytes.count, let base = bytes.baseAddress {
+            let written = systemWrite(descriptor, base + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw FileAccessError(path: path, operation: "cannot write")
+            }
+            offset += written
+            wrote(written)
+        }
     }
 
     /// Replaces the file at `path` with `data` atomically and durably.

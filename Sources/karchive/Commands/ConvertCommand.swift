@@ -11,7 +11,9 @@ enum ConvertCommand: Command {
         its bytes) and writes it in the chosen format (default: binary).
 
           -f, --format FORMAT  binary (default), xml, openstep or json
-          -o, --output FILE    where to write; `-` or no -o means standard output
+          -o, --output FILE    where to write; `-` or no -o means standard output. A file is
+                               replaced atomically (through a link, its target is); a FIFO
+                               or a device is written as it is
           INPUT                the file to read; `-` means standard input
 
         JSON output is for tooling and is lossy where JSON is: data becomes a base64 string,

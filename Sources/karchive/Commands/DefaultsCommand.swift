@@ -5,6 +5,7 @@ import KeyedArchive
 enum DefaultsCommand: Command {
     static let name = "defaults"
     static let summary = "Reads and writes preference domains, like macOS defaults"
+    static let takesFreeText = true
     static let help = """
         usage: karchive defaults [--dir DIR] <verb> ...
 
@@ -16,13 +17,17 @@ enum DefaultsCommand: Command {
         verbs:
           read [DOMAIN [KEY]]         print all domains, a domain, or one value
           read-type DOMAIN KEY        print the type of a value ("Type is boolean")
-          write DOMAIN KEY VALUE      VALUE is OpenStep text ({a = b;}, (x, y), <0fbd>) or a string
-                                      ("" is the empty string)
+          write DOMAIN KEY VALUE      VALUE without any of "(){}[]<> is a string as it stands ("" the
+                                      empty string); with them, a property list ({a = b;}, (x, y),
+                                      <0fbd>, XML), or an error
           write DOMAIN KEY TYPE VALUE...
                                       TYPE: -string -int -float -bool -date -data
                                             -array -array-add -dict -dict-add
                                       (array items and dictionary values may each be preceded
-                                      by a type; they are strings otherwise)
+                                      by a type, else are read as VALUE is; -array-add and
+                                      -dict-add refuse a key holding another type)
+          write DOMAIN '{ PLIST }'    replace the whole domain with the dictionary
+          rename DOMAIN KEY NEWKEY    move a value to another key
           delete DOMAIN [KEY]         remove a key, or the whole domain
           domains                     list the domains in the directory
           export DOMAIN FILE          write the domain as a binary plist (FILE - : XML to stdout)
@@ -48,6 +53,7 @@ enum DefaultsCommand: Command {
         case "read": return try tool.read(operands)
         case "read-type": return try tool.readType(operands)
         case "write": return try tool.write(operands)
+        case "rename": return try tool.rename(operands)
         case "delete": return try tool.delete(operands)
         case "domains": return try tool.domains(operands)
         case "export": return try tool.export(operands)
@@ -140,40 +146,81 @@ struct DefaultsTool {
     }
 
     func write(_ operands: [String]) throws -> Int32 {
-        guard operands.count >= 3 else { throw UsageError("write needs a domain, a key and a value") }
+        guard operands.count >= 2 else { throw UsageError("write needs a domain and a dictionary, or a domain, a key and a value") }
         let preferences = try store(operands[0])
+        guard operands.count >= 3 else {
+            // `write DOMAIN '{ plist }'`: the dictionary becomes the whole domain.
+            guard let dictionary = PreferenceConversions.dictionary(try parseUntyped(operands[1])) else {
+                throw ToolError("Rep argument is not a dictionary\nDefaults have not been changed.")
+            }
+            try replaceDomain(of: preferences, with: dictionary)
+            return 0
+        }
         let key = operands[1]
         var values = Array(operands.dropFirst(2))
         let flag = values.first ?? ""
+        let existing = preferences.persistentDomain()[key]
+        let value: PropertyListValue
         switch flag {
         case "-array", "-array-add":
             values.removeFirst()
             var items = try parseItems(values)
-            if flag == "-array-add", let existing = preferences.persistentDomain()[key]?.arrayValue { items = existing + items }
-            preferences.set(.array(items), forKey: key)
+            if flag == "-array-add", let existing {
+                // Appending to a value of another type would replace it: refused, as by macOS defaults.
+                guard let array = existing.arrayValue else {
+                    throw ToolError("Value for key \(key) is not an array; cannot append. Leaving defaults unchanged.")
+                }
+                items = array + items
+            }
+            value = .array(items)
         case "-dict", "-dict-add":
             values.removeFirst()
-            var dictionary = flag == "-dict-add" ? preferences.persistentDomain()[key]?.dictionaryValue ?? PropertyListDictionary() : PropertyListDictionary()
+            var dictionary = PropertyListDictionary()
+            if flag == "-dict-add", let existing {
+                guard let entries = existing.dictionaryValue else {
+                    throw ToolError("Value for key \(key) is not a dictionary; cannot append. Leaving defaults unchanged.")
+                }
+                dictionary = entries
+            }
             var index = 0
             while index < values.count {
                 let entryKey = values[index]
                 index += 1
                 guard index < values.count else { throw UsageError("-dict needs a value for key \(entryKey)") }
-                let (value, next) = try parseItem(values, at: index)
-                dictionary[entryKey] = value
+                let (entryValue, next) = try parseItem(values, at: index)
+                dictionary[entryKey] = entryValue
                 index = next
             }
-            preferences.set(.dictionary(dictionary), forKey: key)
+            value = .dictionary(dictionary)
         default:
-            let (value, next) = try parseItem(values, at: 0, untyped: .openStep)
+            let (parsed, next) = try parseItem(values, at: 0)
             guard next == values.count else { throw UsageError("too many values; use -array or -dict for several") }
-            preferences.set(value, forKey: key)
+            value = parsed
         }
+        preferences.set(value, forKey: key)
         try preferences.synchronize()
         return 0
     }
 
-    private enum Untyped { case string, openStep }
+    /// Makes `dictionary` the whole of the domain.
+    private func replaceDomain(of preferences: Preferences, with dictionary: [String: PropertyListValue]) throws {
+        for key in preferences.persistentDomain().keys where dictionary[key] == nil { preferences.removeObject(forKey: key) }
+        for (key, value) in dictionary { preferences.set(value, forKey: key) }
+        try preferences.synchronize()
+    }
+
+    /// `rename DOMAIN OLD NEW`: moves a value to another key.
+    func rename(_ operands: [String]) throws -> Int32 {
+        guard operands.count == 3 else { throw UsageError("rename needs a domain, a key and a new key") }
+        let preferences = try store(operands[0])
+        guard let value = preferences.persistentDomain()[operands[1]] else {
+            throw ToolError("Key \(operands[1]) does not exist in domain \(operands[0]); leaving defaults unchanged")
+        }
+        preferences.removeObject(forKey: operands[1])
+        preferences.set(value, forKey: operands[2])
+        try preferences.synchronize()
+        return 0
+    }
 
     private func parseItems(_ values: [String]) throws -> [PropertyListValue] {
         var items: [PropertyListValue] = []
@@ -186,20 +233,28 @@ struct DefaultsTool {
         return items
     }
 
+    /// A value given without a type, as macOS `defaults` reads one: text with none of
+    /// `"(){}[]<>` is a string as it stands (`a=b;`, `PATH=/usr/bin`, "" the empty string);
+    /// other text must be a property list (`{a = b;}`, `(x, y)`, `<0fbd>`, XML), or nothing is
+    /// written, rather than a mistyped one stored as a string.
+    private func parseUntyped(_ text: String) throws -> PropertyListValue {
+        guard text.contains(where: { "\"(){}[]<>".contains($0) }) else { return PropertyListValue(text) }
+        do {
+            return try PropertyList.decode(Data(text.utf8))
+        } catch {
+            throw ToolError("Could not parse: \(text). Try single-quoting it. (\(error))")
+        }
+    }
+
     /// One value, optionally preceded by a type flag; returns the index after it.
-    private func parseItem(_ values: [String], at index: Int, untyped: Untyped = .string) throws -> (PropertyListValue, Int) {
+    private func parseItem(_ values: [String], at index: Int) throws -> (PropertyListValue, Int) {
         guard index < values.count else { throw UsageError("missing value") }
         let first = values[index]
-        let types = ["-string", "-int", "-integer", "-float", "-bool", "-boolean", "-date", "-data"]
-        guard types.contains(first) else {
-            // An empty value is the empty string (`defaults write D K ""` clears a text value):
-            // CoreFoundation refuses empty text as a property list, where our reader reads an
-            // empty document as an empty dictionary.
-            if untyped == .openStep, !first.isEmpty, let parsed = try? OpenStepPropertyListReader.read(first) {
-                return (parsed, index + 1)
-            }
-            return (PropertyListValue(first), index + 1)
+        if ["-array", "-array-add", "-dict", "-dict-add"].contains(first) {
+            throw UsageError("cannot nest composite types (\(first) inside an array or a dictionary); give the item as a property list, e.g. '(a, b)'")
         }
+        let types = ["-string", "-int", "-integer", "-float", "-bool", "-boolean", "-date", "-data"]
+        guard types.contains(first) else { return (try parseUntyped(first), index + 1) }
         guard index + 1 < values.count else { throw UsageError("\(first) needs a value") }
         let text = values[index + 1]
         let value: PropertyListValue
@@ -279,14 +334,11 @@ struct DefaultsTool {
 
     func importDomain(_ operands: [String]) throws -> Int32 {
         guard operands.count == 2 else { throw UsageError("import needs a domain and a file") }
-        let value = try PropertyList.decode(try Files.read(operands[1]))
+        let value = try Inputs.decodePropertyList(try Files.read(operands[1]), path: operands[1])
         guard let dictionary = PreferenceConversions.dictionary(value) else {
             throw ToolError("\(operands[1]): the file must hold a dictionary with string keys")
         }
-        let preferences = try store(operands[0])
-        for key in preferences.persistentDomain().keys where dictionary[key] == nil { preferences.removeObject(forKey: key) }
-        for (key, value) in dictionary { preferences.set(value, forKey: key) }
-        try preferences.synchronize()
+        try replaceDomain(of: try store(operands[0]), with: dictionary)
         return 0
     }
 
