@@ -49,6 +49,9 @@ enum Files {
         }
         do {
             return try AtomicFile.read(path, limit: .max)
+        } catch let error as FileAccessError {
+            // The reason (missing, a directory, no permission), which the path already names.
+            throw ToolError("\(path): cannot read the file: \(String(cString: strerror(error.code)))")
         } catch {
             throw ToolError("\(path): cannot read the file")
         }

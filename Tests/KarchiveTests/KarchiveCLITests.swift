@@ -402,4 +402,15 @@ final class KarchiveCLITests: XCTestCase {
         XCTAssertEqual(try FileManager.default.destinationOfSymbolicLink(atPath: link.path), target.path)
         XCTAssertEqual(try Data(contentsOf: target), expected)
     }
+
+    /// An input that cannot be read says why, as the system words it ("cannot read the file"
+    /// alone did not tell a missing file from a directory).
+    func testUnreadableInputsSayWhy() throws {
+        let missing = scratch.appendingPathComponent("missing.plist").path
+        for (path, reason) in [(missing, String(cString: strerror(ENOENT))), (scratch.path, String(cString: strerror(EISDIR)))] {
+            let result = try ToolRunner.karchive(["print", path])
+            XCTAssertEqual(result.status, 1)
+            XCTAssertTrue(result.standardError.contains(path) && result.standardError.contains(reason), result.standardError)
+        }
+    }
 }
