@@ -14,9 +14,10 @@ public enum PropertyList {}
 extension PropertyList {
     /// The format of `bytes`, judged from their first bytes, or `nil` when they are none.
     ///
-    /// `bplist…` is binary; a document starting (after an optional byte-order mark and white
-    /// space) with `<` and a letter, `?` or `!` is XML; anything else that is text is tried as
-    /// OpenStep. UTF-16 and UTF-32 text is judged by its characters: with a byte-order mark it
+    /// `bplist…` is binary; a document starting (after an optional byte-order mark and any
+    /// amount of white space) with `<` and a letter, `?` or `!` is XML, unless only hex digits
+    /// and white space follow up to `>` (OpenStep data, `<deadbeef>`); anything else that is
+    /// text is tried as OpenStep. UTF-16 and UTF-32 text is judged by its characters: with a byte-order mark it
     /// may be either (strings files are classically UTF-16 OpenStep text); without one, only
     /// XML is recognised (a `<` next to zero bytes), as CoreFoundation reads wide text.
     public static func detectFormat(_ bytes: some Collection<UInt8>) -> PropertyListFormat? {
