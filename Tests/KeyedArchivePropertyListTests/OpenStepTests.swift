@@ -285,4 +285,23 @@ final class OpenStepTests: XCTestCase {
         default: return .null
         }
     }
+
+    /// `OpenStepDate.parse` (GNUstep `<*D...>` dates and `defaults write -date`) refuses a day
+    /// past the month's end, as Foundation's strict formatter does; 2020-02-30 rolled over to
+    /// March 1 while an hour of 25 was refused.
+    func testDatesPastTheMonthsEndAreRefusedAsFoundationRefusesThem() {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss Z"
+        formatter.isLenient = false
+        for year in [1900, 2000, 2020, 2023, 2100] {
+            for month in 1...12 {
+                for day in 27...31 {
+                    let text = String(format: "%04d-%02d-%02d 10:20:30 +0000", year, month, day)
+                    XCTAssertEqual(OpenStepDate.parse(text), formatter.date(from: text), text)
+                }
+            }
+        }
+    }
 }

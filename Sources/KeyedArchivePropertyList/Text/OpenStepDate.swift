@@ -44,7 +44,9 @@ public enum OpenStepDate {
             (1...12).contains(month), (1...31).contains(day)
         else { return nil }
         let year = negativeYear ? -rawYear : rawYear
-        guard GregorianCalendar.yearRange.contains(year) else { return nil }
+        // A day past the month's end is refused, as an hour past 23 is (2020-02-30 used to
+        // roll over to March 1).
+        guard GregorianCalendar.yearRange.contains(year), day <= GregorianCalendar.daysInMonth(year: year, month: Int(month)) else { return nil }
         var seconds: Int64 = 0
         var offset: Int64 = 0
         skipSpaces()
