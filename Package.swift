@@ -8,8 +8,8 @@ import PackageDescription
 //         <-> Codable bridge         KeyedArchiveCodable
 //         <-> preferences store      KeyedArchivePreferences
 //   KeyedArchive re-exports all of them; karchive is the command-line tool.
-//   CKeyedArchiveShims (below them all) is one inline C function: a cache prefetch, which
-//   Swift cannot express.
+//   CKeyedArchiveShims (below them all) is a few C functions Swift cannot express: a cache
+//   prefetch, acquire/release atomics, and the calling thread's stack bottom.
 // Apple floors: the library needs macOS 11 / iOS 14 (`String(unsafeUninitializedCapacity:)`),
 // the test-only benchmark kit and the tests `ContinuousClock` (macOS 13 / iOS 16), and SwiftPM
 // takes one floor per package. Without one it builds for macOS 10.13, where neither exists.

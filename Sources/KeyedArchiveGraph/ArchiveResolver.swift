@@ -117,6 +117,9 @@ private final class ResolverState {
         guard depth <= document.limits.maximumDepth else {
             throw KeyedArchiveError(.depthLimitExceeded, "nesting deeper than \(document.limits.maximumDepth)", path: path())
         }
+        if depth >= StackSpace.checkedDepth, !StackSpace.hasRoom() {
+            throw KeyedArchiveError(.depthLimitExceeded, StackSpace.exhaustedMessage(depth: depth), path: path())
+        }
     }
 
     /// A stored value: UIDs are followed, inline containers mapped.

@@ -16,7 +16,9 @@ internal import CKeyedArchiveShims
 /// Objects are decoded once per UID (and allowed-class set), so shared objects come back as
 /// one instance and an object referenced a million times costs one decode. Cycles are built
 /// with the two-phase protocol described on ``KeyedArchiving``. Nothing here traps on bad
-/// input: malformed archives give ``KeyedArchiveError``s with a path such as
+/// input, nesting included (recursion stops at `maximumDepth`, or earlier when the thread's
+/// stack runs short: see Security.md, "Recursion"): malformed archives give
+/// ``KeyedArchiveError``s with a path such as
 /// `$objects[12] (NSDictionary) NS.keys[3]: expected UID`.
 ///
 /// The unarchiver is also the coder passed to ``KeyedArchiving/init(coder:)``: its keyed
@@ -997,6 +999,9 @@ public final class KeyedUnarchiver {
             guard depth <= document.limits.maximumDepth else {
                 throw error(.depthLimitExceeded, "nesting deeper than \(document.limits.maximumDepth)")
             }
+            if depth >= StackSpace.checkedDepth, !StackSpace.hasRoom() {
+                throw error(.depthLimitExceeded, StackSpace.exhaustedMessage(depth: depth))
+            }
             let name = info.description.name
             path.append(.object(uid, name))
             defer { path.removeLast() }
@@ -1229,6 +1234,9 @@ public final class KeyedUnarchiver {
     private func field(_ value: PropertyListValue, allowed: Allowed, level: Int) throws -> ArchivedField {
         guard level < document.limits.maximumDepth else {
             throw error(.depthLimitExceeded, "inline values nested deeper than \(document.limits.maximumDepth)")
+        }
+        if level >= StackSpace.checkedDepth, !StackSpace.hasRoom() {
+            throw error(.depthLimitExceeded, StackSpace.exhaustedMessage(depth: level))
         }
         switch value {
         case .uid:

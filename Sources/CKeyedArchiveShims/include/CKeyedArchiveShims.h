@@ -19,4 +19,9 @@ static inline __attribute__((always_inline)) void keyed_archive_store_release(lo
     __atomic_store_n(address, value, __ATOMIC_RELEASE);
 }
 
+/// The lowest address of the calling thread's stack, or 0 when the system cannot say
+/// (pthread_getattr_np on Linux, which Swift's Glibc module does not export; the
+/// pthread_get_stack*_np pair on Apple platforms).
+unsigned long keyed_archive_stack_bottom(void);
+
 #endif
