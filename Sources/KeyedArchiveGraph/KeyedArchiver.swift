@@ -651,7 +651,8 @@ public final class KeyedArchiver {
             queueIndex += 1
             do { try run(job) } catch { throw Self.error(error, at: location(of: job)) }
         }
-        queue.removeAll()
+        // Kept: every top-level encode drains the queue.
+        queue.removeAll(keepingCapacity: true)
         queueIndex = 0
     }
 

@@ -66,16 +66,24 @@ enum Files {
     }
 
     /// Writes the file at `path` atomically from the pieces `produce` appends; errors that
-    /// `produce` throws as ``ToolError`` pass through unchanged, and the old file is kept.
-    /// A FIFO, a device or a terminal (`-o /dev/stdout`, `-o /dev/null`) is written as it is,
-    /// as `cp` writes one: replaced, it became a regular file. A link is followed, so that it
-    /// stays and its target is replaced (`/dev/stdout` redirected to a file replaced the link).
+    /// `produce` throws as ``ToolError`` pass through unchanged, and the old file is kept (a
+    /// FIFO, a device or a descriptor, which are written as they are, may have had part).
+    ///
+    /// - `/dev/stdout`, `/dev/stderr`, `/dev/fd/N` and `/proc/self/fd/N` (or a link to one)
+    ///   write the process's own descriptor, as `-` does: followed to the file the shell
+    ///   opened and replaced, the shell's other output to it was lost.
+    /// - A FIFO, a device or a terminal (`-o /dev/null`) is written as it is, as `cp` writes
+    ///   one: replaced, it became a regular file.
+    /// - A link is followed, so that it stays and its target is replaced; a link whose target
+    ///   does not exist is refused, as `cp` refuses it, rather than replaced by a file.
     static func write(to path: String, producing produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
         do {
-            if AtomicFile.isSpecialFile(path) {
+            if let descriptor = Destination.ownDescriptor(path) {
+                try AtomicFile.writeDirectly(toDescriptor: descriptor, path: path, producing: produce)
+            } else if AtomicFile.isSpecialFile(path) {
                 try AtomicFile.writeDirectly(to: path, producing: produce)
             } else {
-                try AtomicFile.write(to: linkTarget(path) ?? path, producing: produce)
+                try AtomicFile.write(to: Destination.linkTarget(path) ?? path, producing: produce)
             }
         } catch let error as ToolError {
             throw error
@@ -83,13 +91,53 @@ enum Files {
             throw ToolError("\(path): \(error)")
         }
     }
+}
 
-    /// The file a symbolic link at `path` leads to, if `path` is one and its target exists.
-    private static func linkTarget(_ path: String) -> String? {
-        var info = stat()
-        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK, let resolved = realpath(path, nil) else { return nil }
+/// Where an output path leads, for ``Files/write(to:producing:)``.
+enum Destination {
+    /// The descriptor `path` names, when it is one of the process's own (`/dev/stdout`,
+    /// `/dev/stderr`, `/dev/fd/N`, `/proc/self/fd/N`), directly or through links (at most 16).
+    static func ownDescriptor(_ path: String) -> Int32? {
+        var current = path
+        for _ in 0..<16 {
+            switch current {
+            case "/dev/stdin": return 0
+            case "/dev/stdout": return 1
+            case "/dev/stderr": return 2
+            default: break
+            }
+            for prefix in ["/dev/fd/", "/proc/self/fd/"] where current.hasPrefix(prefix) {
+                return Int32(current.dropFirst(prefix.count))
+            }
+            guard let next = readLink(current) else { return nil }
+            // A relative target is relative to the link's directory.
+            current = next.hasPrefix("/") ? next : directory(of: current) + "/" + next
+        }
+        return nil
+    }
+
+    /// The file a symbolic link at `path` leads to (through any further links), or `nil` when
+    /// `path` is not a link; throws when the link leads nowhere.
+    static func linkTarget(_ path: String) throws -> String? {
+        guard readLink(path) != nil else { return nil }
+        guard let resolved = realpath(path, nil) else {
+            throw ToolError("\(path): a link to a file that does not exist (or cannot be reached); not writing through it")
+        }
         defer { free(resolved) }
         return String(cString: resolved)
+    }
+
+    /// The target a symbolic link at `path` names, or `nil` when it is not a link.
+    private static func readLink(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    private static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "" : String(path[..<slash])
     }
 }
 

@@ -80,8 +80,9 @@ enum Karchive {
         let rest = Array(arguments.dropFirst())
         // Help only where an option can stand: first after the command (so a value such as
         // `defaults write D K -h` is not mistaken for it), or last, for a command whose
-        // arguments are not free text (`defaults write D K --help` stores the string).
-        let trailingHelp = rest.last == "--help" && !rest.contains("--") && (!command.takesFreeText || rest.count <= 2)
+        // arguments are not free text (`defaults write D K --help` stores the string; the
+        // command finds its own help among its options).
+        let trailingHelp = rest.last == "--help" && !rest.contains("--") && !command.takesFreeText
         if rest.first == "--help" || rest.first == "-h" || trailingHelp {
             Output.write(command.help)
             return 0

@@ -389,7 +389,9 @@ final class KarchiveCLITests: XCTestCase {
         let deadline = Date().addingTimeInterval(10)
         while received.withLock({ $0.isEmpty }), Date() < deadline { usleep(10_000) }
         XCTAssertEqual(received.withLock { $0 }, expected)
-        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: fifo.path)[.type] as? FileAttributeType, .typeUnknown, "still a FIFO")
+        var info = stat()
+        XCTAssertEqual(lstat(fifo.path, &info), 0)
+        XCTAssertEqual(info.st_mode & S_IFMT, S_IFIFO, "still a FIFO")
 
         // (Not tried on /dev/null: a regression run as root would replace the system's.)
 
@@ -401,6 +403,23 @@ final class KarchiveCLITests: XCTestCase {
         XCTAssertEqual(linked.status, 0, linked.standardError)
         XCTAssertEqual(try FileManager.default.destinationOfSymbolicLink(atPath: link.path), target.path)
         XCTAssertEqual(try Data(contentsOf: target), expected)
+
+        // A link to nothing is refused, as `cp` refuses it; it used to become a regular file.
+        let dangling = scratch.appendingPathComponent("dangling.plist")
+        try FileManager.default.createSymbolicLink(atPath: dangling.path, withDestinationPath: "missing.plist")
+        let refused = try ToolRunner.karchive(["convert", "-f", "xml", input.path, "-o", dangling.path])
+        XCTAssertEqual(refused.status, 1)
+        XCTAssertTrue(refused.standardError.contains("not writing through it"), refused.standardError)
+        XCTAssertEqual(try FileManager.default.destinationOfSymbolicLink(atPath: dangling.path), "missing.plist")
+
+        // `-o /dev/stdout` (or a link to the process's descriptor) writes standard output where
+        // it stands: followed to the file the shell opened and replaced, the shell's other
+        // output to it (`header`, `footer`) was lost.
+        let combined = scratch.appendingPathComponent("combined.txt")
+        let script = "{ echo header; \"$0\" convert -f xml \"$1\" -o /dev/stdout; echo footer; } > \"$2\""
+        let grouped = try ToolRunner.run(URL(fileURLWithPath: "/bin/sh"), ["-c", script, ToolRunner.karchiveURL.path, input.path, combined.path])
+        XCTAssertEqual(grouped.status, 0, grouped.standardError)
+        XCTAssertEqual(try Data(contentsOf: combined), Data("header\n".utf8) + expected + Data("footer\n".utf8))
     }
 
     /// An input that cannot be read says why, as the system words it ("cannot read the file"

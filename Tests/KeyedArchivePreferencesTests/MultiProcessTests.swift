@@ -174,6 +174,13 @@ final class MultiProcessTests: PreferencesTestCase {
         XCTAssertNil(try foundationRead("tool")["Only"])
         XCTAssertEqual(try run(["rename", "tool", "Missing", "X"]).0, 1)
 
+        // Help where an option can stand, after --dir too.
+        for arguments in [["--help"], ["read", "--help"]] {
+            let help = try run(arguments)
+            XCTAssertEqual(help.0, 0, "\(arguments)")
+            XCTAssertTrue(help.1.hasPrefix("usage: karchive defaults"), "\(arguments): \(help.1)")
+        }
+
         // An import that cannot be read names the file.
         let bad = directory + "/bad.xml"
         try Data("<plist><dict><key>A</key><integer>1x</integer></dict></plist>".utf8).write(to: URL(fileURLWithPath: bad))

@@ -88,6 +88,15 @@ package enum AtomicFile {
         let descriptor = open(path, O_WRONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw FileAccessError(path: path, operation: "cannot open") }
         defer { close(descriptor) }
+        try writeDirectly(toDescriptor: descriptor, path: path, producing: produce)
+    }
+
+    /// Writes the bytes `produce` passes, in order, to an open descriptor (`path` names it in
+    /// errors): `-o /dev/stdout` writes the process's own standard output this way.
+    package static func writeDirectly(
+        toDescriptor descriptor: Int32, path: String,
+        producing produce: (_ append: (UnsafeRawBufferPointer) throws -> Void) throws -> Void
+    ) throws {
         try produce { bytes in try writeFully(bytes, to: descriptor, path: path) { _ in } }
     }
 

@@ -12,8 +12,8 @@ enum ConvertCommand: Command {
 
           -f, --format FORMAT  binary (default), xml, openstep or json
           -o, --output FILE    where to write; `-` or no -o means standard output. A file is
-                               replaced atomically (through a link, its target is); a FIFO
-                               or a device is written as it is
+                               replaced atomically (through a link, its target is); a FIFO,
+                               a device or /dev/stdout is written as it is
           INPUT                the file to read; `-` means standard input
 
         JSON output is for tooling and is lossy where JSON is: data becomes a base64 string,

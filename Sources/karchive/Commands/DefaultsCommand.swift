@@ -46,6 +46,12 @@ enum DefaultsCommand: Command {
             directory = String(first.dropFirst(6))
             rest.removeFirst()
         }
+        // Help where an option can stand: instead of the verb, or as a verb's only operand
+        // (`defaults --dir D read --help`); later, `--help` is a value (`write D K --help`).
+        if rest.first == "--help" || rest.first == "-h" || (rest.count == 2 && rest.last == "--help") {
+            Output.write(help)
+            return 0
+        }
         guard let verb = rest.first else { throw UsageError("missing verb; run `karchive defaults --help`") }
         let operands = Array(rest.dropFirst())
         let tool = DefaultsTool(directory: directory ?? PreferencesDirectory.default)
