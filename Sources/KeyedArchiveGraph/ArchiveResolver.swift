@@ -13,13 +13,15 @@
 /// - a reference to an object that is still being emitted (a cycle) becomes
 ///   `{"$ref": <its index in $objects>}`.
 /// - dictionary keys that are not strings (Instruments archives key by integers) become their
-///   textual form, so the result can be written as XML or JSON.
-/// - shared acyclic references are expanded at each use; the total number of values produced
+///   textual form, so the result can be written as XML or JSON; a key met twice in one
+///   dictionary gets ` (2)`, ` (3)`..., so that no entry is lost.
+/// - shared references are expanded at each use; the total number of values produced
 ///   is bounded by ``DecodingLimits/maximumExpandedNodeCount`` and their string and data bytes
 ///   by ``DecodingLimits/maximumExpandedByteCount`` (a reference bomb stops with
 ///   ``KeyedArchiveError/Code/objectLimitExceeded``), nesting by
-///   ``DecodingLimits/maximumDepth``. Each object is resolved once and reused, so time stays
-///   proportional to the archive plus the output.
+///   ``DecodingLimits/maximumDepth`` (one level per object). Each object is resolved once and
+///   reused while the objects its `$ref`s name are being emitted, so time stays proportional
+///   to the archive plus the output.
 public struct ArchiveResolver {
     private let document: ArchiveDocument
 
@@ -74,9 +76,42 @@ public struct ArchiveResolver {
 private struct Resolved {
     var value: PropertyListValue
     var nodes: Int
-    var hasBackReference: Bool
+    /// The objects still being emitted that `value` refers back to (`{"$ref": uid}`), sorted;
+    /// `nil` when there were more than ``maximumTrackedBackReferences``.
+    var backReferences: [UInt32]? = []
     /// String and data bytes in `value`, shared values counted at every use.
     var bytes = 0
+
+    /// Back references tracked per result: a result whose back references are all being
+    /// emitted again is reused (see `ResolverState.object`); one with more is made anew.
+    static let maximumTrackedBackReferences = 8
+
+    /// Adds a member's counts and back references to a container's.
+    mutating func absorb(_ member: Resolved) {
+        nodes += member.nodes
+        bytes += member.bytes
+        guard let mine = backReferences, let theirs = member.backReferences else {
+            backReferences = nil
+            return
+        }
+        guard !theirs.isEmpty else { return }
+        let merged = Array(Set(mine + theirs)).sorted()
+        backReferences = merged.count <= Self.maximumTrackedBackReferences ? merged : nil
+    }
+}
+
+/// Dictionary keys made unique: a key met again gets ` (2)`, ` (3)`... (an NSDictionary may
+/// hold the integer 1 and the string "1", or two data keys), so that no entry is lost where
+/// JSON, XML and every reader keep one value per key.
+private struct UniqueKeys {
+    private var seen: Set<String> = []
+
+    mutating func unique(_ key: String) -> String {
+        guard !seen.insert(key).inserted else { return key }
+        var number = 2
+        while !seen.insert(key + " (\(number))").inserted { number += 1 }
+        return key + " (\(number))"
+    }
 }
 
 private final class ResolverState {
@@ -122,48 +157,46 @@ private final class ResolverState {
         }
     }
 
-    /// A stored value: UIDs are followed, inline containers mapped.
+    /// A stored value: UIDs are followed, inline containers mapped. An object is one level
+    /// deeper than the value that refers to it (its fields one more), so `maximumDepth` counts
+    /// objects as the unarchiver does; each NSArray counted two levels, and 256 nested arrays
+    /// were refused.
     func inline(_ value: PropertyListValue, document: ArchiveDocument, depth: Int, path: String) throws -> Resolved {
         try checkDepth(depth, document: document, path: path)
         switch value {
         case .uid:
             let uid = try document.reference(value, path: path)
-            return try object(uid, document: document, depth: depth + 1, path: path)
+            return try object(uid, document: document, depth: depth, path: path)
         case .array(let items), .set(let items):
             var result: [PropertyListValue] = []
             result.reserveCapacity(items.count)
-            var nodes = 1
-            var bytes = 0
-            var back = false
+            var total = Resolved(value: .null, nodes: 1)
             try count(1, document: document, path: path)
             for (index, item) in items.enumerated() {
                 let resolved = try inline(item, document: document, depth: depth + 1, path: path + "[\(index)]")
                 result.append(resolved.value)
-                nodes += resolved.nodes
-                bytes += resolved.bytes
-                back = back || resolved.hasBackReference
+                total.absorb(resolved)
             }
-            return Resolved(value: .array(result), nodes: nodes, hasBackReference: back, bytes: bytes)
+            total.value = .array(result)
+            return total
         case .dictionary(let dictionary):
             var result = PropertyListDictionary()
             result.entries.reserveCapacity(dictionary.count)
-            var nodes = 1
-            var bytes = 0
-            var back = false
+            var total = Resolved(value: .null, nodes: 1)
+            var keys = UniqueKeys()
             try count(1, document: document, path: path)
             for entry in dictionary.entries {
-                let key = Self.keyString(entry.key)
+                let key = keys.unique(Self.keyString(entry.key))
                 let resolved = try inline(entry.value, document: document, depth: depth + 1, path: path + " " + key)
                 result.entries.append((PropertyListValue(key), resolved.value))
-                nodes += resolved.nodes
-                bytes += resolved.bytes
-                back = back || resolved.hasBackReference
+                total.absorb(resolved)
             }
-            return Resolved(value: .dictionary(result), nodes: nodes, hasBackReference: back, bytes: bytes)
+            total.value = .dictionary(result)
+            return total
         default:
             let bytes = Self.bytes(of: value)
             try count(1, bytes: bytes, document: document, path: path)
-            return Resolved(value: value, nodes: 1, hasBackReference: false, bytes: bytes)
+            return Resolved(value: value, nodes: 1, bytes: bytes)
         }
     }
 
@@ -171,42 +204,51 @@ private final class ResolverState {
         try checkDepth(depth, document: document, path: path)
         if uid == 0 {
             try count(1, document: document, path: path)
-            return Resolved(value: ArchiveKeys.nullValue, nodes: 1, hasBackReference: false)
+            return Resolved(value: ArchiveKeys.nullValue, nodes: 1)
         }
         if emitting.contains(uid) {
             try count(2, document: document, path: path)
-            return Resolved(value: ["$ref": PropertyListValue(Int(uid))], nodes: 2, hasBackReference: true)
+            return Resolved(value: ["$ref": PropertyListValue(Int(uid))], nodes: 2, backReferences: [uid])
         }
-        if let memoized = memo[uid] {
+        // Reused when every object it refers back to is being emitted again, so that each
+        // `$ref` still names an object on the way here. Results with back references were
+        // made anew at every use: one reference back to the root of a 30-level doubling chain
+        // (643 bytes) took 20 s and 1.85 GB before the expansion limit stopped it.
+        if let memoized = memo[uid], let references = memoized.backReferences, references.allSatisfy(emitting.contains) {
             try count(memoized.nodes, bytes: memoized.bytes, document: document, path: path)
             return memoized
         }
         emitting.insert(uid)
         defer { emitting.remove(uid) }
-        let result: Resolved
+        var result: Resolved
         switch try document.entry(uid, path: path) {
         case .leaf(let leaf):
             let bytes = Self.bytes(of: leaf)
             try count(1, bytes: bytes, document: document, path: path)
-            result = Resolved(value: leaf, nodes: 1, hasBackReference: false, bytes: bytes)
+            result = Resolved(value: leaf, nodes: 1, bytes: bytes)
         case .object(let fields, let description, _):
-            result = try classObject(uid, fields: fields, description: description, document: document, depth: depth)
+            result = try classObject(uid, fields: fields, description: description, document: document, depth: depth, path: path)
         }
-        if !result.hasBackReference { memo[uid] = result }
+        // References back to this object are to this occurrence wherever it is reused.
+        result.backReferences = result.backReferences.map { $0.filter { $0 != uid } }
+        if result.backReferences != nil { memo[uid] = result }
         return result
     }
 
     private func classObject(
         _ uid: UInt32, fields: PropertyListDictionary, description: ArchivedClassDescription,
-        document: ArchiveDocument, depth: Int
+        document: ArchiveDocument, depth: Int, path: String
     ) throws -> Resolved {
         typealias Names = FoundationClassNames
-        let here = "$objects[\(uid)] (\(description.name))"
+        // Errors name this object after the step that led to it (the last object and key),
+        // as the unarchiver's do: `$objects[4] (Holder) child > $objects[2] (NSURL) ...`.
+        let lastStep = path.ranges(of: " > ").last.map { String(path[$0.upperBound...]) } ?? path
+        let here = lastStep + " > $objects[\(uid)] (\(description.name))"
         let kind = Names.kind(of: description)
         func leaf(_ value: PropertyListValue) throws -> Resolved {
             let bytes = ResolverState.bytes(of: value)
             try count(1, bytes: bytes, document: document, path: here)
-            return Resolved(value: value, nodes: 1, hasBackReference: false, bytes: bytes)
+            return Resolved(value: value, nodes: 1, bytes: bytes)
         }
         func invalid(_ message: String) -> KeyedArchiveError {
             KeyedArchiveError(.invalidObject, message, path: here)
@@ -221,19 +263,20 @@ private final class ResolverState {
             let objects = objectList.items
             var result = PropertyListDictionary()
             result.entries.reserveCapacity(keys.count)
-            var nodes = 1
-            var bytes = 0
-            var back = false
+            var total = Resolved(value: .null, nodes: 1)
+            var uniqueKeys = UniqueKeys()
             try count(1, document: document, path: here)
             for index in keys.indices {
                 let key = try inline(keys[index], document: document, depth: depth + 1, path: here + " " + keyList.elementName(index))
                 let value = try inline(objects[index], document: document, depth: depth + 1, path: here + " " + objectList.elementName(index))
-                result.entries.append((PropertyListValue(Self.keyString(key.value)), value.value))
-                nodes += value.nodes
-                bytes += value.bytes
-                back = back || value.hasBackReference || key.hasBackReference
+                result.entries.append((PropertyListValue(uniqueKeys.unique(Self.keyString(key.value))), value.value))
+                // The key's nodes were counted toward the limits as it was made; the key
+                // itself becomes a string, so only its back references carry over.
+                total.absorb(Resolved(value: .null, nodes: 0, backReferences: key.backReferences))
+                total.absorb(value)
             }
-            return Resolved(value: .dictionary(result), nodes: nodes, hasBackReference: back, bytes: bytes)
+            total.value = .dictionary(result)
+            return total
         case .string?:
             return try leaf(PropertyListValue(try document.stringValue(ofObject: fields, path: here)))
         case .data?:
@@ -259,33 +302,41 @@ private final class ResolverState {
         case .number?, .archivedObject?, .type?, nil:
             var result = PropertyListDictionary()
             result.entries.reserveCapacity(fields.count)
-            var nodes = 2
-            var bytes = 0
-            var back = false
+            var total = Resolved(value: .null, nodes: 2)
+            // `$class` is the class name's; a user field of that name (stored `$$class`)
+            // keeps its stored spelling rather than collide with it.
+            var uniqueKeys = UniqueKeys()
+            _ = uniqueKeys.unique(ArchiveKeys.classReference)
             try count(2, document: document, path: here)
             for entry in fields.entries {
                 guard let key = entry.key.stringValue else { throw invalid("object has a \(entry.key.typeName) key") }
                 if key == ArchiveKeys.classReference { continue }
                 let value = try inline(entry.value, document: document, depth: depth + 1, path: here + " " + key)
-                result.entries.append((PropertyListValue(ArchiveKeys.unescape(key)), value.value))
-                nodes += value.nodes
-                bytes += value.bytes
-                back = back || value.hasBackReference
+                let name = ArchiveKeys.unescape(key) == ArchiveKeys.classReference ? key : ArchiveKeys.unescape(key)
+                result.entries.append((PropertyListValue(uniqueKeys.unique(name)), value.value))
+                total.absorb(value)
             }
             result.entries.append((ArchiveKeys.classReferenceValue, PropertyListValue(description.name)))
-            return Resolved(value: .dictionary(result), nodes: nodes, hasBackReference: back, bytes: bytes)
+            total.value = .dictionary(result)
+            return total
         }
     }
 
-    /// A dictionary key as a string: strings themselves, other scalars their textual form.
+    /// A dictionary key as a string: strings themselves, numbers and booleans their textual
+    /// form, dates as `defaults` prints them, data as hex (`<0fbd>`), anything else (an
+    /// array, a dictionary, an object's fields) as one line of OpenStep text; each used to be
+    /// `<data>` or `<dictionary>`, so that two such keys became one.
     static func keyString(_ key: PropertyListValue) -> String {
         switch key {
-        case .string(let string): string.value
-        case .integer(let integer): integer.description
-        case .real(let real): String(real.value)
-        case .bool(let bool): bool ? "true" : "false"
-        case .date(let date): String(date.timeIntervalSinceReferenceDate)
-        default: "<\(key.typeName)>"
+        case .string(let string): return string.value
+        case .integer(let integer): return integer.description
+        case .real(let real): return String(real.value)
+        case .bool(let bool): return bool ? "true" : "false"
+        case .date(let date): return OpenStepDate.format(date)
+        default:
+            let options = OpenStepPropertyListWriter.Options(trailingNewline: false, sortsKeys: true, maximumOutputLength: 4096)
+            guard let text = try? OpenStepPropertyListWriter.string(key, options: options) else { return "<\(key.typeName)>" }
+            return text.split(whereSeparator: \.isNewline).map { $0.trimmingPrefix(while: \.isWhitespace) }.joined(separator: " ")
         }
     }
 }
