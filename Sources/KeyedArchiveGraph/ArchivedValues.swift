@@ -4,6 +4,7 @@ public struct ArchivedNull: Sendable, Hashable, CustomStringConvertible {
     public init() {}
     /// The null value.
     public static let null = ArchivedNull()
+    /// The class it stands for.
     public var description: String { "NSNull" }
 }
 

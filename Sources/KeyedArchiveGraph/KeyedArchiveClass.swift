@@ -84,9 +84,12 @@ public struct KeyedArchiveClass: @unchecked Sendable, Hashable, CustomStringConv
         .string, .number, .data, .date, .array, .dictionary, .set, .orderedSet, .null, .url, .uuid,
     ]
 
+    /// The class's name.
     public var description: String { name }
 
+    /// The same class (a Swift type by identity).
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.kind == rhs.kind }
+    /// Hashes what `==` compares.
     public func hash(into hasher: inout Hasher) { hasher.combine(kind) }
 
     /// The class that decodes values of a Swift type, or `nil` when there is none (collections:

@@ -290,8 +290,9 @@ public final class KeyedArchiver {
     // MARK: Finishing
 
     /// Encodes everything still queued, patches conditional references and returns the archive.
-    /// Further calls return the same bytes (or throw the same error; encoding more then throws
-    /// it too).
+    /// Further calls return the same bytes (or throw the same error). After it, or after a
+    /// failed encode, the encode calls that can throw throw; the ones that cannot (numbers,
+    /// booleans, bytes, as NSCoder's) are ignored: the archive no longer changes.
     public func finishEncoding() throws -> Data {
         if let finished { return finished }
         if let failure { throw failure }

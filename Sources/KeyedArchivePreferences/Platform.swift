@@ -25,6 +25,7 @@ public struct PreferencesError: Error, Sendable, CustomStringConvertible {
         self.errorNumber = errorNumber
     }
 
+    /// `path: message (reason)`.
     public var description: String {
         var text = path.map { "\($0): \(message)" } ?? message
         if let errorNumber, let reason = strerror(errorNumber) {

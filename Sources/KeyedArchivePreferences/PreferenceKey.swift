@@ -53,6 +53,7 @@ extension Bool: PreferenceValue {
         default: return nil
         }
     }
+    /// The value as stored in a preferences file.
     public var preferenceValue: PropertyListValue? { .bool(self) }
 }
 
@@ -64,6 +65,7 @@ extension Int: PreferenceValue {
         default: return nil
         }
     }
+    /// The value as stored in a preferences file.
     public var preferenceValue: PropertyListValue? { .integer(PropertyListInteger(self)) }
 }
 
@@ -75,6 +77,7 @@ extension Double: PreferenceValue {
         default: return nil
         }
     }
+    /// The value as stored in a preferences file.
     public var preferenceValue: PropertyListValue? { .real(PropertyListReal(self)) }
 }
 
@@ -84,6 +87,7 @@ extension Float: PreferenceValue {
         guard let double = Double(preferenceValue: preferenceValue) else { return nil }
         self = Float(double)
     }
+    /// The value as stored in a preferences file.
     public var preferenceValue: PropertyListValue? { .real(PropertyListReal(self)) }
 }
 
@@ -93,6 +97,7 @@ extension String: PreferenceValue {
         guard let string = PreferenceConversions.string(preferenceValue) else { return nil }
         self = string
     }
+    /// The value as stored in a preferences file.
     public var preferenceValue: PropertyListValue? { .string(PropertyListString(self)) }
 }
 
@@ -102,6 +107,7 @@ extension Data: PreferenceValue {
         guard let data = preferenceValue.dataValue else { return nil }
         self = data
     }
+    /// The value as stored in a preferences file.
     public var preferenceValue: PropertyListValue? { .data(self) }
 }
 
@@ -111,6 +117,7 @@ extension Date: PreferenceValue {
         guard let date = preferenceValue.dateValue else { return nil }
         self = date
     }
+    /// The value as stored in a preferences file.
     public var preferenceValue: PropertyListValue? { .date(self) }
 }
 
@@ -130,6 +137,7 @@ extension URL: PreferenceValue {
 extension PropertyListValue: PreferenceValue {
     /// Any value, unchanged.
     public init?(preferenceValue: PropertyListValue) { self = preferenceValue }
+    /// The value itself.
     public var preferenceValue: PropertyListValue? { self }
 }
 
@@ -139,6 +147,7 @@ extension Optional: PreferenceValue where Wrapped: PreferenceValue {
         guard let wrapped = Wrapped(preferenceValue: preferenceValue) else { return nil }
         self = .some(wrapped)
     }
+    /// The wrapped value as stored, or `nil` (the key removed).
     public var preferenceValue: PropertyListValue? { self?.preferenceValue }
 }
 
@@ -154,6 +163,7 @@ extension Array: PreferenceValue where Element: PreferenceValue {
         }
         self = result
     }
+    /// The elements as stored (elements with no stored form left out).
     public var preferenceValue: PropertyListValue? { .array(compactMap(\.preferenceValue)) }
 }
 
@@ -168,6 +178,7 @@ extension Dictionary: PreferenceValue where Key == String, Value: PreferenceValu
         }
         self = result
     }
+    /// The value as stored in a preferences file.
     public var preferenceValue: PropertyListValue? {
         .dictionary(PropertyListDictionary(keys.sorted().compactMap { key in self[key]?.preferenceValue.map { (PropertyListValue(key), $0) } }))
     }
@@ -179,5 +190,6 @@ extension PreferenceValue where Self: RawRepresentable, RawValue: PreferenceValu
         guard let raw = RawValue(preferenceValue: preferenceValue) else { return nil }
         self.init(rawValue: raw)
     }
+    /// The raw value as stored.
     public var preferenceValue: PropertyListValue? { rawValue.preferenceValue }
 }

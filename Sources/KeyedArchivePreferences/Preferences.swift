@@ -31,7 +31,7 @@ import Darwin
 /// preferences.bool(forKey: "NightMode")   // true
 /// try preferences.synchronize()           // on disk now
 /// ```
-public final class Preferences: @unchecked Sendable {
+public final class Preferences: Sendable {
     /// How a store finds and writes its files.
     public struct Configuration: Sendable {
         /// The directory of the domain files; `nil` means ``PreferencesDirectory/default``.
@@ -45,7 +45,8 @@ public final class Preferences: @unchecked Sendable {
         /// is 4 MB, past which writes fail there).
         public var sizeBudget: Int
         /// How long after a change the write happens, coalescing changes made in between;
-        /// `nil` writes on every change (slower, each change durable when `set` returns).
+        /// `nil` writes on every change (slower, each change durable when `set` returns, unless
+        /// the write fails: that goes to `warningHandler`; ``Preferences/synchronize()`` throws).
         public var writeDelay: Duration?
         /// Where warnings go (size budget, unreadable files, failed background writes);
         /// standard error by default.
@@ -221,16 +222,18 @@ public final class Preferences: @unchecked Sendable {
                 scheduleWrite = true
             }
         }
-        guard scheduleWrite else { return }
-        if let delay = configuration.writeDelay {
-            // Clamped to a day: a configured delay of centuries must not overflow the arithmetic.
-            let seconds = min(max(delay.components.seconds, 0), 86_400)
-            let nanoseconds = seconds * 1_000_000_000 + max(0, delay.components.attoseconds / 1_000_000_000)
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [weak self] in
-                self?.flushQuietly()
-            }
-        } else {
+        // Without a delay every set writes (or waits for the write that took its change): a
+        // set that found another thread's write scheduled returned before that write had run.
+        guard let delay = configuration.writeDelay else {
             flushQuietly()
+            return
+        }
+        guard scheduleWrite else { return }
+        // Clamped to a day: a configured delay of centuries must not overflow the arithmetic.
+        let seconds = min(max(delay.components.seconds, 0), 86_400)
+        let nanoseconds = seconds * 1_000_000_000 + max(0, delay.components.attoseconds / 1_000_000_000)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [weak self] in
+            self?.flushQuietly()
         }
     }
 

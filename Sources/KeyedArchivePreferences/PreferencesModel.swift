@@ -16,6 +16,10 @@
 /// try settings.registerDefaults(fromFile: "Defaults.plist")  // warns about properties it lacks
 /// settings.fontSize = 14
 /// ```
+///
+/// `@unchecked Sendable`: an open class cannot be checked. Its own state is the store (itself
+/// `Sendable`) and the property wrappers, which read and write through it; a subclass restates
+/// `@unchecked Sendable`, and any stored `var` of its own is its to protect.
 open class PreferencesModel: @unchecked Sendable {
     /// The store the properties read and write.
     public let preferences: Preferences

@@ -36,12 +36,19 @@ public struct ArchivingData: Codable, Equatable, Sendable {
 
     /// The keys the Objective-C sample archived its fields under.
     public enum CodingKeys: String, CodingKey, Sendable {
+        /// Archived as `ImageKey`, the Objective-C sample's key.
         case image = "ImageKey"
+        /// Archived as `NameKey`, the Objective-C sample's key.
         case name = "NameKey"
+        /// Archived as `GenderKey`, the Objective-C sample's key.
         case gender = "GenderKey"
+        /// Archived as `VocationKey`, the Objective-C sample's key.
         case vocation = "VocationKey"
+        /// Archived as `PageKey`, the Objective-C sample's key.
         case page = "PageKey"
+        /// Archived as `TheSliderKey`, the Objective-C sample's key.
         case theSlider = "TheSliderKey"
+        /// Archived as `IsSwitchOnKey`, the Objective-C sample's key.
         case isSwitchOn = "IsSwitchOnKey"
     }
 

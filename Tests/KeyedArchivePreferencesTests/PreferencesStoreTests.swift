@@ -230,6 +230,25 @@ final class PreferencesStoreTests: PreferencesTestCase {
         XCTAssertEqual(try foundationRead("com.example.test")["B"] as? Int, 3)
     }
 
+    /// Without a write delay a change is on disk when `set` returns: a set that found another
+    /// thread's write already scheduled returned at once, before that write (which took its
+    /// change) had run. Read back by Foundation after every set, from four threads at once.
+    func testWithoutADelayEachSetIsOnDiskWhenItReturns() throws {
+        let store = try makeStore(writeDelay: nil)
+        let path = store.path
+        let missing = Protected<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+            for index in 0..<25 {
+                let key = "k\(thread)-\(index)"
+                store.set(.integer(PropertyListInteger(Int64(index))), forKey: key)
+                let data = try? Data(contentsOf: URL(fileURLWithPath: path))
+                let onDisk = data.flatMap { try? PropertyListSerialization.propertyList(from: $0, format: nil) as? [String: Any] }
+                if onDisk?[key] as? Int != index { missing.withLock { $0.append(key) } }
+            }
+        }
+        XCTAssertEqual(missing.withLock { $0 }, [])
+    }
+
     /// 8 tasks x 1,000 writes to their own keys and a shared counter key; all land.
     func testConcurrentTasks() async throws {
         let store = try makeStore(writeDelay: .milliseconds(5))

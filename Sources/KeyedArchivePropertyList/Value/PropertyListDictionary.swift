@@ -58,6 +58,7 @@ public struct PropertyListDictionary: Sendable {
 }
 
 extension PropertyListDictionary: ExpressibleByDictionaryLiteral {
+    /// A dictionary of string keys, in the order written.
     public init(dictionaryLiteral elements: (String, PropertyListValue)...) {
         self.init(stringKeys: elements)
     }

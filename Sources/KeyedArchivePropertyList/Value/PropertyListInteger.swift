@@ -87,9 +87,11 @@ public struct PropertyListInteger: Sendable {
 }
 
 extension PropertyListInteger: Hashable {
+    /// Equal values; the stored width is a writing hint and is not compared.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.bitPattern == rhs.bitPattern && lhs.isAboveInt64Max == rhs.isAboveInt64Max
     }
+    /// Hashes the value, as `==` compares it.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(bitPattern)
         hasher.combine(isAboveInt64Max)
@@ -97,10 +99,12 @@ extension PropertyListInteger: Hashable {
 }
 
 extension PropertyListInteger: ExpressibleByIntegerLiteral {
+    /// An integer literal, at Apple's width.
     public init(integerLiteral value: Int64) { self.init(value) }
 }
 
 extension PropertyListInteger: CustomStringConvertible {
+    /// The value in decimal (unsigned above `Int64.max`).
     public var description: String {
         isAboveInt64Max ? String(bitPattern) : String(Int64(bitPattern: bitPattern))
     }

@@ -29,14 +29,17 @@ public struct PropertyListReal: Sendable {
 }
 
 extension PropertyListReal: Hashable {
+    /// Equal bit patterns: a NaN equals itself (a value read back equals what was written), and `0.0` is not `-0.0`.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.value.bitPattern == rhs.value.bitPattern
     }
+    /// Hashes the bit pattern, as `==` compares it.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(value.bitPattern)
     }
 }
 
 extension PropertyListReal: ExpressibleByFloatLiteral {
+    /// A floating-point literal, stored as an 8-byte real.
     public init(floatLiteral value: Double) { self.init(value) }
 }

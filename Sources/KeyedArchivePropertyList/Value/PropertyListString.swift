@@ -307,9 +307,11 @@ extension PropertyListString {
 }
 
 extension PropertyListString: Hashable {
+    /// The same text, whatever the stored form (ASCII or UTF-16).
     public static func == (lhs: Self, rhs: Self) -> Bool {
         Text.sameText(lhs.text, rhs.text)
     }
+    /// Hashes the text's UTF-8 bytes, as `==` compares the text.
     public func hash(into hasher: inout Hasher) {
         withUTF8 { bytes in
             hasher.combine(bytes.count)
@@ -319,9 +321,11 @@ extension PropertyListString: Hashable {
 }
 
 extension PropertyListString: ExpressibleByStringLiteral {
+    /// A string literal, stored as Apple's writer would store it.
     public init(stringLiteral value: String) { self.init(value) }
 }
 
 extension PropertyListString: CustomStringConvertible {
+    /// The text.
     public var description: String { value }
 }

@@ -4,6 +4,7 @@
 // deeply nested values cannot overflow the stack.
 
 extension PropertyListValue: Hashable {
+    /// Equal by value (see ``PropertyListValue``), compared without recursion.
     public static func == (lhs: PropertyListValue, rhs: PropertyListValue) -> Bool {
         // Scalars (the common case, e.g. as dictionary keys) compare without a work list.
         switch (lhs, rhs) {
@@ -61,6 +62,7 @@ extension PropertyListValue: Hashable {
         return true
     }
 
+    /// Hashes shallowly (kinds, counts, scalar keys), consistent with `==`.
     public func hash(into hasher: inout Hasher) {
         // Shallow on purpose: containers contribute their kind and count (dictionaries also an
         // order-independent digest of their scalar keys), so hashing never walks deep values;
@@ -112,12 +114,14 @@ private func unorderedEqual<T: Hashable>(_ a: [T], _ b: [T]) -> Bool {
 }
 
 extension PropertyListDictionary: Equatable {
+    /// The same entries, in any order, as dictionary values compare.
     public static func == (lhs: PropertyListDictionary, rhs: PropertyListDictionary) -> Bool {
         PropertyListValue.dictionary(lhs) == PropertyListValue.dictionary(rhs)
     }
 }
 
 extension PropertyListDictionary: Hashable {
+    /// Hashes as the dictionary value does.
     public func hash(into hasher: inout Hasher) {
         PropertyListValue.dictionary(self).hash(into: &hasher)
     }

@@ -46,9 +46,10 @@ public enum PropertyListValue: Sendable {
 extension PropertyListValue {
     /// A string value stored the way Apple's writer chooses (ASCII when possible, else UTF-16).
     public init(_ string: String) { self = .string(PropertyListString(string)) }
-    /// An integer value with the minimal stored width.
+    /// An integer value, stored at the width Apple's writer chooses (the smallest of 1, 2, 4
+    /// bytes for non-negative values, 8 for negative ones).
     public init(_ integer: Int) { self = .integer(PropertyListInteger(integer)) }
-    /// An integer value with the minimal stored width.
+    /// An integer value, stored at the width Apple's writer chooses (as for `Int`).
     public init(_ integer: Int64) { self = .integer(PropertyListInteger(integer)) }
     /// An integer value; values above `Int64.max` are stored as 16-byte integers, as Apple does.
     public init(_ integer: UInt64) { self = .integer(PropertyListInteger(integer)) }
