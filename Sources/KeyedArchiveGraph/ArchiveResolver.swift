@@ -81,35 +81,63 @@ private struct Resolved {
     var backReferences: [UInt32]? = []
     /// String and data bytes in `value`, shared values counted at every use.
     var bytes = 0
+    /// Levels of containers in `value` (a leaf: 0): a result reused at a depth is refused
+    /// when it would reach past `maximumDepth` (250 chains of 400 arrays, each ending in the
+    /// one before, resolved to 100,000 levels, and freeing the value overflowed the stack).
+    var height = 0
 
     /// Back references tracked per result: a result whose back references are all being
-    /// emitted again is reused (see `ResolverState.object`); one with more is made anew.
-    static let maximumTrackedBackReferences = 8
+    /// emitted again is reused (see `ResolverState.object`); one with more is made anew. More
+    /// than the deepest nesting allowed by default, so only a raised `maximumDepth` meets it.
+    static let maximumTrackedBackReferences = 1_024
 
-    /// Adds a member's counts and back references to a container's.
+    /// Adds a member's counts, height and back references to a container's.
     mutating func absorb(_ member: Resolved) {
         nodes += member.nodes
         bytes += member.bytes
+        height = max(height, member.height + 1)
         guard let mine = backReferences, let theirs = member.backReferences else {
             backReferences = nil
             return
         }
         guard !theirs.isEmpty else { return }
-        let merged = Array(Set(mine + theirs)).sorted()
+        let merged = Self.merge(mine, theirs)
         backReferences = merged.count <= Self.maximumTrackedBackReferences ? merged : nil
+    }
+
+    /// The union of two sorted lists without repeats, sorted.
+    private static func merge(_ a: [UInt32], _ b: [UInt32]) -> [UInt32] {
+        guard !a.isEmpty else { return b }
+        var result: [UInt32] = []
+        result.reserveCapacity(a.count + b.count)
+        var (i, j) = (0, 0)
+        while i < a.count || j < b.count {
+            let next = j == b.count || (i < a.count && a[i] <= b[j]) ? a[i] : b[j]
+            if i < a.count, a[i] == next { i += 1 }
+            if j < b.count, b[j] == next { j += 1 }
+            result.append(next)
+        }
+        return result
     }
 }
 
 /// Dictionary keys made unique: a key met again gets ` (2)`, ` (3)`... (an NSDictionary may
 /// hold the integer 1 and the string "1", or two data keys), so that no entry is lost where
-/// JSON, XML and every reader keep one value per key.
+/// JSON, XML and every reader keep one value per key. Every key as it is is reserved first,
+/// so a suffix never takes the name of a real key (`a`, `a`, `a (2)`: the second `a` becomes
+/// `a (3)`).
 private struct UniqueKeys {
-    private var seen: Set<String> = []
+    private var reserved: Set<String>
+    private var used: Set<String> = []
+
+    init(_ keys: some Sequence<String>) {
+        reserved = Set(keys)
+    }
 
     mutating func unique(_ key: String) -> String {
-        guard !seen.insert(key).inserted else { return key }
+        if used.insert(key).inserted { return key }
         var number = 2
-        while !seen.insert(key + " (\(number))").inserted { number += 1 }
+        while reserved.contains(key + " (\(number))") || !used.insert(key + " (\(number))").inserted { number += 1 }
         return key + " (\(number))"
     }
 }
@@ -148,11 +176,21 @@ private final class ResolverState {
         expanded = sum
     }
 
+    /// Counts a dictionary key of the output toward the limits, and into `total`, so that a
+    /// reused result is charged for its keys too (a 600 KB key in a dictionary reached 2^20
+    /// times through shared references resolved at no cost: 630 GB of output).
+    func countKey(_ key: String, into total: inout Resolved, document: ArchiveDocument, path: @autoclosure () -> String) throws {
+        let bytes = key.utf8.count
+        try count(1, bytes: bytes, document: document, path: path())
+        total.nodes += 1
+        total.bytes += bytes
+    }
+
     func checkDepth(_ depth: Int, document: ArchiveDocument, path: @autoclosure () -> String) throws {
         guard depth <= document.limits.maximumDepth else {
             throw KeyedArchiveError(.depthLimitExceeded, "nesting deeper than \(document.limits.maximumDepth)", path: path())
         }
-        if depth >= StackSpace.checkedDepth, !StackSpace.hasRoom() {
+        if StackSpace.checks(depth: depth), !StackSpace.hasRoom() {
             throw KeyedArchiveError(.depthLimitExceeded, StackSpace.exhaustedMessage(depth: depth), path: path())
         }
     }
@@ -183,10 +221,12 @@ private final class ResolverState {
             var result = PropertyListDictionary()
             result.entries.reserveCapacity(dictionary.count)
             var total = Resolved(value: .null, nodes: 1)
-            var keys = UniqueKeys()
+            let names = dictionary.entries.map { Self.keyString($0.key) }
+            var keys = UniqueKeys(names)
             try count(1, document: document, path: path)
-            for entry in dictionary.entries {
-                let key = keys.unique(Self.keyString(entry.key))
+            for (entry, name) in zip(dictionary.entries, names) {
+                let key = keys.unique(name)
+                try countKey(key, into: &total, document: document, path: path)
                 let resolved = try inline(entry.value, document: document, depth: depth + 1, path: path + " " + key)
                 result.entries.append((PropertyListValue(key), resolved.value))
                 total.absorb(resolved)
@@ -208,13 +248,14 @@ private final class ResolverState {
         }
         if emitting.contains(uid) {
             try count(2, document: document, path: path)
-            return Resolved(value: ["$ref": PropertyListValue(Int(uid))], nodes: 2, backReferences: [uid])
+            return Resolved(value: ["$ref": PropertyListValue(Int(uid))], nodes: 2, backReferences: [uid], height: 1)
         }
         // Reused when every object it refers back to is being emitted again, so that each
         // `$ref` still names an object on the way here. Results with back references were
         // made anew at every use: one reference back to the root of a 30-level doubling chain
         // (643 bytes) took 20 s and 1.85 GB before the expansion limit stopped it.
         if let memoized = memo[uid], let references = memoized.backReferences, references.allSatisfy(emitting.contains) {
+            try checkDepth(depth + memoized.height, document: document, path: path)
             try count(memoized.nodes, bytes: memoized.bytes, document: document, path: path)
             return memoized
         }
@@ -264,15 +305,22 @@ private final class ResolverState {
             var result = PropertyListDictionary()
             result.entries.reserveCapacity(keys.count)
             var total = Resolved(value: .null, nodes: 1)
-            var uniqueKeys = UniqueKeys()
             try count(1, document: document, path: here)
+            // The keys first, so that every key's own text is reserved before any is renamed.
+            var names: [String] = []
+            names.reserveCapacity(keys.count)
             for index in keys.indices {
                 let key = try inline(keys[index], document: document, depth: depth + 1, path: here + " " + keyList.elementName(index))
-                let value = try inline(objects[index], document: document, depth: depth + 1, path: here + " " + objectList.elementName(index))
-                result.entries.append((PropertyListValue(uniqueKeys.unique(Self.keyString(key.value))), value.value))
-                // The key's nodes were counted toward the limits as it was made; the key
-                // itself becomes a string, so only its back references carry over.
+                names.append(Self.keyString(key.value))
+                // The key becomes a string (counted below); its back references carry over.
                 total.absorb(Resolved(value: .null, nodes: 0, backReferences: key.backReferences))
+            }
+            var uniqueKeys = UniqueKeys(names)
+            for index in keys.indices {
+                let name = uniqueKeys.unique(names[index])
+                try countKey(name, into: &total, document: document, path: here)
+                let value = try inline(objects[index], document: document, depth: depth + 1, path: here + " " + objectList.elementName(index))
+                result.entries.append((PropertyListValue(name), value.value))
                 total.absorb(value)
             }
             total.value = .dictionary(result)
@@ -305,15 +353,22 @@ private final class ResolverState {
             var total = Resolved(value: .null, nodes: 2)
             // `$class` is the class name's; a user field of that name (stored `$$class`)
             // keeps its stored spelling rather than collide with it.
-            var uniqueKeys = UniqueKeys()
-            _ = uniqueKeys.unique(ArchiveKeys.classReference)
-            try count(2, document: document, path: here)
+            var names: [String] = []
             for entry in fields.entries {
                 guard let key = entry.key.stringValue else { throw invalid("object has a \(entry.key.typeName) key") }
                 if key == ArchiveKeys.classReference { continue }
-                let value = try inline(entry.value, document: document, depth: depth + 1, path: here + " " + key)
-                let name = ArchiveKeys.unescape(key) == ArchiveKeys.classReference ? key : ArchiveKeys.unescape(key)
-                result.entries.append((PropertyListValue(uniqueKeys.unique(name)), value.value))
+                names.append(ArchiveKeys.unescape(key) == ArchiveKeys.classReference ? key : ArchiveKeys.unescape(key))
+            }
+            var uniqueKeys = UniqueKeys(names + [ArchiveKeys.classReference])
+            _ = uniqueKeys.unique(ArchiveKeys.classReference)
+            try count(2, document: document, path: here)
+            var nameIndex = 0
+            for entry in fields.entries where entry.key.stringValue != ArchiveKeys.classReference {
+                let name = uniqueKeys.unique(names[nameIndex])
+                nameIndex += 1
+                try countKey(name, into: &total, document: document, path: here)
+                let value = try inline(entry.value, document: document, depth: depth + 1, path: here + " " + name)
+                result.entries.append((PropertyListValue(name), value.value))
                 total.absorb(value)
             }
             result.entries.append((ArchiveKeys.classReferenceValue, PropertyListValue(description.name)))

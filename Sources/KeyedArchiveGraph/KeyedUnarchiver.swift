@@ -999,7 +999,7 @@ public final class KeyedUnarchiver {
             guard depth <= document.limits.maximumDepth else {
                 throw error(.depthLimitExceeded, "nesting deeper than \(document.limits.maximumDepth)")
             }
-            if depth >= StackSpace.checkedDepth, !StackSpace.hasRoom() {
+            if StackSpace.checks(depth: depth), !StackSpace.hasRoom() {
                 throw error(.depthLimitExceeded, StackSpace.exhaustedMessage(depth: depth))
             }
             let name = info.description.name
@@ -1235,11 +1235,16 @@ public final class KeyedUnarchiver {
         guard level < document.limits.maximumDepth else {
             throw error(.depthLimitExceeded, "inline values nested deeper than \(document.limits.maximumDepth)")
         }
-        if level >= StackSpace.checkedDepth, !StackSpace.hasRoom() {
-            throw error(.depthLimitExceeded, StackSpace.exhaustedMessage(depth: level))
+        if StackSpace.checks(depth: depth + level), !StackSpace.hasRoom() {
+            throw error(.depthLimitExceeded, StackSpace.exhaustedMessage(depth: depth + level))
         }
         switch value {
         case .uid:
+            // The object is as deep as the inline values around it: counted from 0 (its depth
+            // in phase 2), 15 objects below 200 inline levels went unchecked and overflowed a
+            // 512 KiB stack in a debug build.
+            depth += level
+            defer { depth -= level }
             return .object(try decodeReference(value, allowed: allowed))
         case .array(let items), .set(let items):
             var fields: [ArchivedField] = []

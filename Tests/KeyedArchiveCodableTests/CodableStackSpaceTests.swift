@@ -13,13 +13,7 @@ final class CodableStackSpaceTests: XCTestCase {
     }
 
     func testADeepChainStopsBeforeASmallStackRunsOut() throws {
-        var head = Link("0")
-        for index in 1..<400 {
-            let link = Link(String(index))
-            link.next = head
-            head = link
-        }
-        let data = try KeyedArchiver.archivedData(withRootObject: head)
+        let data = try KeyedArchiver.archivedData(withRootObject: Link.chain(400))
         let decode: @Sendable () -> Outcome = {
             do {
                 var node: Link? = try KeyedUnarchiver.unarchivedObject(ofType: Link.self, from: data)

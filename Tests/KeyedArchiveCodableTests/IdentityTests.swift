@@ -45,6 +45,20 @@ final class Pet: Codable {
 }
 
 /// A node whose `next` is encoded conditionally (a weak back pointer in a real model).
+extension Link {
+    /// `count` links named "0"... in order of making, each holding the one before as `next`;
+    /// the last made, the head.
+    static func chain(_ count: Int) -> Link {
+        var head = Link("0")
+        for index in 1..<count {
+            let link = Link(String(index))
+            link.next = head
+            head = link
+        }
+        return head
+    }
+}
+
 final class Link: Codable {
     var name: String
     var next: Link?
@@ -436,12 +450,7 @@ final class IdentityTests: XCTestCase {
     }
 
     func testLongChainsAreDepthBoundedNotCrashing() throws {
-        var head = Link("0")
-        for index in 1..<2_000 {
-            let link = Link(String(index))
-            link.next = head
-            head = link
-        }
+        let head = Link.chain(2_000)
         XCTAssertThrowsError(try KeyedArchiver.archivedData(withRootObject: head)) { error in
             guard case EncodingError.invalidValue(_, let context) = error else { return XCTFail("\(error)") }
             XCTAssertTrue(context.debugDescription.contains("depth"))

@@ -142,4 +142,101 @@ final class ResolverFidelityTests: XCTestCase {
             XCTAssertTrue(path.contains("(Holder) child > $objects[3] (NSURL)"), path)
         }
     }
+
+    // MARK: From a second reader
+
+    /// `$objects` made one at a time, for the shapes below.
+    private struct Objects {
+        var list: [PropertyListValue] = []
+        private var classes: [String: UInt32] = [:]
+
+        mutating func add(_ value: PropertyListValue) -> PropertyListValue {
+            list.append(value)
+            return .uid(UInt32(list.count))  // index 0 is `$null`
+        }
+
+        mutating func classUID(_ name: String) -> PropertyListValue {
+            if let known = classes[name] { return .uid(known) }
+            let uid = add(["$classname": .string(PropertyListString(name)), "$classes": [.string(PropertyListString(name)), "NSObject"]])
+            if case .uid(let number) = uid { classes[name] = number }
+            return uid
+        }
+
+        mutating func array(_ items: [PropertyListValue]) -> PropertyListValue {
+            let classUID = classUID("NSArray")
+            return add(["$class": classUID, "NS.objects": .array(items)])
+        }
+
+        mutating func dictionary(_ keys: [PropertyListValue], _ values: [PropertyListValue]) -> PropertyListValue {
+            let classUID = classUID("NSDictionary")
+            return add(["$class": classUID, "NS.keys": .array(keys), "NS.objects": .array(values)])
+        }
+    }
+
+    private func archive(_ objects: Objects, root: PropertyListValue) throws -> Data {
+        guard case .uid(let uid) = root else { throw XCTSkip("root must be a reference") }
+        return try archive(objects.list, root: uid)
+    }
+
+    /// Keys were counted toward neither limit, so a dictionary reused through shared
+    /// references cost nothing for its keys: a 100 KB key reached 2^20 times (100 GB of
+    /// output) resolved in an instant; now the byte limit stops it.
+    func testKeysCountTowardTheExpansionLimits() throws {
+        var objects = Objects()
+        let key = objects.add(.string(PropertyListString(String(repeating: "K", count: 100_000))))
+        let one = objects.add(1)
+        var current = objects.dictionary([key], [one])
+        for _ in 0..<20 { current = objects.array([current, current]) }
+        XCTAssertThrowsError(try ArchiveResolver.resolve(try archive(objects, root: current))) { error in
+            XCTAssertEqual((error as? KeyedArchiveError)?.code, .objectLimitExceeded)
+        }
+    }
+
+    /// More than 8 objects referred back to turned reuse off again (9: 24 s and 1.6 GB).
+    func testManyBackReferencesKeepReuse() throws {
+        func shape(_ levels: Int) throws -> Data {
+            var objects = Objects()
+            let firstGroup = objects.list.count + 1
+            let groups = (0..<9).map { _ in objects.add(.null) }  // reserved, set below
+            var previous = objects.array(groups)
+            for _ in 0..<levels { previous = objects.array([previous, previous] + groups) }
+            let classUID = objects.classUID("G")
+            for index in 0..<9 {
+                objects.list[firstGroup - 1 + index] = ["$class": classUID, "next": index < 8 ? groups[index + 1] : previous]
+            }
+            return try archive(objects, root: groups[0])
+        }
+        let ratio = try LinearTime.ratio(n: 2, { try shape($0) }) { _ = try ArchiveResolver.resolve($0) }
+        XCTAssertLessThan(ratio, 30, "resolving 8 times the levels took \(ratio) times as long")
+    }
+
+    /// A reused result skipped the depth check: ten chains of 100 arrays, each ending in the one
+    /// before, resolved 1,000 levels deep past `maximumDepth` (100,000 levels overflowed the
+    /// stack when the value was freed).
+    func testReusedResultsCountTheirHeight() throws {
+        var objects = Objects()
+        var current = objects.add("leaf")
+        var tops: [PropertyListValue] = []
+        for _ in 0..<10 {
+            for _ in 0..<100 { current = objects.array([current]) }
+            tops.append(current)
+        }
+        let root = objects.array(tops)
+        XCTAssertThrowsError(try ArchiveResolver.resolve(try archive(objects, root: root))) { error in
+            XCTAssertEqual((error as? KeyedArchiveError)?.code, .depthLimitExceeded)
+        }
+    }
+
+    /// A suffix took the name of a real key: `a`, `a`, `a (2)` gave `a`, `a (2)` (the second
+    /// `a`) and `a (2) (2)` (the real `a (2)`).
+    func testRenamedKeysNeverTakeARealKeysName() throws {
+        var objects = Objects()
+        let a = objects.add("a"), a2 = objects.add("a (2)")
+        let values = ["first a", "second a", "real a (2)"].map { objects.add(.string(PropertyListString($0))) }
+        let root = objects.dictionary([a, a, a2], values)
+        let resolved = try ArchiveResolver.resolve(try archive(objects, root: root))
+        XCTAssertEqual(resolved["a"], "first a")
+        XCTAssertEqual(resolved["a (2)"], "real a (2)")
+        XCTAssertEqual(resolved["a (3)"], "second a")
+    }
 }

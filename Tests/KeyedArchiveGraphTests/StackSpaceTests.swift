@@ -51,4 +51,41 @@ final class StackSpaceTests: XCTestCase {
             XCTAssertEqual(SmallStackThread.run(stackSize: 64 << 20) { Self.outcome { try decode(deep) } }, .decoded, name)
         }
     }
+
+    /// Smaller stacks: on 160 KiB (a debug build) or 64 KiB (a release build) the first 16
+    /// levels, unchecked, overflowed; the check at 8 stops them.
+    func testSmallerStacksStopToo() throws {
+        let deep = try nestedArrays(200)
+        let outcome = SmallStackThread.run(stackSize: 160 << 10) {
+            Self.outcome { _ = try KeyedUnarchiver.unarchivedObject(ofClasses: [.array, .string], from: deep) }
+        }
+        guard case .depthLimit = outcome else { return XCTFail("\(outcome)") }
+    }
+
+    /// An unknown class's field of 200 nested inline arrays with 15 nested NSArrays at the
+    /// bottom: the objects were counted from depth 0 below the inline levels, went unchecked,
+    /// and overflowed a 512 KiB stack in a debug build.
+    func testObjectsBelowInlineNestingAreCountedFromItsDepth() throws {
+        var inner: [Any] = ["leaf"]
+        for _ in 1..<15 { inner = [inner] }
+        let innerArchive = try KeyedArchiver.archivedData(withRootObject: inner, format: .binary)
+        // The unknown class's field: the inner archive's root reference, wrapped in 200 inline
+        // arrays, in an object of a class nothing registers.
+        var envelope = try PropertyList.decode(innerArchive)
+        guard case .dictionary(var fields) = envelope, case .array(var objects)? = fields["$objects"],
+            let root = fields["$top"]?["root"] else { return XCTFail("unexpected archive shape") }
+        var field: PropertyListValue = [root]
+        for _ in 1..<200 { field = [field] }
+        objects.append(["$classname": "Mystery", "$classes": ["Mystery", "NSObject"]])
+        objects.append(["$class": .uid(UInt32(objects.count - 1)), "f": field])
+        fields["$objects"] = .array(objects)
+        fields["$top"] = ["root": .uid(UInt32(objects.count - 1))]
+        envelope = .dictionary(fields)
+        let data = try PropertyList.encode(envelope, format: .binary)
+        let outcome = SmallStackThread.run(stackSize: Self.smallStack) {
+            Self.outcome { _ = try KeyedUnarchiver.unarchivedObject(ofClasses: [.archivedObject, .array, .string], from: data) }
+        }
+        XCTAssertNotEqual(outcome, .other("crash"), "\(outcome)")
+        if case .other(let message) = outcome { XCTFail(message) }
+    }
 }

@@ -13,13 +13,18 @@ import Darwin
 /// `DecodingLimits.maximumDepth` (512) bounds that recursion, but not in bytes: a level costs
 /// about 3.5 KB of stack in a release build and 15 KB in a debug one, and a thread of 512 KiB
 /// (the default for secondary threads and dispatch queues on Apple platforms) overflowed at
-/// about 150 nested arrays in a release build (35 in debug), a crash from a 3.5 KB file. Past
-/// ``checkedDepth`` levels, each level asks ``hasRoom()``, and the decoders throw
+/// about 150 nested arrays in a release build (35 in debug), a crash from a 3.5 KB file. At the
+/// levels ``checks(depth:)`` names, the decoders ask ``hasRoom()`` and throw
 /// `depthLimitExceeded` while ``reserve`` bytes are still free.
 package enum StackSpace {
-    /// Nesting at which the decoders start to check: shallower input (nearly all of it) never
-    /// pays for a check, and 16 levels fit in any thread's stack, even in a debug build.
-    package static let checkedDepth = 16
+    /// Whether the decoders check at `depth`: at 8, and at every level from 16. Shallower input
+    /// (nearly all of it: records nest 3 or 4 deep) never pays for a check; the check at 8 is
+    /// for small stacks (64 KiB in a release build, 160 KiB in a debug one, overflowed before 16
+    /// levels) and costs a deep decode one check.
+    @inline(__always)
+    package static func checks(depth: Int) -> Bool {
+        depth >= 16 || depth == 8
+    }
 
     /// Stack kept free below the deepest decoding level: for what runs below the check (one
     /// level's frames, a user's `init(coder:)` or `init(from:)`, an error being built).
@@ -39,6 +44,8 @@ package enum StackSpace {
     /// reserve), or 0 when unknown; asked of the system once per thread (on Linux, the main
     /// thread's extent is read from `/proc`), then kept in a thread-specific slot.
     private static func cachedFloor() -> UInt {
+        // Without a slot (keys exhausted), unknown: slot 0 would be another library's.
+        guard let floorKey else { return 0 }
         if let cached = pthread_getspecific(floorKey) { return UInt(bitPattern: cached) }
         let bottom = stackBottom()
         // Unknown: 0, which every address passes. A stack smaller than the reserve is all
@@ -60,10 +67,10 @@ package enum StackSpace {
         UInt(keyed_archive_stack_bottom())
     }
 
-    /// The thread-specific slot for the floor (created once, never deleted).
-    private static let floorKey: pthread_key_t = {
+    /// The thread-specific slot for the floor (created once, never deleted), or `nil` when the
+    /// system had no key left.
+    private static let floorKey: pthread_key_t? = {
         var key = pthread_key_t()
-        pthread_key_create(&key, nil)
-        return key
+        return pthread_key_create(&key, nil) == 0 ? key : nil
     }()
 }
