@@ -259,8 +259,14 @@ public final class Preferences: Sendable {
 
     /// Applies a change to the state and notifies observers of keys whose value changed.
     private func mutate(_ body: (inout State) -> Void) {
+        notify(change(body))
+    }
+
+    /// Applies a change to the state; returns the observed keys whose value changed, for
+    /// ``notify(_:)`` (apart, so that a flush tells observers after it lets go of its lock).
+    private func change(_ body: (inout State) -> Void) -> [(String, PropertyListValue?)] {
         let observed = observers.observedKeys
-        let changes: [(String, PropertyListValue?)] = state.withLock { state in
+        return state.withLock { state in
             let before = observed.map { state.value(forKey: $0) }
             body(&state)
             return zip(observed, before).compactMap { key, old in
@@ -268,6 +274,9 @@ public final class Preferences: Sendable {
                 return new == old ? nil : (key, new)
             }
         }
+    }
+
+    private func notify(_ changes: [(String, PropertyListValue?)]) {
         for (key, value) in changes { observers.notify(key: key, value: value) }
     }
 
@@ -404,8 +413,16 @@ public final class Preferences: Sendable {
         }
     }
 
-    /// Writes pending changes: lock, re-read, apply only our changes, write atomically, unlock.
+    /// Writes pending changes: lock, re-read, apply only our changes, write atomically, unlock;
+    /// then warns and tells observers, outside the lock: a warning handler or an observer that
+    /// sets a value (which, without a write delay, writes) deadlocked on it.
     private func flush() throws {
+        var warnings: [String] = []
+        var changes: [(String, PropertyListValue?)] = []
+        defer {
+            for warning in warnings { configuration.warningHandler(warning) }
+            notify(changes)
+        }
         try flushLock.withLock {
             let snapshot = state.withLock { state in
                 state.flushScheduled = false
@@ -423,21 +440,20 @@ public final class Preferences: Sendable {
                     do {
                         entries = try Self.decodeDomainEntries(bytes)
                     } catch {
-                        configuration.warningHandler("replacing unreadable preferences file \(path): \(error)")
+                        warnings.append("replacing unreadable preferences file \(path): \(error)")
                     }
                 }
                 Self.apply(snapshot.mapValues(\.value), to: &entries)
                 merged = Self.dictionary(of: entries)
                 let bytes = try Self.encodeDomain(entries: entries)
                 if bytes.count > configuration.sizeBudget {
-                    configuration.warningHandler(
-                        "domain \(domain) is \(bytes.count) bytes, over its budget of \(configuration.sizeBudget) bytes")
+                    warnings.append("domain \(domain) is \(bytes.count) bytes, over its budget of \(configuration.sizeBudget) bytes")
                 }
                 try SystemFiles.writeAtomically(bytes, to: path)
                 stamp = FileStamp.of(path)
                 _ = consume lock
             }
-            mutate { state in
+            changes = change { state in
                 state.persisted = merged
                 state.persistedStamp = stamp
                 for (key, change) in snapshot where state.pending[key]?.version == change.version {

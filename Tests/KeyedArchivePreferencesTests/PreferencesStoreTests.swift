@@ -249,6 +249,28 @@ final class PreferencesStoreTests: PreferencesTestCase {
         XCTAssertEqual(missing.withLock { $0 }, [])
     }
 
+    /// A warning handler (or an observer) that sets a value ran inside the write that warned,
+    /// which held the write lock; without a write delay the set writes too, and waited on the
+    /// lock for ever. Warnings and observers now run after the write lets go of it.
+    func testAWarningHandlerThatSetsAValueDoesNotDeadlock() throws {
+        let storeBox = Protected<Preferences?>(nil)
+        let warned = Protected(0)
+        let store = try makeStore(writeDelay: nil, warnings: { _ in
+            guard warned.withLock({ count in count += 1; return count == 1 }) else { return }
+            storeBox.withLock { $0 }?.set("noted", forKey: "Warned")
+        }, sizeBudget: 10)
+        storeBox.withLock { $0 = store }
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            store.set("a value longer than the ten-byte budget", forKey: "Big")
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + 20) == .success else { return XCTFail("set did not return: deadlocked") }
+        XCTAssertEqual(store.string(forKey: "Warned"), "noted")
+        XCTAssertGreaterThan(warned.withLock { $0 }, 0)
+        storeBox.withLock { $0 = nil }
+    }
+
     /// 8 tasks x 1,000 writes to their own keys and a shared counter key; all land.
     func testConcurrentTasks() async throws {
         let store = try makeStore(writeDelay: .milliseconds(5))
