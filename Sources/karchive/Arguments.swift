@@ -80,6 +80,7 @@ enum Files {
         do {
             if let descriptor = Destination.ownDescriptor(path) {
                 try AtomicFile.writeDirectly(toDescriptor: descriptor, path: path, producing: produce)
+                Destination.truncateAtOffset(descriptor)
             } else if AtomicFile.isSpecialFile(path) {
                 try AtomicFile.writeDirectly(to: path, producing: produce)
             } else {
@@ -96,8 +97,10 @@ enum Files {
 /// Where an output path leads, for ``Files/write(to:producing:)``.
 enum Destination {
     /// The descriptor `path` names, when it is one of the process's own (`/dev/stdout`,
-    /// `/dev/stderr`, `/dev/fd/N`, `/proc/self/fd/N`), directly or through links (at most 16).
+    /// `/dev/stderr`, `/dev/fd/N`, `/proc/self/fd/N`, however spelled: `/dev//fd/1` too),
+    /// directly or through links (at most 16).
     static func ownDescriptor(_ path: String) -> Int32? {
+        let descriptorDirectories = Set(["/dev/fd", "/proc/self/fd"].compactMap(canonical))
         var current = path
         for _ in 0..<16 {
             switch current {
@@ -106,8 +109,11 @@ enum Destination {
             case "/dev/stderr": return 2
             default: break
             }
-            for prefix in ["/dev/fd/", "/proc/self/fd/"] where current.hasPrefix(prefix) {
-                return Int32(current.dropFirst(prefix.count))
+            // In a directory of descriptors, by what the directory is, not how it is spelled.
+            if let directory = canonical(directory(of: current)), descriptorDirectories.contains(directory),
+                let number = Int32(current.split(separator: "/").last ?? "")
+            {
+                return number
             }
             guard let next = readLink(current) else { return nil }
             // A relative target is relative to the link's directory.
@@ -123,6 +129,26 @@ enum Destination {
         guard let resolved = realpath(path, nil) else {
             throw ToolError("\(path): a link to a file that does not exist (or cannot be reached); not writing through it")
         }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// After writing a regular file through a descriptor the shell opened for reading and
+    /// writing (`1<>file`), cuts off what was there past the new output, as `cp` (which opens
+    /// `/dev/stdout` anew, truncating) leaves it. A descriptor opened to append, or anything but a
+    /// regular file, is left alone.
+    static func truncateAtOffset(_ descriptor: Int32) {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return }
+        let flags = fcntl(descriptor, F_GETFL)
+        guard flags >= 0, flags & O_APPEND == 0 else { return }
+        let offset = lseek(descriptor, 0, SEEK_CUR)
+        if offset >= 0 { _ = ftruncate(descriptor, offset) }
+    }
+
+    /// The path with every link and `.`, `..` and `//` resolved, if it exists.
+    private static func canonical(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
         defer { free(resolved) }
         return String(cString: resolved)
     }
