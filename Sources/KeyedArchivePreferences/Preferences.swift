@@ -420,8 +420,10 @@ public final class Preferences: Sendable {
         var warnings: [String] = []
         var changes: [(String, PropertyListValue?)] = []
         defer {
-            for warning in warnings { configuration.warningHandler(warning) }
+            // Changes first: a warning handler that sets a value tells observers of it at once,
+            // and the flush's older value delivered after it was the last they heard.
             notify(changes)
+            for warning in warnings { configuration.warningHandler(warning) }
         }
         try flushLock.withLock {
             let snapshot = state.withLock { state in

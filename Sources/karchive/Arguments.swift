@@ -97,10 +97,11 @@ enum Files {
 /// Where an output path leads, for ``Files/write(to:producing:)``.
 enum Destination {
     /// The descriptor `path` names, when it is one of the process's own (`/dev/stdout`,
-    /// `/dev/stderr`, `/dev/fd/N`, `/proc/self/fd/N`, however spelled: `/dev//fd/1` too),
+    /// `/dev/stderr`, `/dev/fd/N`, `/proc/self/fd/N`, `/proc/thread-self/fd/N`, however
+    /// spelled: `/dev//fd/1` too),
     /// directly or through links (at most 16).
     static func ownDescriptor(_ path: String) -> Int32? {
-        let descriptorDirectories = Set(["/dev/fd", "/proc/self/fd"].compactMap(canonical))
+        let descriptorDirectories = Set(["/dev/fd", "/proc/self/fd", "/proc/thread-self/fd"].compactMap(canonical))
         var current = path
         for _ in 0..<16 {
             switch current {

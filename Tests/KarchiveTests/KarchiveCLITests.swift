@@ -423,10 +423,12 @@ final class KarchiveCLITests: XCTestCase {
         // However spelled (`/dev//fd/1` was followed to the file and replaced it), and cut
         // after the output on a descriptor opened for reading and writing (`1<>file` kept the
         // old tail), as `cp` leaves it.
-        let spelled = "{ echo header; \"$0\" convert -f xml \"$1\" -o /dev//fd/1; echo footer; } > \"$2\""
-        let respelled = try ToolRunner.run(URL(fileURLWithPath: "/bin/sh"), ["-c", spelled, ToolRunner.karchiveURL.path, input.path, combined.path])
-        XCTAssertEqual(respelled.status, 0, respelled.standardError)
-        XCTAssertEqual(try Data(contentsOf: combined), Data("header\n".utf8) + expected + Data("footer\n".utf8))
+        for spelling in ["/dev//fd/1", "/proc/thread-self/fd/1"] {
+            let spelled = "{ echo header; \"$0\" convert -f xml \"$1\" -o \(spelling); echo footer; } > \"$2\""
+            let respelled = try ToolRunner.run(URL(fileURLWithPath: "/bin/sh"), ["-c", spelled, ToolRunner.karchiveURL.path, input.path, combined.path])
+            XCTAssertEqual(respelled.status, 0, respelled.standardError)
+            XCTAssertEqual(try Data(contentsOf: combined), Data("header\n".utf8) + expected + Data("footer\n".utf8), spelling)
+        }
         let longer = scratch.appendingPathComponent("longer.txt")
         try Data(repeating: UInt8(ascii: "X"), count: 4_000).write(to: longer)
         let readWrite = "\"$0\" convert -f xml \"$1\" -o /dev/stdout 1<>\"$2\""
