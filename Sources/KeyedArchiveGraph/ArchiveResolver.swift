@@ -94,9 +94,23 @@ private struct Resolved {
         bytes += member.bytes
         height = max(height, member.height + 1)
         let (mine, theirs) = (backReferences, member.backReferences)
-        // Most members add nothing new: no copy then.
-        guard !theirs.isEmpty, theirs != mine, !theirs.allSatisfy({ Self.contains(mine, $0) }) else { return }
-        backReferences = Self.merge(mine, theirs)
+        guard !theirs.isEmpty, theirs != mine else { return }
+        if mine.isEmpty, pending.isEmpty { backReferences = theirs; return }
+        for reference in theirs where !Self.contains(mine, reference) { pending.append(reference) }
+    }
+
+    /// Back references of members not yet in `backReferences` (unsorted, repeats allowed).
+    var pending: [UInt32] = []
+
+    /// Folds `pending` into `backReferences`: once per container, not once per member.
+    mutating func finish() {
+        guard !pending.isEmpty else { return }
+        pending.sort()
+        var unique: [UInt32] = []
+        unique.reserveCapacity(pending.count)
+        for reference in pending where unique.last != reference { unique.append(reference) }
+        backReferences = Self.merge(backReferences, unique)
+        pending = []
     }
 
     /// Whether the sorted list `list` holds `value`.
@@ -223,6 +237,7 @@ private final class ResolverState {
                 result.append(resolved.value)
                 total.absorb(resolved)
             }
+            total.finish()
             total.value = .array(result)
             return total
         case .dictionary(let dictionary):
@@ -239,6 +254,7 @@ private final class ResolverState {
                 result.entries.append((PropertyListValue(key), resolved.value))
                 total.absorb(resolved)
             }
+            total.finish()
             total.value = .dictionary(result)
             return total
         default:
@@ -251,12 +267,14 @@ private final class ResolverState {
     func object(_ uid: UInt32, document: ArchiveDocument, depth: Int, path: String) throws -> Resolved {
         try checkDepth(depth, document: document, path: path)
         if uid == 0 {
-            try count(1, document: document, path: path)
-            return Resolved(value: ArchiveKeys.nullValue, nodes: 1)
+            let bytes = Self.bytes(of: ArchiveKeys.nullValue)
+            try count(1, bytes: bytes, document: document, path: path)
+            return Resolved(value: ArchiveKeys.nullValue, nodes: 1, bytes: bytes)
         }
         if emitting.contains(uid) {
-            try count(2, document: document, path: path)
-            return Resolved(value: ["$ref": PropertyListValue(Int(uid))], nodes: 2, backReferences: [uid], height: 1)
+            // The dictionary, its key "$ref" and the number.
+            try count(3, bytes: 4, document: document, path: path)
+            return Resolved(value: ["$ref": PropertyListValue(Int(uid))], nodes: 3, backReferences: [uid], bytes: 4, height: 1)
         }
         // Reused when every object it refers back to is being emitted again, so that each
         // `$ref` still names an object on the way here. Results with back references were
@@ -331,6 +349,7 @@ private final class ResolverState {
                 result.entries.append((PropertyListValue(name), value.value))
                 total.absorb(value)
             }
+            total.finish()
             total.value = .dictionary(result)
             return total
         case .string?:
@@ -358,7 +377,8 @@ private final class ResolverState {
         case .number?, .archivedObject?, .type?, nil:
             var result = PropertyListDictionary()
             result.entries.reserveCapacity(fields.count)
-            var total = Resolved(value: .null, nodes: 2)
+            let classKeyBytes = ArchiveKeys.classReference.utf8.count
+            var total = Resolved(value: .null, nodes: 2, bytes: classKeyBytes)
             // `$class` is the class name's; a user field of that name (stored `$$class`)
             // keeps its stored spelling rather than collide with it.
             var names: [String] = []
@@ -369,7 +389,7 @@ private final class ResolverState {
             }
             var uniqueKeys = UniqueKeys(names + [ArchiveKeys.classReference])
             _ = uniqueKeys.unique(ArchiveKeys.classReference)
-            try count(2, document: document, path: here)
+            try count(2, bytes: classKeyBytes, document: document, path: here)
             var nameIndex = 0
             for entry in fields.entries where entry.key.stringValue != ArchiveKeys.classReference {
                 let name = uniqueKeys.unique(names[nameIndex])
@@ -383,6 +403,7 @@ private final class ResolverState {
             // 2^20 times resolved at no cost.
             try countKey(description.name, into: &total, document: document, path: here)
             result.entries.append((ArchiveKeys.classReferenceValue, PropertyListValue(description.name)))
+            total.finish()
             total.value = .dictionary(result)
             return total
         }

@@ -267,4 +267,49 @@ final class ResolverFidelityTests: XCTestCase {
             XCTAssertEqual((error as? KeyedArchiveError)?.code, .objectLimitExceeded)
         }
     }
+
+    /// What the output holds is what the limits count: a `$ref` is a dictionary, a key and a
+    /// number with 4 bytes of text; nil is the 5-byte string `$null`; an object's `$class` key
+    /// is 6 bytes. Counted short, 1 KB archives came out with 50% more values than the limit
+    /// and megabytes of `$null` under a 1,000-byte limit.
+    func testTheLimitsCountWhatTheOutputHolds() throws {
+        func limits(nodes: Int = 1 << 25, bytes: Int = 1 << 30) -> DecodingLimits {
+            var limits = DecodingLimits.default
+            limits.maximumExpandedNodeCount = nodes
+            limits.maximumExpandedByteCount = bytes
+            return limits
+        }
+        var nils = Objects()
+        var current = nils.array([.uid(0)])
+        for _ in 0..<10 { current = nils.array([current, current]) }
+        let nulls = try archive(nils, root: current)  // 1,024 `$null`s, 5,120 bytes
+        XCTAssertNoThrow(try ArchiveResolver(data: nulls, limits: limits(bytes: 5_120)).resolve())
+        XCTAssertThrowsError(try ArchiveResolver(data: nulls, limits: limits(bytes: 5_119)).resolve())
+
+        // An object holding 4 references back to itself, 2^3 times: its output, counted here
+        // from the value itself, is exactly what the limits must allow.
+        var objects = Objects()
+        objects.list.append(.null)  // the object, set below
+        var shared = objects.array(Array(repeating: .uid(1), count: 4))
+        for _ in 0..<3 { shared = objects.array([shared, shared]) }
+        let classUID = objects.classUID("")
+        objects.list[0] = ["$class": classUID, "x": shared]
+        let refs = try archive(objects, root: .uid(1))
+        let resolved = try ArchiveResolver.resolve(refs)
+        func measure(_ value: PropertyListValue) -> (nodes: Int, bytes: Int) {
+            switch value {
+            case .array(let items): return items.map(measure).reduce((1, 0)) { ($0.0 + $1.0, $0.1 + $1.1) }
+            case .dictionary(let dictionary):
+                return dictionary.entries.reduce((1, 0)) { total, entry in
+                    let (nodes, bytes) = measure(entry.value)
+                    return (total.0 + 1 + nodes, total.1 + (entry.key.stringValue?.utf8.count ?? 0) + bytes)
+                }
+            case .string(let string): return (1, string.utf8Count)
+            default: return (1, 0)
+            }
+        }
+        let real = measure(resolved)
+        XCTAssertThrowsError(try ArchiveResolver(data: refs, limits: limits(nodes: real.nodes - 1)).resolve())
+        XCTAssertThrowsError(try ArchiveResolver(data: refs, limits: limits(bytes: real.bytes - 1)).resolve())
+    }
 }
