@@ -312,4 +312,25 @@ final class ResolverFidelityTests: XCTestCase {
         XCTAssertThrowsError(try ArchiveResolver(data: refs, limits: limits(nodes: real.nodes - 1)).resolve())
         XCTAssertThrowsError(try ArchiveResolver(data: refs, limits: limits(bytes: real.bytes - 1)).resolve())
     }
+
+    /// Every remembered result keeps its references back: a chain of D objects whose last
+    /// refers back to all of them keeps D²/2, and an 11 MB file held 468 MB. They count
+    /// against `maximumExpandedNodeCount`.
+    func testRememberedBackReferencesAreBounded() throws {
+        var objects = Objects()
+        let chain = (0..<100).map { _ in objects.add(.null) }  // set below
+        let last = objects.array(chain)
+        let classUID = objects.classUID("X")
+        for index in 0..<100 {
+            guard case .uid(let uid) = chain[index] else { continue }
+            objects.list[Int(uid) - 1] = ["$class": classUID, "next": index + 1 < 100 ? chain[index + 1] : last]
+        }
+        let data = try archive(objects, root: chain[0])
+        XCTAssertNoThrow(try ArchiveResolver.resolve(data))
+        var limits = DecodingLimits.default
+        limits.maximumExpandedNodeCount = 4_000  // the output is about 700 values; 100²/2 references remembered
+        XCTAssertThrowsError(try ArchiveResolver(data: data, limits: limits).resolve()) { error in
+            XCTAssertTrue("\(error)".contains("remembering"), "\(error)")
+        }
+    }
 }
