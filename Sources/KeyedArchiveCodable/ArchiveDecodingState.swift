@@ -522,7 +522,7 @@ final class ArchiveDecodingState: Decoder {
         guard depth <= limits.maximumDepth else {
             throw corrupted("nesting deeper than the maximum depth \(limits.maximumDepth)")
         }
-        if StackSpace.checks(depth: depth), !StackSpace.hasRoom() { throw corrupted(StackSpace.exhaustedMessage(depth: depth)) }
+        if StackSpace.runsShort(atDepth: depth) { throw corrupted(StackSpace.exhaustedMessage(depth: depth)) }
         return depth
     }
 
@@ -584,7 +584,7 @@ final class ArchiveDecodingState: Decoder {
         guard depth <= limits.maximumDepth else {
             throw corrupted("nesting deeper than the maximum depth \(limits.maximumDepth)")
         }
-        if StackSpace.checks(depth: depth), !StackSpace.hasRoom() { throw corrupted(StackSpace.exhaustedMessage(depth: depth)) }
+        if StackSpace.runsShort(atDepth: depth) { throw corrupted(StackSpace.exhaustedMessage(depth: depth)) }
         try countExpansion(1)
         let isObject: Bool
         if case .object = kind { isObject = true } else { isObject = false }

@@ -215,7 +215,7 @@ private final class ResolverState {
         guard depth <= document.limits.maximumDepth else {
             throw KeyedArchiveError(.depthLimitExceeded, "nesting deeper than \(document.limits.maximumDepth)", path: path())
         }
-        if StackSpace.checks(depth: depth), !StackSpace.hasRoom() {
+        if StackSpace.runsShort(atDepth: depth) {
             throw KeyedArchiveError(.depthLimitExceeded, StackSpace.exhaustedMessage(depth: depth), path: path())
         }
     }
@@ -392,21 +392,19 @@ private final class ResolverState {
             var total = Resolved(value: .null, nodes: 2, bytes: classKeyBytes)
             // `$class` is the class name's; a user field of that name (stored `$$class`)
             // keeps its stored spelling rather than collide with it.
-            var names: [String] = []
-            for entry in fields.entries {
+            let userFields = try fields.entries.compactMap { entry -> (name: String, value: PropertyListValue)? in
                 guard let key = entry.key.stringValue else { throw invalid("object has a \(entry.key.typeName) key") }
-                if key == ArchiveKeys.classReference { continue }
-                names.append(ArchiveKeys.unescape(key) == ArchiveKeys.classReference ? key : ArchiveKeys.unescape(key))
+                if key == ArchiveKeys.classReference { return nil }
+                let unescaped = ArchiveKeys.unescape(key)
+                return (unescaped == ArchiveKeys.classReference ? key : unescaped, entry.value)
             }
-            var uniqueKeys = UniqueKeys(names + [ArchiveKeys.classReference])
+            var uniqueKeys = UniqueKeys(userFields.map(\.name) + [ArchiveKeys.classReference])
             _ = uniqueKeys.unique(ArchiveKeys.classReference)
             try count(2, bytes: classKeyBytes, document: document, path: here)
-            var nameIndex = 0
-            for entry in fields.entries where entry.key.stringValue != ArchiveKeys.classReference {
-                let name = uniqueKeys.unique(names[nameIndex])
-                nameIndex += 1
+            for field in userFields {
+                let name = uniqueKeys.unique(field.name)
                 try countKey(name, into: &total, document: document, path: here)
-                let value = try inline(entry.value, document: document, depth: depth + 1, path: here + " " + name)
+                let value = try inline(field.value, document: document, depth: depth + 1, path: here + " " + name)
                 result.entries.append((PropertyListValue(name), value.value))
                 total.absorb(value)
             }

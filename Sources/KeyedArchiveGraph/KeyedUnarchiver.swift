@@ -999,7 +999,7 @@ public final class KeyedUnarchiver {
             guard depth <= document.limits.maximumDepth else {
                 throw error(.depthLimitExceeded, "nesting deeper than \(document.limits.maximumDepth)")
             }
-            if StackSpace.checks(depth: depth), !StackSpace.hasRoom() {
+            if StackSpace.runsShort(atDepth: depth) {
                 throw error(.depthLimitExceeded, StackSpace.exhaustedMessage(depth: depth))
             }
             let name = info.description.name
@@ -1235,7 +1235,7 @@ public final class KeyedUnarchiver {
         guard level < document.limits.maximumDepth else {
             throw error(.depthLimitExceeded, "inline values nested deeper than \(document.limits.maximumDepth)")
         }
-        if StackSpace.checks(depth: depth + level), !StackSpace.hasRoom() {
+        if StackSpace.runsShort(atDepth: depth + level) {
             throw error(.depthLimitExceeded, StackSpace.exhaustedMessage(depth: depth + level))
         }
         switch value {

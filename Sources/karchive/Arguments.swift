@@ -69,7 +69,7 @@ enum Files {
     /// `produce` throws as ``ToolError`` pass through unchanged, and the old file is kept (a
     /// FIFO, a device or a descriptor, which are written as they are, may have had part).
     ///
-    /// - `/dev/stdout`, `/dev/stderr`, `/dev/fd/N` and `/proc/self/fd/N` (or a link to one)
+    /// - `/dev/stdout`, `/dev/stderr`, `/dev/fd/N` and `/proc/self/fd/N` (see `Destination`)
     ///   write the process's own descriptor, as `-` does: followed to the file the shell
     ///   opened and replaced, the shell's other output to it was lost.
     /// - A FIFO, a device or a terminal (`-o /dev/null`) is written as it is, as `cp` writes
@@ -127,11 +127,10 @@ enum Destination {
     /// `path` is not a link; throws when the link leads nowhere.
     static func linkTarget(_ path: String) throws -> String? {
         guard readLink(path) != nil else { return nil }
-        guard let resolved = realpath(path, nil) else {
+        guard let resolved = canonical(path) else {
             throw ToolError("\(path): a link to a file that does not exist (or cannot be reached); not writing through it")
         }
-        defer { free(resolved) }
-        return String(cString: resolved)
+        return resolved
     }
 
     /// After writing a regular file through a descriptor the shell opened for reading and

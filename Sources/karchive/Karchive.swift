@@ -161,21 +161,10 @@ enum Output {
         text.withUTF8 { writeAll(2, UnsafeRawBufferPointer($0)) }
     }
     private static func writeAll(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer) {
-        var offset = 0
-        while offset < buffer.count, let base = buffer.baseAddress {
-            let written = systemWrite(descriptor, base + offset, buffer.count - offset)
-            if written < 0 && errno == EINTR { continue }
-            if written <= 0 {
-                if descriptor == 1 && standardOutputError == 0 { standardOutputError = written < 0 ? errno : EIO }
-                return
-            }
-            offset += written
+        do {
+            try AtomicFile.writeDirectly(toDescriptor: descriptor, path: descriptor == 1 ? "standard output" : "standard error") { try $0(buffer) }
+        } catch {
+            if descriptor == 1 && standardOutputError == 0 { standardOutputError = (error as? FileAccessError)?.code ?? EIO }
         }
     }
 }
-
-#if canImport(Glibc)
-private let systemWrite = Glibc.write
-#elseif canImport(Darwin)
-private let systemWrite = Darwin.write
-#endif

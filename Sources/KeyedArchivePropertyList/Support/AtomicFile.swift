@@ -101,16 +101,16 @@ package enum AtomicFile {
     }
 
     /// Writes all of `bytes` to `descriptor`, retrying short and interrupted writes; `wrote` is
-    /// told each amount written.
+    /// told each amount written. A write of nothing is an error (EIO), not a reason to loop.
     private static func writeFully(
         _ bytes: UnsafeRawBufferPointer, to descriptor: Int32, path: String, wrote: (Int) -> Void
     ) throws {
         var offset = 0
         while offset < bytes.count, let base = bytes.baseAddress {
             let written = systemWrite(descriptor, base + offset, bytes.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw FileAccessError(path: path, operation: "cannot write")
+            if written <= 0 {
+                if written < 0 && errno == EINTR { continue }
+                throw FileAccessError(path: path, operation: "cannot write", code: written < 0 ? errno : EIO)
             }
             offset += written
             wrote(written)

@@ -13,17 +13,18 @@ import Darwin
 /// `DecodingLimits.maximumDepth` (512) bounds that recursion, but not in bytes: a level costs
 /// about 3.5 KB of stack in a release build and 15 KB in a debug one, and a thread of 512 KiB
 /// (the default for secondary threads and dispatch queues on Apple platforms) overflowed at
-/// about 150 nested arrays in a release build (35 in debug), a crash from a 3.5 KB file. At the
-/// levels ``checks(depth:)`` names, the decoders ask ``hasRoom()`` and throw
-/// `depthLimitExceeded` while ``reserve`` bytes are still free.
+/// about 150 nested arrays in a release build (35 in debug), a crash from a 3.5 KB file. The
+/// decoders ask ``runsShort(atDepth:)`` at each level and throw `depthLimitExceeded` (with
+/// ``exhaustedMessage(depth:)``) while ``reserve`` bytes are still free.
 package enum StackSpace {
-    /// Whether the decoders check at `depth`: at 8, and at every level from 16. Shallower input
-    /// (nearly all of it: records nest 3 or 4 deep) never pays for a check; the check at 8 is
-    /// for small stacks (64 KiB in a release build, 160 KiB in a debug one, overflowed before 16
-    /// levels) and costs a deep decode one check.
+    /// Whether a decoder at `depth` must stop: fewer than ``reserve`` bytes of stack are left.
+    /// Asked at 8 and at every level from 16: shallower input (nearly all of it: records nest
+    /// 3 or 4 deep) never pays for a check; the check at 8 is for small stacks (64 KiB in a
+    /// release build, 160 KiB in a debug one, overflowed before 16 levels) and costs a deep
+    /// decode one check.
     @inline(__always)
-    package static func checks(depth: Int) -> Bool {
-        depth >= 16 || depth == 8
+    package static func runsShort(atDepth depth: Int) -> Bool {
+        (depth >= 16 || depth == 8) && !hasRoom()
     }
 
     /// Stack kept free below the deepest decoding level: for what runs below the check (one
@@ -33,7 +34,7 @@ package enum StackSpace {
     /// Whether more than ``reserve`` bytes of the calling thread's stack are left below the
     /// caller. True when the stack's extent is unknown (a platform without a way to ask).
     @inline(never)
-    package static func hasRoom() -> Bool {
+    private static func hasRoom() -> Bool {
         let floor = cachedFloor()
         var marker: UInt8 = 0
         let here = withUnsafeMutablePointer(to: &marker) { UInt(bitPattern: $0) }
@@ -47,7 +48,7 @@ package enum StackSpace {
         // Without a slot (keys exhausted), unknown: slot 0 would be another library's.
         guard let floorKey else { return 0 }
         if let cached = pthread_getspecific(floorKey) { return UInt(bitPattern: cached) }
-        let bottom = stackBottom()
+        let bottom = UInt(keyed_archive_stack_bottom())
         // Unknown: 0, which every address passes. A stack smaller than the reserve is all
         // reserve: nothing deeper than the checked depth is decoded on it.
         let floor = bottom == 0 ? 0 : bottom.addingReportingOverflow(reserve).partialValue
@@ -56,15 +57,10 @@ package enum StackSpace {
         return floor | 1
     }
 
-    /// The decoders' message when ``hasRoom()`` is false at `depth`.
+    /// The decoders' message when ``runsShort(atDepth:)`` is true at `depth`.
     package static func exhaustedMessage(depth: Int) -> String {
         "nesting \(depth) deep needs more stack than this thread has left (\(reserve >> 10) KiB are kept free); "
             + "decode on a thread with a larger stack, or lower DecodingLimits.maximumDepth"
-    }
-
-    /// The lowest address of the calling thread's stack, or 0 when unknown.
-    private static func stackBottom() -> UInt {
-        UInt(keyed_archive_stack_bottom())
     }
 
     /// The thread-specific slot for the floor (created once, never deleted), or `nil` when the
