@@ -56,7 +56,7 @@ final class ArchiveDecodingState: Decoder {
     @exclusivity(unchecked) private var accepted: [AcceptKey: Bool] = [:]
     @exclusivity(unchecked) private var typeKinds = TypeKindCache(decoding: true)
     /// In-place storages made by this decode, for reuse once no container refers to them (see
-    /// ``keyedStorageInPlace(_:expected:keyType:)``). Each refers to this state, so the list is
+    /// ``keyedStorageInPlace(_:expected:keyType:depth:nestedPath:)``). Each refers to this state, so the list is
     /// emptied when the decode ends (``decodeRoot(_:key:)``).
     @exclusivity(unchecked) private var spareStorages: [InPlaceKeyedStorage] = []
     /// The most storages kept for reuse: nesting levels deeper than this make their own.
@@ -123,7 +123,7 @@ final class ArchiveDecodingState: Decoder {
 
     // MARK: Decoder
 
-    var codingPath: [any CodingKey] { keys.path }
+    var codingPath: [any CodingKey] { visiblePath(keys.path) }
     var userInfo: [CodingUserInfoKey: Any] { sendableUserInfo }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
@@ -161,9 +161,43 @@ final class ArchiveDecodingState: Decoder {
 
     // MARK: Errors
 
+    /// The coding path users see for a path of the key stack: without its first key, the
+    /// `$top` key the decode started from, since Foundation's decoders start from `[]` (so did
+    /// our encoder).
+    func visiblePath(_ stackPath: [any CodingKey]) -> [any CodingKey] {
+        Array(stackPath.dropFirst())
+    }
+
+    /// The visible coding path of the container at `depth` (the first `depth` keys on the
+    /// stack), or of a nested container, which knows its own (see ``withPath(_:_:)``).
+    func containerPath(depth: Int, nestedPath: [any CodingKey]?) -> [any CodingKey] {
+        if let nestedPath { return visiblePath(nestedPath) }
+        return keys.elements(from: 1, upTo: depth)
+    }
+
     func path(adding key: (any CodingKey)?) -> [any CodingKey] {
-        guard let key else { return keys.path }
-        return keys.path + [key]
+        var path = keys.elements(from: 1, upTo: keys.count)
+        if let key { path.append(key) }
+        return path
+    }
+
+    /// Runs `body` with the key stack holding `path`, the stack path of a container made by
+    /// `nestedContainer`, `nestedUnkeyedContainer` or `superDecoder`. Such a container outlives
+    /// the call that made it, whose key was popped when it returned; without its key on the
+    /// stack, its errors and the values it decodes left the key out of their coding paths
+    /// (`[circle, radius]` came out as `[radius]` for an enum's payload). Usually the stack holds
+    /// the container's parent's path, and the key is pushed; otherwise (a container used after
+    /// its parent moved on) the stack is set to `path` and put back after.
+    func withPath<R>(_ path: [any CodingKey], _ body: () throws -> R) rethrows -> R {
+        if keys.count == path.count - 1, let last = path.last {
+            keys.append(last)
+            defer { keys.removeLast() }
+            return try body()
+        }
+        let saved = keys.path
+        keys.replaceAll(with: path)
+        defer { keys.replaceAll(with: saved) }
+        return try body()
     }
 
     func corrupted(_ message: String, key: (any CodingKey)? = nil) -> DecodingError {
@@ -213,7 +247,9 @@ final class ArchiveDecodingState: Decoder {
     ///
     /// Not generic over the coding-key type: returning an optional container of it made two
     /// generic-metadata lookups at every object.
-    private func keyedStorageInPlace(_ uid: UInt32, expected: Any.Type?, keyType: ObjectIdentifier, depth: Int) throws -> StorageInPlace? {
+    private func keyedStorageInPlace(
+        _ uid: UInt32, expected: Any.Type?, keyType: ObjectIdentifier, depth: Int, nestedPath: [any CodingKey]?
+    ) throws -> StorageInPlace? {
         var kept = -1
         for index in keptContainers.indices where keptContainers[index].keyType == keyType {
             // (Through the buffer: `&keptContainers[index].box` checks a temporary copy.)
@@ -234,7 +270,7 @@ final class ArchiveDecodingState: Decoder {
         guard let classUID = (try? document.restartInPlace(&storage.lookup, at: uid, path: "")) ?? nil,
             try kind(ofClass: classUID, uid: uid) == .keyed
         else { return nil }
-        storage.reuse(depth: depth)
+        storage.reuse(depth: depth, nestedPath: nestedPath)
         if isStrict {
             // Described when the storage was made; looked up only here, in strict mode (never
             // skipped: an unknown class is described again).
@@ -244,7 +280,7 @@ final class ArchiveDecodingState: Decoder {
         return kept >= 0 ? .kept(keptContainers[kept].box) : .storage(storage)
     }
 
-    /// What ``keyedStorageInPlace(_:expected:keyType:)`` found.
+    /// What ``keyedStorageInPlace(_:expected:keyType:depth:nestedPath:)`` found.
     private enum StorageInPlace {
         /// A kept container's box (see ``KeptContainer``), its storage restarted.
         case kept(AnyObject)
@@ -432,14 +468,17 @@ final class ArchiveDecodingState: Decoder {
 
     // MARK: Containers
 
+    /// A keyed container of `value` at `depth`; `nestedPath`, the stack path of a container made
+    /// by another (see ``withPath(_:_:)``), nil for one a decode makes.
     func keyedContainer<Key: CodingKey>(
-        for value: PropertyListValue, expected: Any.Type?, keyedBy type: Key.Type, depth: Int
+        for value: PropertyListValue, expected: Any.Type?, keyedBy type: Key.Type, depth: Int,
+        nestedPath: [any CodingKey]? = nil
     ) throws -> KeyedDecodingContainer<Key> {
         guard case .uid(let uid) = value else {
             throw mismatch([String: Any].self, "expected an archived object, found an inline \(value.typeName)")
         }
         guard uid != 0 else { throw notFound(expected ?? [String: Any].self) }
-        switch try keyedStorageInPlace(uid, expected: expected, keyType: ObjectIdentifier(Key.self), depth: depth) {
+        switch try keyedStorageInPlace(uid, expected: expected, keyType: ObjectIdentifier(Key.self), depth: depth, nestedPath: nestedPath) {
         case .kept(let box)?:
             // Sound: kept containers are found by `Key`'s identity, and `box` is one made for it.
             return unsafeBitCast(box, to: KeyedDecodingContainer<Key>.self)
@@ -459,11 +498,13 @@ final class ArchiveDecodingState: Decoder {
         case .keyed:
             try checkAccepted(info, classUID: classUID, expected: expected)
             let storage = KeyedStorage(entries: fields.entries, state: self, depth: depth)
+            storage.nestedPath = nestedPath
             return KeyedDecodingContainer(KeyedArchiveDecodingContainer<Key>(storage: storage))
         case .dictionary:
             let entries = try dictionaryEntries(fields, uid: uid, name: info.name)
             try countExpansion(entries.count)
             let storage = KeyedStorage(map: entries, state: self, depth: depth)
+            storage.nestedPath = nestedPath
             return KeyedDecodingContainer(KeyedArchiveDecodingContainer<Key>(storage: storage))
         default:
             throw mismatch(expected ?? [String: Any].self, "expected a keyed object, found \(info.name)")
@@ -506,9 +547,10 @@ final class ArchiveDecodingState: Decoder {
         return (keys.items, objects.items)
     }
 
-    func unkeyedContainer(for value: PropertyListValue, depth: Int) throws -> any UnkeyedDecodingContainer {
+    /// An unkeyed container of `value` at `depth` (`nestedPath` as for ``keyedContainer(for:expected:keyedBy:depth:nestedPath:)``).
+    func unkeyedContainer(for value: PropertyListValue, depth: Int, nestedPath: [any CodingKey]? = nil) throws -> any UnkeyedDecodingContainer {
         let elements = try unkeyedElements(for: value)
-        return UnkeyedArchiveDecodingContainer(state: self, elements: elements, depth: depth)
+        return UnkeyedArchiveDecodingContainer(state: self, elements: elements, depth: depth, nestedPath: nestedPath)
     }
 
     /// `depth`, the depth of a container a caller makes from another (`nestedContainer`,

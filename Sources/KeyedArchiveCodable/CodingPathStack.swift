@@ -61,7 +61,20 @@ struct CoderStack<Element>: ~Copyable {
 
     /// The first `length` elements (all of them when there are fewer).
     func prefix(_ length: Int) -> [Element] {
-        Array(UnsafeBufferPointer(start: base, count: Swift.max(0, Swift.min(length, count))))
+        elements(from: 0, upTo: length)
+    }
+
+    /// The elements from `start` up to `end`, clamped to those there are.
+    func elements(from start: Int, upTo end: Int) -> [Element] {
+        let end = Swift.max(0, Swift.min(end, count))
+        let start = Swift.max(0, Swift.min(start, end))
+        return Array(UnsafeBufferPointer(start: base + start, count: end - start))
+    }
+
+    /// Makes the stack hold `elements` instead of what it holds.
+    mutating func replaceAll(with elements: [Element]) {
+        while count > 0 { removeLast() }
+        for element in elements { append(element) }
     }
 
     /// Doubles the room (a path's length is bounded by the coder's maximum depth; the spare

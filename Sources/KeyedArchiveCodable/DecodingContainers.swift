@@ -25,6 +25,9 @@ class KeyedStorage {
     /// The length of the container's coding path (set again when an in-place storage is
     /// reused).
     @exclusivity(unchecked) fileprivate(set) var depth: Int
+    /// The stack path of a container made by another (see
+    /// `ArchiveDecodingState.withPath(_:_:)`); nil for one a decode makes.
+    @exclusivity(unchecked) var nestedPath: [any CodingKey]?
     let entries: [PropertyListDictionary.Entry]
     let map: [String: PropertyListValue]?
     /// Where the next lookup starts: the entry after the last match.
@@ -161,8 +164,9 @@ final class InPlaceKeyedStorage: KeyedStorage {
     /// lookup in place): only when no container refers to it any more (the decoding state
     /// checks), so no reader can see the change.
     @inline(__always)
-    func reuse(depth: Int) {
+    func reuse(depth: Int, nestedPath: [any CodingKey]?) {
         self.depth = depth
+        self.nestedPath = nestedPath
     }
 
     override func hasValue(forStoredKey stored: String) -> Bool {
@@ -188,10 +192,18 @@ struct KeyedArchiveDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProt
     @inline(__always) var state: ArchiveDecodingState { storage.state }
     @inline(__always) var depth: Int { storage.depth }
 
-    var codingPath: [any CodingKey] { state.keys.prefix(depth) }
+    var codingPath: [any CodingKey] { state.containerPath(depth: depth, nestedPath: storage.nestedPath) }
     var allKeys: [Key] { storage.keyNames.compactMap { Key(stringValue: $0) } }
 
     func contains(_ key: Key) -> Bool { storage.hasValue(forKey: key.stringValue) }
+
+    /// `body` with the key stack holding this container's path (for a nested one: see
+    /// `ArchiveDecodingState.withPath(_:_:)`); a container a decode made is on it already.
+    @inline(__always)
+    private func inPath<R>(_ body: () throws -> R) rethrows -> R {
+        guard let nestedPath = storage.nestedPath else { return try body() }
+        return try state.withPath(nestedPath, body)
+    }
 
     /// The stored value for `key`, if any; a field the file cannot give is `dataCorrupted` here.
     @inline(__always)
@@ -221,7 +233,7 @@ struct KeyedArchiveDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProt
 
     @inline(never)
     private func throwUnreadable<FieldKey: CodingKey>(_ error: any Error, key: FieldKey) throws -> Never {
-        throw state.unreadable(error, key: key)
+        try inPath { throw state.unreadable(error, key: key) }
     }
 
     @inline(never)
@@ -238,19 +250,22 @@ struct KeyedArchiveDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProt
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
         let value = try require(key)
         if let quick = state.quickBool(value) { return quick }
-        return try state.decodeBool(value, key: key)
+        return try inPath { try state.decodeBool(value, key: key) }
     }
     func decode(_ type: String.Type, forKey key: Key) throws -> String {
         let value = try require(key)
         if let quick = state.quickString(value) { return quick }
-        return try state.decodeString(value, key: key)
+        return try inPath { try state.decodeString(value, key: key) }
     }
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
         let value = try require(key)
         if let quick = state.quickDouble(value) { return quick }
-        return try state.decodeDouble(value, key: key)
+        return try inPath { try state.decodeDouble(value, key: key) }
     }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try state.decodeFloat(require(key), key: key) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
+        let value = try require(key)
+        return try inPath { try state.decodeFloat(value, key: key) }
+    }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try decodeInteger(type, forKey: key) }
     func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try decodeInteger(type, forKey: key) }
     func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try decodeInteger(type, forKey: key) }
@@ -268,66 +283,81 @@ struct KeyedArchiveDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProt
     private func decodeInteger<I: FixedWidthInteger>(_ type: I.Type, forKey key: Key) throws -> I {
         let value = try require(key)
         if let quick = state.quickInteger(type, value) { return quick }
-        return try state.decodeInteger(type, value, key: key)
+        return try inPath { try state.decodeInteger(type, value, key: key) }
     }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         let value = try require(key)
-        state.keys.append(key)
-        defer { state.keys.removeLast() }
-        return try state.decodeValue(type, from: value, checkCycle: true)
+        return try inPath {
+            state.keys.append(key)
+            defer { state.keys.removeLast() }
+            return try state.decodeValue(type, from: value, checkCycle: true)
+        }
     }
 
     /// Missing key and `$null` alike are nil.
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         guard let value = try lookup(key), value != .uid(0) else { return nil }
-        state.keys.append(key)
-        defer { state.keys.removeLast() }
-        return try state.decodeValue(type, from: value, checkCycle: true)
+        return try inPath {
+            state.keys.append(key)
+            defer { state.keys.removeLast() }
+            return try state.decodeValue(type, from: value, checkCycle: true)
+        }
     }
 
     func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
         guard let value = try lookup(key), value != .uid(0) else { return nil }
-        return try state.decodeString(value, key: key)
+        return try inPath { try state.decodeString(value, key: key) }
     }
 
     func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
         guard let value = try lookup(key), value != .uid(0) else { return nil }
-        return try state.decodeInteger(type, value, key: key)
+        return try inPath { try state.decodeInteger(type, value, key: key) }
     }
 
     func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
         guard let value = try lookup(key), value != .uid(0) else { return nil }
-        return try state.decodeDouble(value, key: key)
+        return try inPath { try state.decodeDouble(value, key: key) }
     }
 
     func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
         guard let value = try lookup(key), value != .uid(0) else { return nil }
-        return try state.decodeBool(value, key: key)
+        return try inPath { try state.decodeBool(value, key: key) }
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
         let value = try require(key)
-        state.keys.append(key)
-        defer { state.keys.removeLast() }
-        return try state.keyedContainer(for: value, expected: nil, keyedBy: type, depth: try state.checkedDepth(depth + 1))
+        return try inPath {
+            state.keys.append(key)
+            defer { state.keys.removeLast() }
+            return try state.keyedContainer(
+                for: value, expected: nil, keyedBy: type, depth: try state.checkedDepth(depth + 1), nestedPath: state.keys.path)
+        }
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
         let value = try require(key)
-        state.keys.append(key)
-        defer { state.keys.removeLast() }
-        return try state.unkeyedContainer(for: value, depth: try state.checkedDepth(depth + 1))
+        return try inPath {
+            state.keys.append(key)
+            defer { state.keys.removeLast() }
+            return try state.unkeyedContainer(for: value, depth: try state.checkedDepth(depth + 1), nestedPath: state.keys.path)
+        }
     }
 
     func superDecoder() throws -> any Decoder {
-        ValueArchiveDecoder(
-            state: state, value: try lookup(named: "super", key: NameKey.super) ?? .uid(0), codingPath: codingPath + [NameKey.super],
-            depth: try state.checkedDepth(depth + 1))
+        try superDecoder(value: try lookup(named: "super", key: NameKey.super), key: NameKey.super)
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
-        ValueArchiveDecoder(state: state, value: try lookup(key) ?? .uid(0), codingPath: codingPath + [key], depth: try state.checkedDepth(depth + 1))
+        try superDecoder(value: try lookup(key), key: key)
+    }
+
+    /// A decoder of the value stored under `key` (nil, missing, as `$null`).
+    private func superDecoder(value: PropertyListValue?, key: any CodingKey) throws -> any Decoder {
+        try inPath {
+            ValueArchiveDecoder(
+                state: state, value: value ?? .uid(0), stackPath: state.keys.path + [key], depth: try state.checkedDepth(depth + 1))
+        }
     }
 }
 
@@ -335,15 +365,26 @@ struct UnkeyedArchiveDecodingContainer: UnkeyedDecodingContainer {
     let state: ArchiveDecodingState
     let elements: [PropertyListValue]
     let depth: Int
+    /// The stack path of a container made by another, nil for one a decode made (see
+    /// `ArchiveDecodingState.withPath(_:_:)`).
+    let nestedPath: [any CodingKey]?
     private(set) var currentIndex = 0
 
-    init(state: ArchiveDecodingState, elements: [PropertyListValue], depth: Int) {
+    init(state: ArchiveDecodingState, elements: [PropertyListValue], depth: Int, nestedPath: [any CodingKey]?) {
         self.state = state
         self.elements = elements
         self.depth = depth
+        self.nestedPath = nestedPath
     }
 
-    var codingPath: [any CodingKey] { state.keys.prefix(depth) }
+    var codingPath: [any CodingKey] { state.containerPath(depth: depth, nestedPath: nestedPath) }
+
+    /// `body` with the key stack holding this container's path (see the keyed container's).
+    @inline(__always)
+    private func inPath<R>(_ body: () throws -> R) rethrows -> R {
+        guard let nestedPath else { return try body() }
+        return try state.withPath(nestedPath, body)
+    }
     var count: Int? { elements.count }
     var isAtEnd: Bool { currentIndex >= elements.count }
 
@@ -381,24 +422,24 @@ struct UnkeyedArchiveDecodingContainer: UnkeyedDecodingContainer {
         let index = currentIndex
         let value = try next(type)
         if let quick = state.quickBool(value) { return passing(quick) }
-        return passing(try state.decodeBool(value, key: IndexKey(index)))
+        return passing(try inPath { try state.decodeBool(value, key: IndexKey(index)) })
     }
     mutating func decode(_ type: String.Type) throws -> String {
         let index = currentIndex
         let value = try next(type)
         if let quick = state.quickString(value) { return passing(quick) }
-        return passing(try state.decodeString(value, key: IndexKey(index)))
+        return passing(try inPath { try state.decodeString(value, key: IndexKey(index)) })
     }
     mutating func decode(_ type: Double.Type) throws -> Double {
         let index = currentIndex
         let value = try next(type)
         if let quick = state.quickDouble(value) { return passing(quick) }
-        return passing(try state.decodeDouble(value, key: IndexKey(index)))
+        return passing(try inPath { try state.decodeDouble(value, key: IndexKey(index)) })
     }
     mutating func decode(_ type: Float.Type) throws -> Float {
         let index = currentIndex
         let value = try next(type)
-        return passing(try state.decodeFloat(value, key: IndexKey(index)))
+        return passing(try inPath { try state.decodeFloat(value, key: IndexKey(index)) })
     }
     mutating func decode(_ type: Int.Type) throws -> Int { try decodeInteger(type) }
     mutating func decode(_ type: Int8.Type) throws -> Int8 { try decodeInteger(type) }
@@ -418,37 +459,47 @@ struct UnkeyedArchiveDecodingContainer: UnkeyedDecodingContainer {
         let index = currentIndex
         let value = try next(type)
         if let quick = state.quickInteger(type, value) { return passing(quick) }
-        return passing(try state.decodeInteger(type, value, key: IndexKey(index)))
+        return passing(try inPath { try state.decodeInteger(type, value, key: IndexKey(index)) })
     }
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
         let index = currentIndex
         let value = try next(type)
-        state.keys.append(IndexKey(index))
-        defer { state.keys.removeLast() }
-        return passing(try state.decodeValue(type, from: value, checkCycle: true))
+        return passing(try inPath {
+            state.keys.append(IndexKey(index))
+            defer { state.keys.removeLast() }
+            return try state.decodeValue(type, from: value, checkCycle: true)
+        })
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
         let index = currentIndex
         let value = try next(type)
-        state.keys.append(IndexKey(index))
-        defer { state.keys.removeLast() }
-        return passing(try state.keyedContainer(for: value, expected: nil, keyedBy: type, depth: try state.checkedDepth(depth + 1)))
+        return passing(try inPath {
+            state.keys.append(IndexKey(index))
+            defer { state.keys.removeLast() }
+            return try state.keyedContainer(
+                for: value, expected: nil, keyedBy: type, depth: try state.checkedDepth(depth + 1), nestedPath: state.keys.path)
+        })
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
         let index = currentIndex
         let value = try next([Any].self)
-        state.keys.append(IndexKey(index))
-        defer { state.keys.removeLast() }
-        return passing(try state.unkeyedContainer(for: value, depth: try state.checkedDepth(depth + 1)))
+        return passing(try inPath {
+            state.keys.append(IndexKey(index))
+            defer { state.keys.removeLast() }
+            return try state.unkeyedContainer(for: value, depth: try state.checkedDepth(depth + 1), nestedPath: state.keys.path)
+        })
     }
 
     mutating func superDecoder() throws -> any Decoder {
         let index = currentIndex
         let value = try next(Any.self)
-        return passing(ValueArchiveDecoder(state: state, value: value, codingPath: codingPath + [IndexKey(index)], depth: try state.checkedDepth(depth + 1)))
+        return passing(try inPath {
+            ValueArchiveDecoder(
+                state: state, value: value, stackPath: state.keys.path + [IndexKey(index)], depth: try state.checkedDepth(depth + 1))
+        })
     }
 }
 
@@ -456,26 +507,41 @@ struct SingleValueArchiveDecodingContainer: SingleValueDecodingContainer {
     let state: ArchiveDecodingState
     let value: PropertyListValue
     let depth: Int
+    /// The stack path of a super decoder's container, nil for one a decode made (see
+    /// `ArchiveDecodingState.withPath(_:_:)`).
+    var nestedPath: [any CodingKey]? = nil
 
-    var codingPath: [any CodingKey] { state.keys.prefix(depth) }
+    var codingPath: [any CodingKey] { state.containerPath(depth: depth, nestedPath: nestedPath) }
+
+    /// `body` with the key stack holding this container's path (see the keyed container's).
+    @inline(__always)
+    private func inPath<R>(_ body: () throws -> R) rethrows -> R {
+        guard let nestedPath else { return try body() }
+        return try state.withPath(nestedPath, body)
+    }
 
     func decodeNil() -> Bool { value == .uid(0) }
-    func decode(_ type: Bool.Type) throws -> Bool { try state.decodeBool(value) }
-    func decode(_ type: String.Type) throws -> String { try state.decodeString(value) }
-    func decode(_ type: Double.Type) throws -> Double { try state.decodeDouble(value) }
-    func decode(_ type: Float.Type) throws -> Float { try state.decodeFloat(value) }
-    func decode(_ type: Int.Type) throws -> Int { try state.decodeInteger(type, value) }
-    func decode(_ type: Int8.Type) throws -> Int8 { try state.decodeInteger(type, value) }
-    func decode(_ type: Int16.Type) throws -> Int16 { try state.decodeInteger(type, value) }
-    func decode(_ type: Int32.Type) throws -> Int32 { try state.decodeInteger(type, value) }
-    func decode(_ type: Int64.Type) throws -> Int64 { try state.decodeInteger(type, value) }
-    func decode(_ type: UInt.Type) throws -> UInt { try state.decodeInteger(type, value) }
-    func decode(_ type: UInt8.Type) throws -> UInt8 { try state.decodeInteger(type, value) }
-    func decode(_ type: UInt16.Type) throws -> UInt16 { try state.decodeInteger(type, value) }
-    func decode(_ type: UInt32.Type) throws -> UInt32 { try state.decodeInteger(type, value) }
-    func decode(_ type: UInt64.Type) throws -> UInt64 { try state.decodeInteger(type, value) }
+    func decode(_ type: Bool.Type) throws -> Bool { try inPath { try state.decodeBool(value) } }
+    func decode(_ type: String.Type) throws -> String { try inPath { try state.decodeString(value) } }
+    func decode(_ type: Double.Type) throws -> Double { try inPath { try state.decodeDouble(value) } }
+    func decode(_ type: Float.Type) throws -> Float { try inPath { try state.decodeFloat(value) } }
+    func decode(_ type: Int.Type) throws -> Int { try decodeInteger(type) }
+    func decode(_ type: Int8.Type) throws -> Int8 { try decodeInteger(type) }
+    func decode(_ type: Int16.Type) throws -> Int16 { try decodeInteger(type) }
+    func decode(_ type: Int32.Type) throws -> Int32 { try decodeInteger(type) }
+    func decode(_ type: Int64.Type) throws -> Int64 { try decodeInteger(type) }
+    func decode(_ type: UInt.Type) throws -> UInt { try decodeInteger(type) }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try decodeInteger(type) }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try decodeInteger(type) }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try decodeInteger(type) }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try decodeInteger(type) }
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        try state.decodeValue(type, from: value, checkCycle: false)
+        try inPath { try state.decodeValue(type, from: value, checkCycle: false) }
+    }
+
+    @inline(__always)
+    private func decodeInteger<I: FixedWidthInteger>(_ type: I.Type) throws -> I {
+        try inPath { try state.decodeInteger(type, value) }
     }
 }
 
@@ -483,27 +549,31 @@ struct SingleValueArchiveDecodingContainer: SingleValueDecodingContainer {
 final class ValueArchiveDecoder: Decoder {
     let state: ArchiveDecodingState
     let value: PropertyListValue
-    let codingPath: [any CodingKey]
+    /// Its path on the key stack, its own key last (see `ArchiveDecodingState.withPath(_:_:)`).
+    let stackPath: [any CodingKey]
     /// Its containers' depth, checked when it was made (see `ArchiveDecodingState.checkedDepth(_:)`).
     let depth: Int
+    var codingPath: [any CodingKey] { state.visiblePath(stackPath) }
     var userInfo: [CodingUserInfoKey: Any] { state.userInfo }
 
-    init(state: ArchiveDecodingState, value: PropertyListValue, codingPath: [any CodingKey], depth: Int) {
+    init(state: ArchiveDecodingState, value: PropertyListValue, stackPath: [any CodingKey], depth: Int) {
         self.state = state
         self.value = value
-        self.codingPath = codingPath
+        self.stackPath = stackPath
         self.depth = depth
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        try state.keyedContainer(for: value, expected: nil, keyedBy: type, depth: depth)
+        try state.withPath(stackPath) {
+            try state.keyedContainer(for: value, expected: nil, keyedBy: type, depth: depth, nestedPath: stackPath)
+        }
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        try state.unkeyedContainer(for: value, depth: depth)
+        try state.withPath(stackPath) { try state.unkeyedContainer(for: value, depth: depth, nestedPath: stackPath) }
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
-        SingleValueArchiveDecodingContainer(state: state, value: value, depth: depth)
+        SingleValueArchiveDecodingContainer(state: state, value: value, depth: depth, nestedPath: stackPath)
     }
 }

@@ -404,7 +404,7 @@ final class IdentityTests: XCTestCase {
             guard case DecodingError.typeMismatch(_, let context) = error else { return XCTFail("\(error)") }
             XCTAssertEqual(
                 context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue },
-                ["root"] + Array(repeating: ["next", "0"], count: 30).flatMap { $0 } + ["name"])
+                Array(repeating: ["next", "0"], count: 30).flatMap { $0 } + ["name"])
         }
     }
 
