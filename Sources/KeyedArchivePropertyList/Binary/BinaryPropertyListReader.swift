@@ -77,6 +77,12 @@ struct BinaryPropertyListDecoder {
     /// sizes of their members) and the string and data bytes they hold with shared members
     /// counted at every use (``DecodingLimits/maximumExpandedByteCount``).
     private var shared: [(value: PropertyListValue, expanded: Int, bytes: Int)] = []
+    /// The height of each shared container decoded (1 for one with no container among its
+    /// members): a container reused where it is referenced again must fit under the depth
+    /// limit there too. Checked only where a container was first decoded, a chain of shared
+    /// containers, each first met shallow, built a 240,000-deep value from a 420 KB file,
+    /// which overflowed the stack when it was released.
+    private var sharedHeights: [Int: Int] = [:]
 
     static let onStack: UInt8 = 0x80
     static let sharedCount: UInt8 = 2
@@ -99,6 +105,8 @@ struct BinaryPropertyListDecoder {
         var next: Int = 0
         var expanded: Int = 1
         var bytes: Int = 0
+        /// 1 + the greatest height of a container among the members decoded so far.
+        var height: Int = 1
         var items: [PropertyListValue] = []
         /// Dictionary entries; the keys are read first, with `null` values filled in later.
         var entries: [PropertyListDictionary.Entry] = []
@@ -377,9 +385,10 @@ struct BinaryPropertyListDecoder {
                 default: value = .dictionary(PropertyListDictionary(frame.entries))
                 }
                 marks[frame.object] &= ~Self.onStack
-                remember(frame.object, (value, frame.expanded, frame.bytes))
+                remember(frame.object, (value, frame.expanded, frame.bytes), height: frame.height)
                 guard let parent = frames.indices.last else { return value }
                 try add(frame.expanded, bytes: frame.bytes, to: &frames[parent])
+                frames[parent].height = Swift.max(frames[parent].height, frame.height &+ 1)
                 let member = frames[parent].next - 1
                 if frames[parent].kind != 0xD0 {
                     frames[parent].items.append(value)
@@ -422,6 +431,7 @@ struct BinaryPropertyListDecoder {
         denseSlots = []
         sparseSlots = WordPairTable()
         shared = []
+        sharedHeights = [:]
     }
 
     /// The second thread's work: the members of the split array from the split point on, with
@@ -497,11 +507,11 @@ struct BinaryPropertyListDecoder {
         let mark = marks[index]
         if mark == Self.sharedCount, let decoded = sharedValue(index) {
             // Decoded already: a string or data (valid keys), or a container (not one).
-            if let dictionary {
-                switch decoded.value {
-                case .array, .set, .dictionary: try checkKey(index, container: dictionary)
-                default: break
-                }
+            switch decoded.value {
+            case .array, .set, .dictionary:
+                if let dictionary { try checkKey(index, container: dictionary) }
+                try reuseContainer(index, frames: &frames)
+            default: break
             }
             return decoded
         }
@@ -544,6 +554,18 @@ struct BinaryPropertyListDecoder {
         }
     }
 
+    /// Checks that the shared container `index`, decoded already, fits under the depth limit
+    /// where it is referenced now, and counts its height in its new parent's.
+    private func reuseContainer(_ index: Int, frames: inout [Frame]) throws {
+        let height = sharedHeights[index] ?? 1
+        guard frames.count <= limits.maximumDepth &- height else {
+            throw PropertyListError(
+                .depthLimitExceeded, "nesting is deeper than the limit of \(limits.maximumDepth) (a shared container \(height) deep)",
+                byteOffset: offset(of: index), objectIndex: index)
+        }
+        if let parent = frames.indices.last { frames[parent].height = Swift.max(frames[parent].height, height &+ 1) }
+    }
+
     /// The decoded value of a shared object, if decoded already.
     @inline(__always)
     private func sharedValue(_ index: Int) -> (value: PropertyListValue, expanded: Int, bytes: Int)? {
@@ -557,8 +579,9 @@ struct BinaryPropertyListDecoder {
     /// Keeps a decoded string, data or container for later references when it is shared.
     /// An object used once is never looked up again, so it is not kept.
     @inline(__always)
-    private mutating func remember(_ index: Int, _ decoded: (value: PropertyListValue, expanded: Int, bytes: Int)) {
+    private mutating func remember(_ index: Int, _ decoded: (value: PropertyListValue, expanded: Int, bytes: Int), height: Int = 0) {
         guard marks[index] == Self.sharedCount else { return }
+        if height > 1 { sharedHeights[index] = height }
         if denseSlots.isEmpty {
             _ = sparseSlots.findOrInsert(UInt64(truncatingIfNeeded: index), 0, shared.count)
         } else {
