@@ -96,7 +96,7 @@ final class ArchiveDecodingState: Decoder {
 
     /// What a class description means to this decoder.
     struct ClassInfo {
-        enum Kind { case keyed, dictionary, array, set, string, data, date, url, uuid, other }
+        enum Kind { case keyed, dictionary, array, set, string, data, date, url, uuid, null, other }
         var name: String
         var kind: Kind
     }
@@ -202,6 +202,13 @@ final class ArchiveDecodingState: Decoder {
 
     func corrupted(_ message: String, key: (any CodingKey)? = nil) -> DecodingError {
         .dataCorrupted(DecodingError.Context(codingPath: path(adding: key), debugDescription: message))
+    }
+
+    /// The error for a stored value that is not the leaf type asked for: `valueNotFound` for an
+    /// NSNull (nil, as `$null` is), as Foundation's decoders report a null; else `typeMismatch`.
+    func leafMismatch(_ type: Any.Type, expected: String, _ value: PropertyListValue, key: (any CodingKey)? = nil) -> DecodingError {
+        if isNil(value) { return notFound(type, key: key) }
+        return mismatch(type, "expected \(expected), found \(describe(value))", key: key)
     }
 
     func mismatch(_ type: Any.Type, _ message: String, key: (any CodingKey)? = nil) -> DecodingError {
@@ -440,7 +447,8 @@ final class ArchiveDecodingState: Decoder {
         case .date?: kind = .date
         case .url?: kind = .url
         case .uuid?: kind = .uuid
-        case .null?, .number?: kind = .other
+        case .null?: kind = .null
+        case .number?: kind = .other
         case .archivedObject?, .type?, nil: kind = .keyed
         }
         let info = ClassInfo(name: description.name, kind: kind)
@@ -506,6 +514,8 @@ final class ArchiveDecodingState: Decoder {
             let storage = KeyedStorage(map: entries, state: self, depth: depth)
             storage.nestedPath = nestedPath
             return KeyedDecodingContainer(KeyedArchiveDecodingContainer<Key>(storage: storage))
+        case .null:
+            throw notFound(expected ?? [String: Any].self)
         default:
             throw mismatch(expected ?? [String: Any].self, "expected a keyed object, found \(info.name)")
         }
@@ -603,6 +613,8 @@ final class ArchiveDecodingState: Decoder {
                 interleaved.append(valueList[index])
             }
             elements = interleaved
+        case .null:
+            throw notFound([Any].self)
         default:
             throw mismatch([Any].self, "expected an array, found \(info.name)")
         }
@@ -829,6 +841,32 @@ final class ArchiveDecodingState: Decoder {
         return "a \(target.typeName)"
     }
 
+    /// Whether a stored value is nil: `$null` (UID 0), or a reference to an NSNull object,
+    /// which is what NSArray, NSSet and NSDictionary hold for nil (Foundation writes one for a
+    /// Swift nil bridged into them, and so does our encoder).
+    @inline(__always)
+    func isNil(_ value: PropertyListValue) -> Bool {
+        guard case .uid(let uid) = value else { return false }
+        return uid == 0 || isNullObject(uid)
+    }
+
+    /// Whether the entry at `uid` is an NSNull object. A damaged entry is not: the decode that
+    /// follows reports it.
+    @inline(never)
+    private func isNullObject(_ uid: UInt32) -> Bool {
+        guard Int(uid) < objectCount else { return false }
+        let classUID: UInt32
+        if document.isReadByIndex {
+            // Only an object dictionary can be one; no other entry is read here.
+            guard let found = (try? document.objectInPlace(uid, path: "")) ?? nil else { return false }
+            classUID = found.classUID
+        } else {
+            guard case .dictionary(let fields)? = try? object(uid), let (info, _) = try? classOf(fields, uid: uid) else { return false }
+            return info.kind == .null
+        }
+        return (try? kind(ofClass: classUID, uid: uid)) == .null
+    }
+
     // MARK: Quick paths
     //
     // The common stored forms of primitives, decoded without the coding key (an existential
@@ -872,7 +910,7 @@ final class ArchiveDecodingState: Decoder {
         if case .uid(0) = value { throw notFound(String.self, key: key) }
         let leaf = try resolveLeaf(value, key: key)
         guard case .string(let string) = leaf else {
-            throw mismatch(String.self, "expected a string, found \(describe(value))", key: key)
+            throw leafMismatch(String.self, expected: "a string", value, key: key)
         }
         try countBytes(string.utf8Count, key: key)
         return string.value
@@ -918,7 +956,7 @@ final class ArchiveDecodingState: Decoder {
             guard let result = I(exactly: real.value) else { throw corrupted("number \(real.value) does not fit in \(type)", key: key) }
             return result
         default:
-            throw mismatch(type, "expected a number, found \(describe(value))", key: key)
+            throw leafMismatch(type, expected: "a number", value, key: key)
         }
     }
 
@@ -933,7 +971,7 @@ final class ArchiveDecodingState: Decoder {
             guard let double else { throw corrupted("number \(integer) does not fit in Double", key: key) }
             return double
         default:
-            throw mismatch(Double.self, "expected a number, found \(describe(value))", key: key)
+            throw leafMismatch(Double.self, expected: "a number", value, key: key)
         }
     }
 
@@ -953,14 +991,14 @@ final class ArchiveDecodingState: Decoder {
         case .integer(let integer) where integer.bitPattern <= 1 && !integer.isAboveInt64Max:
             return integer.bitPattern == 1  // encodeInt:forKey: of a BOOL in old Objective-C code
         default:
-            throw mismatch(Bool.self, "expected a boolean, found \(describe(value))", key: key)
+            throw leafMismatch(Bool.self, expected: "a boolean", value, key: key)
         }
     }
 
     func decodeData(_ value: PropertyListValue) throws -> Data {
         if case .uid(0) = value { throw notFound(Data.self) }
         let leaf = try resolveLeaf(value)
-        guard case .data(let data) = leaf else { throw mismatch(Data.self, "expected data, found \(describe(value))") }
+        guard case .data(let data) = leaf else { throw leafMismatch(Data.self, expected: "data", value) }
         try countBytes(data.count)
         return data
     }
@@ -974,14 +1012,17 @@ final class ArchiveDecodingState: Decoder {
         guard uid != 0 else { throw notFound(type) }
         guard case .dictionary(let fields) = try object(uid) else { return nil }
         let (info, _) = try classOf(fields, uid: uid)
-        guard info.kind == kind else { throw mismatch(type, "expected \(type), found \(info.name)") }
+        guard info.kind == kind else {
+            if info.kind == .null { throw notFound(type) }
+            throw mismatch(type, "expected \(type), found \(info.name)")
+        }
         return (fields, "$objects[\(uid)] (\(info.name))")
     }
 
     func decodeDate(_ value: PropertyListValue) throws -> Date {
         if case .date(let date) = try resolveLeaf(value) { return date }  // GNUstep stores plain dates
         guard let object = try objectFields(value, expecting: Date.self, kind: .date) else {
-            throw mismatch(Date.self, "expected a date, found \(describe(value))")
+            throw leafMismatch(Date.self, expected: "a date", value)
         }
         return try checked { () throws(KeyedArchiveError) in try ArchiveDocument.dateValue(ofObject: object.fields, path: object.path) }
     }
@@ -990,7 +1031,7 @@ final class ArchiveDecodingState: Decoder {
     func decodeURL(_ value: PropertyListValue) throws -> URL {
         if case .string(let string) = try resolveLeaf(value), let url = URL(string: string.value) { return url }
         guard let object = try objectFields(value, expecting: URL.self, kind: .url) else {
-            throw mismatch(URL.self, "expected a URL, found \(describe(value))")
+            throw leafMismatch(URL.self, expected: "a URL", value)
         }
         let url = try checked { () throws(KeyedArchiveError) in try document.urlValue(ofObject: object.fields, path: object.path) }
         try countBytes(url.absoluteString.utf8.count)
@@ -1003,7 +1044,7 @@ final class ArchiveDecodingState: Decoder {
             return uuid
         }
         guard let object = try objectFields(value, expecting: UUID.self, kind: .uuid) else {
-            throw mismatch(UUID.self, "expected a UUID, found \(describe(value))")
+            throw leafMismatch(UUID.self, expected: "a UUID", value)
         }
         return try checked { () throws(KeyedArchiveError) in try ArchiveDocument.uuidValue(ofObject: object.fields, path: object.path) }
     }

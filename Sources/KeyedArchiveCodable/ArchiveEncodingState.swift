@@ -382,12 +382,14 @@ final class ArchiveEncodingState: Encoder {
         if let single = level.single {
             let stored = store(single, inline: inline && reserved == 0)
             guard reserved != 0 else { return stored }
-            // A class instance encoded as a single value: its reserved entry holds that value.
-            guard case .uid(let target) = stored, target != 0 else {
+            // A class instance encoded as a single value: its reserved entry holds that value;
+            // for a nil, an NSNull (an entry must be an object, and every reference to the
+            // instance shares it), which decodes as nil.
+            guard case .uid(let target) = stored else {
                 throw EncodingError.invalidValue(
-                    value, EncodingError.Context(codingPath: keys.path, debugDescription: "a class instance cannot encode as nil"))
+                    value, EncodingError.Context(codingPath: keys.path, debugDescription: "internal: a single value stored inline"))
             }
-            table.setObject(copyOf: target, at: reserved)
+            table.setObject(copyOf: target != 0 ? target : nullObjectUID(), at: reserved)
             return .uid(reserved)
         }
         // Nothing encoded: an empty object of the type's class (Foundation writes an empty dictionary).
@@ -532,6 +534,24 @@ final class ArchiveEncodingState: Encoder {
             throw EncodingError.invalidValue(
                 value, EncodingError.Context(codingPath: keys.path, debugDescription: "nesting deeper than the maximum depth \(maximumDepth)"))
         }
+    }
+
+    /// What an NSArray, NSSet or NSDictionary holds for `value`: for a nil (`$null`), which
+    /// those collections cannot hold, the archive's NSNull object, as Foundation writes a Swift
+    /// nil bridged into one. (With `$null` there, NSKeyedUnarchiver dropped the element from an
+    /// NSArray, shifting the rest, and built an NSDictionary that crashed when read.)
+    @inline(__always)
+    func member(_ value: PropertyListValue) -> PropertyListValue {
+        if case .uid(0) = value { return .uid(nullObjectUID()) }
+        return value
+    }
+
+    /// The archive's NSNull object (one entry, however often it is used).
+    @inline(never)
+    func nullObjectUID() -> UInt32 {
+        var fields = PropertyListDictionary()
+        fields.entries.append((ArchiveKeys.classReferenceValue, .uid(table.classUID(chain: FoundationClassNames.nullChain))))
+        return table.valueObjectUID(.dictionary(fields))
     }
 
     private func encodeDictionary<T>(_ dictionary: any ArchiveDictionaryEncodable, _ original: T) throws -> UInt32 {
@@ -798,8 +818,8 @@ extension Dictionary: ArchiveDictionaryEncodable where Key: Encodable, Value: En
             let name: any CodingKey = (key as? String).map { NameKey(stringValue: $0) } ?? NameKey(stringValue: "\(key)")
             state.keys.append(name)
             defer { state.keys.removeLast() }
-            keys.append(try state.box(key, inline: false))
-            values.append(try state.box(value, inline: false))
+            keys.append(state.member(try state.box(key, inline: false)))
+            values.append(state.member(try state.box(value, inline: false)))
         }
     }
 }
@@ -815,7 +835,7 @@ extension Set: ArchiveSetEncodable where Element: Encodable {
         for (index, member) in enumerated() {
             state.keys.append(IndexKey(index))
             defer { state.keys.removeLast() }
-            members.append(try state.box(member, inline: false))
+            members.append(state.member(try state.box(member, inline: false)))
         }
     }
 }

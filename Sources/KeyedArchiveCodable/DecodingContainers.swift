@@ -244,7 +244,7 @@ struct KeyedArchiveDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProt
 
     func decodeNil(forKey key: Key) throws -> Bool {
         guard let value = try lookup(key) else { return true }
-        return value == .uid(0)
+        return state.isNil(value)
     }
 
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
@@ -297,7 +297,7 @@ struct KeyedArchiveDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProt
 
     /// Missing key and `$null` alike are nil.
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        guard let value = try lookup(key), value != .uid(0) else { return nil }
+        guard let value = try lookup(key), !state.isNil(value) else { return nil }
         return try inPath {
             state.keys.append(key)
             defer { state.keys.removeLast() }
@@ -306,22 +306,22 @@ struct KeyedArchiveDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProt
     }
 
     func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
-        guard let value = try lookup(key), value != .uid(0) else { return nil }
+        guard let value = try lookup(key), !state.isNil(value) else { return nil }
         return try inPath { try state.decodeString(value, key: key) }
     }
 
     func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
-        guard let value = try lookup(key), value != .uid(0) else { return nil }
+        guard let value = try lookup(key), !state.isNil(value) else { return nil }
         return try inPath { try state.decodeInteger(type, value, key: key) }
     }
 
     func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
-        guard let value = try lookup(key), value != .uid(0) else { return nil }
+        guard let value = try lookup(key), !state.isNil(value) else { return nil }
         return try inPath { try state.decodeDouble(value, key: key) }
     }
 
     func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
-        guard let value = try lookup(key), value != .uid(0) else { return nil }
+        guard let value = try lookup(key), !state.isNil(value) else { return nil }
         return try inPath { try state.decodeBool(value, key: key) }
     }
 
@@ -411,7 +411,7 @@ struct UnkeyedArchiveDecodingContainer: UnkeyedDecodingContainer {
             throw DecodingError.valueNotFound(
                 Any?.self, DecodingError.Context(codingPath: codingPath + [IndexKey(currentIndex)], debugDescription: "unkeyed container is at end"))
         }
-        if elements[currentIndex] == .uid(0) {
+        if state.isNil(elements[currentIndex]) {
             currentIndex += 1
             return true
         }
@@ -520,7 +520,7 @@ struct SingleValueArchiveDecodingContainer: SingleValueDecodingContainer {
         return try state.withPath(nestedPath, body)
     }
 
-    func decodeNil() -> Bool { value == .uid(0) }
+    func decodeNil() -> Bool { state.isNil(value) }
     func decode(_ type: Bool.Type) throws -> Bool { try inPath { try state.decodeBool(value) } }
     func decode(_ type: String.Type) throws -> String { try inPath { try state.decodeString(value) } }
     func decode(_ type: Double.Type) throws -> Double { try inPath { try state.decodeDouble(value) } }

@@ -45,7 +45,10 @@ struct KeyedArchiveEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProt
         set(builder.kind == .object ? inline : .uid(table.leafUID(value())), forKey: key)
     }
 
-    mutating func encodeNil(forKey key: Key) throws { set(.uid(0), forKey: key) }
+    /// `$null` in an object's fields; the NSNull object in an NSDictionary's entries.
+    mutating func encodeNil(forKey key: Key) throws {
+        set(builder.kind == .object ? .uid(0) : .uid(state.nullObjectUID()), forKey: key)
+    }
 
     // Nil optionals (synthesized `encode(to:)` passes them here) that are objects to
     // Objective-C (strings, data, dates, collections, structs, classes) are `$null` in an
@@ -102,7 +105,8 @@ struct KeyedArchiveEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProt
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         state.keys.append(key)
         defer { state.keys.removeLast() }
-        set(table.slot(forBoxed: try state.box(value, inline: builder.kind == .object)), forKey: key)
+        let boxed = try state.box(value, inline: builder.kind == .object)
+        set(table.slot(forBoxed: builder.kind == .object ? boxed : state.member(boxed)), forKey: key)
     }
 
     mutating func encodeConditional<T: AnyObject & Encodable>(_ object: T, forKey key: Key) throws {
@@ -150,7 +154,8 @@ struct KeyedArchiveEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProt
                 builder.fields.append(
                     ArchiveField(key: state.storedKeys.slot(for: key.stringValue, in: table), value: table.slot(for: value)))
             } else {
-                builder.fields.append(ArchiveField(key: .uid(table.leafUID(string: key.stringValue)), value: table.slot(for: value)))
+                builder.fields.append(
+                    ArchiveField(key: .uid(table.leafUID(string: key.stringValue)), value: table.slot(for: state.member(value))))
             }
         }
     }
@@ -175,7 +180,8 @@ struct UnkeyedArchiveEncodingContainer: UnkeyedEncodingContainer {
     @inline(__always)
     private func append(_ value: PropertyListValue) { builder.elements.append(.uid(table.leafUID(value))) }
 
-    mutating func encodeNil() throws { builder.elements.append(.uid(0)) }
+    /// The NSNull object: an NSArray cannot hold nil.
+    mutating func encodeNil() throws { builder.elements.append(.uid(state.nullObjectUID())) }
     mutating func encode(_ value: Bool) throws { append(.bool(value)) }
     mutating func encode(_ value: String) throws { builder.elements.append(.uid(table.leafUID(string: value))) }
     mutating func encode(_ value: Double) throws { append(.real(PropertyListReal(value))) }
@@ -194,7 +200,7 @@ struct UnkeyedArchiveEncodingContainer: UnkeyedEncodingContainer {
     mutating func encode<T: Encodable>(_ value: T) throws {
         state.keys.append(IndexKey(builder.elements.count))
         defer { state.keys.removeLast() }
-        builder.elements.append(table.slot(forBoxed: try state.box(value, inline: false)))
+        builder.elements.append(table.slot(forBoxed: state.member(try state.box(value, inline: false))))
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
@@ -216,8 +222,9 @@ struct UnkeyedArchiveEncodingContainer: UnkeyedEncodingContainer {
     mutating func superEncoder() -> any Encoder {
         let builder = self.builder
         let table = self.table
+        let state = self.state
         return ReferencingArchiveEncoder(state: state, codingPath: codingPath + [IndexKey(builder.elements.count)]) { value in
-            builder.elements.append(table.slot(for: value))
+            builder.elements.append(table.slot(for: state.member(value)))
         }
     }
 }

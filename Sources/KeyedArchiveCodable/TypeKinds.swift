@@ -257,7 +257,7 @@ extension Array: ArchiveArrayEncodable where Element: Encodable {
                 }
                 state.keys.append(IndexKey(index))
                 defer { state.keys.removeLast() }
-                builder.elements.append(state.table.slot(forBoxed: try state.box(inPlace: &stored[index], inline: false)))
+                builder.elements.append(state.table.slot(forBoxed: state.member(try state.box(inPlace: &stored[index], inline: false))))
             }
         }
         return state.finishArray(builder)
