@@ -90,6 +90,25 @@ public enum PreferenceConversions {
         return result
     }
 
+    /// Whether `text` starts, after white space and an optional sign, with a digit or a point
+    /// and a digit: a number the leading-number conversions read, not the 0 they give for
+    /// anything else.
+    static func startsWithNumber(_ text: String) -> Bool {
+        var bytes = Substring(text).utf8[...]
+        while let first = bytes.first, first == 0x20 || (first >= 0x09 && first <= 0x0D) { bytes.removeFirst() }
+        if let sign = bytes.first, sign == UInt8(ascii: "-") || sign == UInt8(ascii: "+") { bytes.removeFirst() }
+        if let point = bytes.first, point == UInt8(ascii: ".") { bytes.removeFirst() }
+        guard let digit = bytes.first else { return false }
+        return digit >= UInt8(ascii: "0") && digit <= UInt8(ascii: "9")
+    }
+
+    /// Whether `text` is a boolean's spelling (`YES`, `NO`, `true`, `false`, any case) or starts
+    /// with a number.
+    static func saysBool(_ text: String) -> Bool {
+        for word in ["yes", "no", "true", "false"] where text.caseInsensitiveEqualsASCII(word) { return true }
+        return startsWithNumber(text)
+    }
+
     /// The value `-[NSString integerValue]` gives: optional white space, an optional sign and
     /// digits; anything after is ignored; overflow clamps.
     static func leadingInteger(_ text: String) -> Int {

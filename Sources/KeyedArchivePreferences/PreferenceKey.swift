@@ -46,10 +46,15 @@ public protocol PreferenceValue: Sendable {
 }
 
 extension Bool: PreferenceValue {
-    /// Booleans, numbers (non-zero is true) and strings (`YES`, `true`, or a non-zero integer) convert.
+    /// Booleans, numbers (non-zero is true) and strings that say so (`YES`, `true`, `NO`,
+    /// `false`, any case, or an integer) convert; other strings (`"maybe"`) do not, so a typed
+    /// key gives its default rather than the `false` that `bool(forKey:)` gives.
     public init?(preferenceValue: PropertyListValue) {
         switch preferenceValue {
-        case .bool, .integer, .real, .string: self = PreferenceConversions.bool(preferenceValue)
+        case .bool, .integer, .real: self = PreferenceConversions.bool(preferenceValue)
+        case .string(let string):
+            guard PreferenceConversions.saysBool(string.value) else { return nil }
+            self = PreferenceConversions.bool(preferenceValue)
         default: return nil
         }
     }
@@ -58,10 +63,15 @@ extension Bool: PreferenceValue {
 }
 
 extension Int: PreferenceValue {
-    /// Numbers (truncated), booleans and strings (leading integer) convert.
+    /// Numbers (truncated), booleans and strings that start with a number (its integer part)
+    /// convert; other strings (`"abc"`) do not, so a typed key gives its default rather than
+    /// the 0 that `integer(forKey:)` gives.
     public init?(preferenceValue: PropertyListValue) {
         switch preferenceValue {
-        case .bool, .integer, .real, .string: self = PreferenceConversions.integer(preferenceValue)
+        case .bool, .integer, .real: self = PreferenceConversions.integer(preferenceValue)
+        case .string(let string):
+            guard PreferenceConversions.startsWithNumber(string.value) else { return nil }
+            self = PreferenceConversions.integer(preferenceValue)
         default: return nil
         }
     }
@@ -70,10 +80,14 @@ extension Int: PreferenceValue {
 }
 
 extension Double: PreferenceValue {
-    /// Numbers, booleans and strings (leading number) convert.
+    /// Numbers, booleans and strings that start with a number convert; other strings do not
+    /// (a typed key gives its default).
     public init?(preferenceValue: PropertyListValue) {
         switch preferenceValue {
-        case .bool, .integer, .real, .string: self = PreferenceConversions.double(preferenceValue)
+        case .bool, .integer, .real: self = PreferenceConversions.double(preferenceValue)
+        case .string(let string):
+            guard PreferenceConversions.startsWithNumber(string.value) else { return nil }
+            self = PreferenceConversions.double(preferenceValue)
         default: return nil
         }
     }
@@ -163,8 +177,9 @@ extension Array: PreferenceValue where Element: PreferenceValue {
         }
         self = result
     }
-    /// The elements as stored (elements with no stored form left out).
-    public var preferenceValue: PropertyListValue? { .array(compactMap(\.preferenceValue)) }
+    /// The elements as stored. An element with no stored form (a nil in `[Int?]`) is a null,
+    /// which ``Preferences/set(_:forKey:)`` refuses: left out, it shifted every later element.
+    public var preferenceValue: PropertyListValue? { .array(map { $0.preferenceValue ?? .null }) }
 }
 
 extension Dictionary: PreferenceValue where Key == String, Value: PreferenceValue {

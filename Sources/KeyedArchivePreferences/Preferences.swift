@@ -111,6 +111,10 @@ public final class Preferences: Sendable {
         var pending: [String: Pending] = [:]
         var version: UInt64 = 0
         var flushScheduled = false
+        /// Changes of observed keys not yet told to observers, oldest first (see
+        /// ``Preferences/deliver()``).
+        var outbox: [(String, PropertyListValue?)] = []
+        var isDelivering = false
 
         func value(forKey key: String) -> PropertyListValue? {
             if let value = arguments[key] { return value }
@@ -212,7 +216,15 @@ public final class Preferences: Sendable {
     }
 
     /// Sets a value in the application domain; `nil` removes it.
+    ///
+    /// A value a preferences file cannot hold (see ``storageProblem(_:)``) is not stored: the
+    /// key keeps its value and `warningHandler` is told why, as `NSUserDefaults` refuses a
+    /// non-property-list object.
     public func set(_ value: PropertyListValue?, forKey key: String) {
+        if let value, let problem = Self.storageProblem(value) {
+            configuration.warningHandler("not storing \(key) in domain \(domain): \(problem)")
+            return
+        }
         var scheduleWrite = false
         mutate { state in
             state.version &+= 1
@@ -259,25 +271,46 @@ public final class Preferences: Sendable {
 
     /// Applies a change to the state and notifies observers of keys whose value changed.
     private func mutate(_ body: (inout State) -> Void) {
-        notify(change(body))
+        change(body)
+        deliver()
     }
 
-    /// Applies a change to the state; returns the observed keys whose value changed, for
-    /// ``notify(_:)`` (apart, so that a flush tells observers after it lets go of its lock).
-    private func change(_ body: (inout State) -> Void) -> [(String, PropertyListValue?)] {
+    /// Applies a change to the state and puts the observed keys whose value changed in the
+    /// outbox, in the same lock, so the outbox has changes in the order they were made; the
+    /// caller then calls ``deliver()`` (apart, so that a flush tells observers after it lets
+    /// go of its lock).
+    private func change(_ body: (inout State) -> Void) {
         let observed = observers.observedKeys
-        return state.withLock { state in
+        state.withLock { state in
             let before = observed.map { state.value(forKey: $0) }
             body(&state)
-            return zip(observed, before).compactMap { key, old in
+            for (key, old) in zip(observed, before) {
                 let new = state.value(forKey: key)
-                return new == old ? nil : (key, new)
+                if new != old { state.outbox.append((key, new)) }
             }
         }
     }
 
-    private func notify(_ changes: [(String, PropertyListValue?)]) {
-        for (key, value) in changes { observers.notify(key: key, value: value) }
+    /// Tells observers of the changes in the outbox, oldest first, outside any lock. One thread
+    /// delivers at a time; a thread that finds another delivering leaves its changes to it
+    /// (when each thread delivered its own, two threads could swap theirs, and an observer's
+    /// last value was not the key's), and so does an observer that sets a value.
+    private func deliver() {
+        func take(_ state: inout State, starting: Bool) -> [(String, PropertyListValue?)] {
+            if starting && state.isDelivering { return [] }
+            guard !state.outbox.isEmpty else {
+                state.isDelivering = false
+                return []
+            }
+            state.isDelivering = true
+            defer { state.outbox = [] }
+            return state.outbox
+        }
+        var batch = state.withLock { take(&$0, starting: true) }
+        while !batch.isEmpty {
+            for (key, value) in batch { observers.notify(key: key, value: value) }
+            batch = state.withLock { take(&$0, starting: false) }
+        }
     }
 
     /// Reloads the domain and global files when they changed on disk since last read.
@@ -289,6 +322,11 @@ public final class Preferences: Sendable {
         if fresh && globalFresh { return }
         let loaded = fresh ? nil : load(path)
         let loadedGlobal = globalFresh ? nil : globalPath.map(load)
+        // Warned after the stamps are recorded: a warning handler that reads the store must
+        // not find the file new again and load (and warn) without end.
+        defer {
+            for warning in [loaded?.warning, loadedGlobal?.warning].compactMap({ $0 }) { configuration.warningHandler(warning) }
+        }
         mutate { state in
             // Skip when a write of ours (or another refresh) updated the state meanwhile: what
             // we read may be older than what it recorded.
@@ -304,25 +342,84 @@ public final class Preferences: Sendable {
     }
 
     /// Reads a domain file; a missing file is empty, an unreadable one is empty with a warning
-    /// (as Apple ignores a damaged file) and keeps its stamp so it is not re-read on every lookup.
-    private func load(_ path: String) -> (values: [String: PropertyListValue], stamp: FileStamp?) {
+    /// for the caller to give (as Apple ignores a damaged file) and keeps its stamp so it is not
+    /// re-read on every lookup.
+    private func load(_ path: String) -> (values: [String: PropertyListValue], stamp: FileStamp?, warning: String?) {
         do {
-            guard let (bytes, stamp) = try SystemFiles.read(path) else { return ([:], nil) }
-            if bytes.isEmpty { return ([:], stamp) }
-            do {
-                return (try Self.decodeDomain(bytes), stamp)
-            } catch {
-                configuration.warningHandler("ignoring unreadable preferences file \(path): \(error)")
-                return ([:], stamp)
+            guard let file = try Self.readDomainFile(path) else { return ([:], nil, nil) }
+            if let unreadable = file.unreadable {
+                return ([:], file.stamp, "ignoring unreadable preferences file \(path): \(unreadable.error)")
             }
+            return (Self.dictionary(of: file.entries), file.stamp, nil)
         } catch {
-            configuration.warningHandler("cannot read \(path): \(error)")
-            return ([:], FileStamp.of(path))
+            return ([:], FileStamp.of(path), "cannot read \(path): \(error)")
         }
     }
 
-    static func decodeDomain(_ bytes: [UInt8]) throws -> [String: PropertyListValue] {
-        dictionary(of: try decodeDomainEntries(bytes))
+    /// A domain file as read: its entries and stamp, and when it does not decode, its bytes
+    /// and why (its entries are then empty).
+    struct DomainFile {
+        var entries: [PropertyListDictionary.Entry] = []
+        var stamp: FileStamp?
+        var unreadable: (bytes: [UInt8], error: any Error)?
+    }
+
+    /// What a damaged domain file's bytes are kept as, beside it, when a write replaces it
+    /// (`DOMAIN.plist.unreadable`: not a `.plist`, so not listed as a domain).
+    public static let unreadableSuffix = ".unreadable"
+
+    /// How many times a domain file that does not decode is read again, and how long apart.
+    static let rereadAttempts = 3
+    static let rereadPause: useconds_t = 20_000
+
+    /// Reads and decodes a domain file; nil when there is none. A file that does not decode is
+    /// read again (``rereadAttempts`` times, ``rereadPause`` apart) before it is taken as
+    /// damaged: a program that rewrites it in place (`cp`, an editor that does not save
+    /// atomically) leaves it half written for a moment, and a write that took that moment's
+    /// bytes as damaged replaced the file, losing every key. CFPreferences retries its parse
+    /// for the same reason.
+    static func readDomainFile(_ path: String) throws -> DomainFile? {
+        var attempt = 0
+        while true {
+            guard let (bytes, stamp) = try SystemFiles.read(path) else { return nil }
+            if bytes.isEmpty { return DomainFile(stamp: stamp) }
+            do {
+                return DomainFile(entries: try decodeDomainEntries(bytes), stamp: stamp)
+            } catch {
+                guard attempt < rereadAttempts else { return DomainFile(stamp: stamp, unreadable: (bytes, error)) }
+                attempt += 1
+                usleep(rereadPause)
+            }
+        }
+    }
+
+    /// Why `value` cannot be stored in a preferences file, or nil. A file holds what Apple's
+    /// preferences hold (no null, UID or set), dictionaries with string keys, and containers
+    /// nested no deeper than the readers accept (``DecodingLimits/maximumDepth``, the domain's
+    /// own dictionary counting as one level): a deeper value was written, then the file was
+    /// refused by every reader, and the next write replaced it as damaged, losing every key.
+    public static func storageProblem(_ value: PropertyListValue) -> String? {
+        let deepest = DecodingLimits.default.maximumDepth - 1
+        var pending: [(value: PropertyListValue, depth: Int)] = [(value, 1)]
+        while let (value, depth) = pending.popLast() {
+            switch value {
+            case .null: return "null is not a value a preferences file can hold"
+            case .uid: return "a UID is not a value a preferences file can hold"
+            case .set: return "a set is not a value a preferences file can hold (store an array)"
+            case .array(let items):
+                guard depth <= deepest else { return "containers nested more than \(deepest) deep" }
+                for item in items { pending.append((item, depth + 1)) }
+            case .dictionary(let dictionary):
+                guard depth <= deepest else { return "containers nested more than \(deepest) deep" }
+                for entry in dictionary.entries {
+                    guard entry.key.stringValue != nil else { return "a dictionary key that is not a string (\(entry.key.typeName))" }
+                    pending.append((entry.value, depth + 1))
+                }
+            case .bool, .integer, .real, .date, .data, .string:
+                break
+            }
+        }
+        return nil
     }
 
     /// A domain file's entries as stored: every key once per spelling. (A `[String: _]`
@@ -418,11 +515,10 @@ public final class Preferences: Sendable {
     /// sets a value (which, without a write delay, writes) deadlocked on it.
     private func flush() throws {
         var warnings: [String] = []
-        var changes: [(String, PropertyListValue?)] = []
         defer {
             // Changes first: a warning handler that sets a value tells observers of it at once,
             // and the flush's older value delivered after it was the last they heard.
-            notify(changes)
+            deliver()
             for warning in warnings { configuration.warningHandler(warning) }
         }
         try flushLock.withLock {
@@ -438,16 +534,26 @@ public final class Preferences: Sendable {
                 let lock = try DomainFileLock(path: lockPath)
                 removeLeftoverTemporaryFiles()
                 var entries: [PropertyListDictionary.Entry] = []
-                if let (bytes, _) = try SystemFiles.read(path), !bytes.isEmpty {
-                    do {
-                        entries = try Self.decodeDomainEntries(bytes)
-                    } catch {
-                        warnings.append("replacing unreadable preferences file \(path): \(error)")
+                if let file = try Self.readDomainFile(path) {
+                    entries = file.entries
+                    if let unreadable = file.unreadable {
+                        // Replaced, but not lost: its bytes are kept beside it (one copy, the
+                        // latest), and when they cannot be, nothing is written.
+                        let kept = path + Self.unreadableSuffix
+                        try SystemFiles.writeAtomically(unreadable.bytes, to: kept)
+                        warnings.append("replacing unreadable preferences file \(path) (its bytes are kept in \(kept)): \(unreadable.error)")
                     }
                 }
                 Self.apply(snapshot.mapValues(\.value), to: &entries)
                 merged = Self.dictionary(of: entries)
                 let bytes = try Self.encodeDomain(entries: entries)
+                // A file the readers would refuse is not written (the next write would replace
+                // it as damaged); the changes stay pending and readable in this process.
+                guard bytes.count <= SystemFiles.maximumFileLength else {
+                    throw PreferencesError(
+                        "the domain would be \(bytes.count) bytes, more than the \(SystemFiles.maximumFileLength) a preferences file may hold; not written",
+                        path: path)
+                }
                 if bytes.count > configuration.sizeBudget {
                     warnings.append("domain \(domain) is \(bytes.count) bytes, over its budget of \(configuration.sizeBudget) bytes")
                 }
@@ -455,7 +561,7 @@ public final class Preferences: Sendable {
                 stamp = FileStamp.of(path)
                 _ = consume lock
             }
-            changes = change { state in
+            change { state in
                 state.persisted = merged
                 state.persistedStamp = stamp
                 for (key, change) in snapshot where state.pending[key]?.version == change.version {
