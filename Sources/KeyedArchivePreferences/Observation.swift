@@ -60,9 +60,10 @@ final class ObserverRegistry: Sendable {
 extension Preferences {
     /// Calls `handler` with the new value of `key` (as the search list resolves it; `nil` when
     /// removed) whenever it changes, in this process or, via a file watcher, in another one.
-    /// The handler runs on the thread that made or noticed the change, or on one already telling
-    /// observers of earlier changes: a store's changes arrive one at a time, in the order they
-    /// were made. Keep the returned token: releasing it ends the observation.
+    /// A store's changes arrive one at a time, in the order they were made: the handler runs on
+    /// the thread that made or noticed the change, or on one with a later change of the store,
+    /// and must not wait for another thread's change to be observed. Keep the returned token:
+    /// releasing it ends the observation.
     public func observe(_ key: String, handler: @escaping @Sendable (PropertyListValue?) -> Void) -> PreferencesObservation {
         startWatchingIfNeeded()
         let id = observers.add(key: key, handler: handler)

@@ -91,6 +91,8 @@ public final class Preferences: Sendable {
     private let state: Protected<State>
     /// Serialises this process's writes, so two threads never write the file at once.
     private let flushLock = Lock()
+    /// Held while telling observers of a change (recursive: an observer may set a value).
+    private let deliveryLock = Lock(recursive: true)
     let observers = ObserverRegistry()
     private let watcher = Protected<(any FileWatcher)?>(nil)
 
@@ -111,10 +113,10 @@ public final class Preferences: Sendable {
         var pending: [String: Pending] = [:]
         var version: UInt64 = 0
         var flushScheduled = false
-        /// Changes of observed keys not yet told to observers, oldest first (see
-        /// ``Preferences/deliver()``).
-        var outbox: [(String, PropertyListValue?)] = []
-        var isDelivering = false
+        /// Changes of observed keys not yet told to observers, oldest first, numbered in the
+        /// order they were made (see ``Preferences/deliver(through:)``).
+        var outbox: [(number: UInt64, key: String, value: PropertyListValue?)] = []
+        var changeNumber: UInt64 = 0
 
         func value(forKey key: String) -> PropertyListValue? {
             if let value = arguments[key] { return value }
@@ -271,45 +273,47 @@ public final class Preferences: Sendable {
 
     /// Applies a change to the state and notifies observers of keys whose value changed.
     private func mutate(_ body: (inout State) -> Void) {
-        change(body)
-        deliver()
+        deliver(through: change(body))
     }
 
     /// Applies a change to the state and puts the observed keys whose value changed in the
-    /// outbox, in the same lock, so the outbox has changes in the order they were made; the
-    /// caller then calls ``deliver()`` (apart, so that a flush tells observers after it lets
-    /// go of its lock).
-    private func change(_ body: (inout State) -> Void) {
+    /// outbox, in the same lock, so the outbox has changes in the order they were made; returns
+    /// the number of the last one, for the caller to pass to ``deliver(through:)`` (apart, so
+    /// that a flush tells observers after it lets go of its lock).
+    @discardableResult
+    private func change(_ body: (inout State) -> Void) -> UInt64? {
         let observed = observers.observedKeys
-        state.withLock { state in
+        return state.withLock { state in
             let before = observed.map { state.value(forKey: $0) }
             body(&state)
+            var last: UInt64?
             for (key, old) in zip(observed, before) {
                 let new = state.value(forKey: key)
-                if new != old { state.outbox.append((key, new)) }
+                guard new != old else { continue }
+                state.changeNumber &+= 1
+                state.outbox.append((state.changeNumber, key, new))
+                last = state.changeNumber
             }
+            return last
         }
     }
 
-    /// Tells observers of the changes in the outbox, oldest first, outside any lock. One thread
-    /// delivers at a time; a thread that finds another delivering leaves its changes to it
-    /// (when each thread delivered its own, two threads could swap theirs, and an observer's
-    /// last value was not the key's), and so does an observer that sets a value.
-    private func deliver() {
-        func take(_ state: inout State, starting: Bool) -> [(String, PropertyListValue?)] {
-            if starting && state.isDelivering { return [] }
-            guard !state.outbox.isEmpty else {
-                state.isDelivering = false
-                return []
+    /// Tells observers of the changes in the outbox up to change `number` (the caller's own),
+    /// oldest first, one at a time, under the delivery lock and outside the state's. When each
+    /// thread told observers of its own changes, two threads could tell theirs swapped, and an
+    /// observer's last value was not the key's. Changes made after the caller's are left to the
+    /// threads that made them (a thread that kept delivering while others kept changing keys
+    /// could be held for seconds); an observer that sets a value (the lock is recursive) has
+    /// its change told before it returns, after any older one still waiting.
+    private func deliver(through number: UInt64?) {
+        guard let number else { return }
+        deliveryLock.withLock {
+            while let next = state.withLock({ state -> (number: UInt64, key: String, value: PropertyListValue?)? in
+                guard let first = state.outbox.first, first.number <= number else { return nil }
+                return state.outbox.removeFirst()
+            }) {
+                observers.notify(key: next.key, value: next.value)
             }
-            state.isDelivering = true
-            defer { state.outbox = [] }
-            return state.outbox
-        }
-        var batch = state.withLock { take(&$0, starting: true) }
-        while !batch.isEmpty {
-            for (key, value) in batch { observers.notify(key: key, value: value) }
-            batch = state.withLock { take(&$0, starting: false) }
         }
     }
 
@@ -382,8 +386,13 @@ public final class Preferences: Sendable {
         var attempt = 0
         while true {
             guard let (bytes, stamp) = try SystemFiles.read(path) else { return nil }
-            if bytes.isEmpty { return DomainFile(stamp: stamp) }
             do {
+                // Empty is what a rewrite in place (`O_TRUNC`) leaves first, so it is read
+                // again too; still empty, it is an empty domain (no writer of ours leaves one).
+                if bytes.isEmpty {
+                    guard attempt < rereadAttempts else { return DomainFile(stamp: stamp) }
+                    throw PreferencesError("empty", path: path)
+                }
                 return DomainFile(entries: try decodeDomainEntries(bytes), stamp: stamp)
             } catch {
                 guard attempt < rereadAttempts else { return DomainFile(stamp: stamp, unreadable: (bytes, error)) }
@@ -515,10 +524,11 @@ public final class Preferences: Sendable {
     /// sets a value (which, without a write delay, writes) deadlocked on it.
     private func flush() throws {
         var warnings: [String] = []
+        var lastChange: UInt64?
         defer {
             // Changes first: a warning handler that sets a value tells observers of it at once,
             // and the flush's older value delivered after it was the last they heard.
-            deliver()
+            deliver(through: lastChange)
             for warning in warnings { configuration.warningHandler(warning) }
         }
         try flushLock.withLock {
@@ -561,7 +571,7 @@ public final class Preferences: Sendable {
                 stamp = FileStamp.of(path)
                 _ = consume lock
             }
-            change { state in
+            lastChange = change { state in
                 state.persisted = merged
                 state.persistedStamp = stamp
                 for (key, change) in snapshot where state.pending[key]?.version == change.version {

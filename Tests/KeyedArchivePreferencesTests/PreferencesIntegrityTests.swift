@@ -82,6 +82,16 @@ final class PreferencesIntegrityTests: PreferencesTestCase {
     /// into the write's 60 ms of reading again; on a machine too busy for that, the scenario is
     /// run again, up to three times.)
     func testAFileRewrittenInPlaceDuringAWriteIsReadAgainNotReplaced() throws {
+        try rewriteInPlaceDuringAWrite(firstPart: { $0.prefix($0.count / 2) })
+    }
+
+    /// The same with the file caught empty, the rewrite's first state (`cp` and editors open
+    /// it with `O_TRUNC`): an empty file was taken as an empty domain at once.
+    func testAFileCaughtEmptyMidRewriteIsReadAgainNotReplaced() throws {
+        try rewriteInPlaceDuringAWrite(firstPart: { _ in Data() })
+    }
+
+    private func rewriteInPlaceDuringAWrite(firstPart: (Data) -> Data, file: StaticString = #filePath, line: UInt = #line) throws {
         var outcomes: [String] = []
         for round in 0..<3 {
             let domain = "com.example.inplace\(round)"
@@ -93,7 +103,7 @@ final class PreferencesIntegrityTests: PreferencesTestCase {
             store.set("mine", forKey: "AppKey")
             // The first half of the rewrite is on disk.
             let path = store.path
-            try external.prefix(external.count / 2).write(to: URL(fileURLWithPath: path))
+            try firstPart(external).write(to: URL(fileURLWithPath: path))
             let written = DispatchSemaphore(value: 0)
             let failure = Protected<(any Error)?>(nil)
             DispatchQueue.global().async {
@@ -116,7 +126,58 @@ final class PreferencesIntegrityTests: PreferencesTestCase {
             }
             outcomes.append("round \(round): \(onDisk.count) keys, warnings \(log.all)")
         }
-        XCTFail("the external keys were lost in every round: \(outcomes)")
+        XCTFail("the external keys were lost in every round: \(outcomes)", file: file, line: line)
+    }
+
+    /// `karchive defaults rename` and `import` of a value the store refuses fail and change
+    /// nothing: `set` only warned, so the rename removed the old key and stored nothing, and
+    /// the import half applied, both exiting 0.
+    func testTheToolRefusesToRenameOrImportValuesTheStoreCannotHold() throws {
+        let domain = "com.example.tool"
+        let file = PreferencesDirectory.path(ofDomain: domain, in: directory)
+        // A file another program wrote: the reader takes the set, the store would not write it.
+        let original = try PropertyList.encode(["Old": .set([1, 2]), "Other": 1], format: .binary)
+        try original.write(to: URL(fileURLWithPath: file))
+        let (status, _, error) = try run(["rename", domain, "Old", "New"])
+        XCTAssertEqual(status, 1, error)
+        XCTAssertTrue(error.contains("cannot store New"), error)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: file)), original)
+
+        let imported = directory + "/import.plist"
+        try PropertyList.encode(["A": 1, "B": .set([3]), "C": "c"], format: .binary).write(to: URL(fileURLWithPath: imported))
+        let (importStatus, _, importError) = try run(["import", domain, imported])
+        XCTAssertEqual(importStatus, 1, importError)
+        XCTAssertTrue(importError.contains("cannot store B"), importError)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: file)), original)
+    }
+
+    /// A thread that changed a key tells observers of changes up to its own, not of changes
+    /// other threads made meanwhile: one thread delivering the backlog of another that kept
+    /// setting values held a single `set` for seconds.
+    func testASetTellsObserversOfChangesUpToItsOwnOnly() throws {
+        let store = try makeStore(writeDelay: .seconds(3600))
+        let setterThread = Protected<String?>(nil)
+        let deliveredOn = Protected<[String]>([])
+        let bWaiting = DispatchSemaphore(value: 0)
+        let aObservation = store.observe("A") { _ in
+            // While A's change is being told, thread B changes P (its change is queued after A's).
+            bWaiting.signal()
+            let deadline = ContinuousClock.now + .seconds(10)
+            while store.object(forKey: "P") == nil, ContinuousClock.now < deadline { usleep(1000) }
+        }
+        let pObservation = store.observe("P") { _ in deliveredOn.withLock { $0.append("\(pthread_self())") } }
+        let bDone = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            bWaiting.wait()
+            setterThread.withLock { $0 = "\(pthread_self())" }
+            store.set("p", forKey: "P")
+            bDone.signal()
+        }
+        store.set("a", forKey: "A")
+        XCTAssertEqual(bDone.wait(timeout: .now() + 20), .success)
+        XCTAssertEqual(deliveredOn.withLock { $0 }, [setterThread.withLock { $0 } ?? "none"], "P's change was told on the thread that set A")
+        aObservation.cancel()
+        pObservation.cancel()
     }
 
     /// A domain too big for the readers (256 MiB) is not written; the changes stay pending and

@@ -15,10 +15,19 @@ import Darwin
 package final class Lock: @unchecked Sendable {
     fileprivate let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
-    package init() {
+    /// A lock; a `recursive` one may be taken again by the thread that holds it.
+    package init(recursive: Bool = false) {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
+        if recursive {
+            var attributes = pthread_mutexattr_t()
+            pthread_mutexattr_init(&attributes)
+            pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_RECURSIVE))
+            pthread_mutex_init(mutex, &attributes)
+            pthread_mutexattr_destroy(&attributes)
+        } else {
+            pthread_mutex_init(mutex, nil)
+        }
     }
 
     deinit {

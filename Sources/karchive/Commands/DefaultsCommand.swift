@@ -203,13 +203,26 @@ struct DefaultsTool {
             guard next == values.count else { throw UsageError("too many values; use -array or -dict for several") }
             value = parsed
         }
+        try refuseUnstorable([key: value])
         preferences.set(value, forKey: key)
         try preferences.synchronize()
         return 0
     }
 
+    /// Throws, changing nothing, when a value is one the store refuses
+    /// (`Preferences.storageProblem`): `set` would only warn, and a rename or an import that
+    /// went on lost the value or half applied.
+    private func refuseUnstorable(_ values: [String: PropertyListValue]) throws {
+        for key in values.keys.sorted() {
+            if let value = values[key], let problem = Preferences.storageProblem(value) {
+                throw ToolError("cannot store \(key): \(problem); leaving defaults unchanged")
+            }
+        }
+    }
+
     /// Makes `dictionary` the whole of the domain.
     private func replaceDomain(of preferences: Preferences, with dictionary: [String: PropertyListValue]) throws {
+        try refuseUnstorable(dictionary)
         for key in preferences.persistentDomain().keys where dictionary[key] == nil { preferences.removeObject(forKey: key) }
         for (key, value) in dictionary { preferences.set(value, forKey: key) }
         try preferences.synchronize()
@@ -222,6 +235,7 @@ struct DefaultsTool {
         guard let value = preferences.persistentDomain()[operands[1]] else {
             throw ToolError("Key \(operands[1]) does not exist in domain \(operands[0]); leaving defaults unchanged")
         }
+        try refuseUnstorable([operands[2]: value])
         preferences.removeObject(forKey: operands[1])
         preferences.set(value, forKey: operands[2])
         try preferences.synchronize()
