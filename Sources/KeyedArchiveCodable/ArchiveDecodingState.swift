@@ -83,6 +83,8 @@ final class ArchiveDecodingState: Decoder {
     /// The value the `Decoder` methods read, and the type being decoded from it (for the class
     /// name check; cleared once a container is made).
     @exclusivity(unchecked) private var current: PropertyListValue = .uid(0)
+    /// The last entry found to be an NSNull (an archive usually has one), or 0.
+    @exclusivity(unchecked) private var knownNullUID: UInt32 = 0
     @exclusivity(unchecked) private var currentType: Any.Type?
 
     private struct InstanceKey: Hashable {
@@ -186,10 +188,11 @@ final class ArchiveDecodingState: Decoder {
     /// the call that made it, whose key was popped when it returned; without its key on the
     /// stack, its errors and the values it decodes left the key out of their coding paths
     /// (`[circle, radius]` came out as `[radius]` for an enum's payload). Usually the stack holds
-    /// the container's parent's path, and the key is pushed; otherwise (a container used after
+    /// the container's parent's path (its length and last key say so), and the key is pushed;
+    /// otherwise (a container used after
     /// its parent moved on) the stack is set to `path` and put back after.
     func withPath<R>(_ path: [any CodingKey], _ body: () throws -> R) rethrows -> R {
-        if keys.count == path.count - 1, let last = path.last {
+        if keys.count == path.count - 1, let last = path.last, Self.sameKey(keys.top, path.count >= 2 ? path[path.count - 2] : nil) {
             keys.append(last)
             defer { keys.removeLast() }
             return try body()
@@ -202,6 +205,12 @@ final class ArchiveDecodingState: Decoder {
 
     func corrupted(_ message: String, key: (any CodingKey)? = nil) -> DecodingError {
         .dataCorrupted(DecodingError.Context(codingPath: path(adding: key), debugDescription: message))
+    }
+
+    /// Whether two keys are the same step of a path (the same name or index; both absent).
+    static func sameKey(_ a: (any CodingKey)?, _ b: (any CodingKey)?) -> Bool {
+        guard let a, let b else { return a == nil && b == nil }
+        return a.intValue == b.intValue && a.stringValue == b.stringValue
     }
 
     /// The error for a stored value that is not the leaf type asked for: `valueNotFound` for an
@@ -855,16 +864,23 @@ final class ArchiveDecodingState: Decoder {
     @inline(never)
     private func isNullObject(_ uid: UInt32) -> Bool {
         guard Int(uid) < objectCount else { return false }
+        if uid == knownNullUID { return true }
         let classUID: UInt32
         if document.isReadByIndex {
-            // Only an object dictionary can be one; no other entry is read here.
-            guard let found = (try? document.objectInPlace(uid, path: "")) ?? nil else { return false }
+            // Only an object dictionary can be one: other entries (strings, numbers, which most
+            // optionals hold) are told by their marker, with no lookup copied.
+            guard document.isDictionaryInPlace(uid) == true,
+                let found = (try? document.objectInPlace(uid, path: "")) ?? nil
+            else { return false }
             classUID = found.classUID
         } else {
             guard case .dictionary(let fields)? = try? object(uid), let (info, _) = try? classOf(fields, uid: uid) else { return false }
+            if info.kind == .null { knownNullUID = uid }
             return info.kind == .null
         }
-        return (try? kind(ofClass: classUID, uid: uid)) == .null
+        guard (try? kind(ofClass: classUID, uid: uid)) == .null else { return false }
+        knownNullUID = uid
+        return true
     }
 
     // MARK: Quick paths

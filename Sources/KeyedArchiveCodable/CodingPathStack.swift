@@ -56,6 +56,9 @@ struct CoderStack<Element>: ~Copyable {
         _ = (base + count).move()
     }
 
+    /// The last element, if any (a copy).
+    var top: Element? { count > 0 ? base[count - 1] : nil }
+
     /// The whole stack, bottom first (for a coding path: outermost key first).
     var path: [Element] { prefix(count) }
 

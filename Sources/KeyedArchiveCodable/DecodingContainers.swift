@@ -166,7 +166,14 @@ final class InPlaceKeyedStorage: KeyedStorage {
     @inline(__always)
     func reuse(depth: Int, nestedPath: [any CodingKey]?) {
         self.depth = depth
-        self.nestedPath = nestedPath
+        // (Stored only when either is set: storing nil over nil released it at every object.)
+        // (Matched, not compared: `!= nil` on an optional array looked up the array type's
+        // metadata at every object.)
+        if case .some = nestedPath {
+            self.nestedPath = nestedPath
+        } else if case .some = self.nestedPath {
+            self.nestedPath = nil
+        }
     }
 
     override func hasValue(forStoredKey stored: String) -> Bool {
@@ -250,21 +257,36 @@ struct KeyedArchiveDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProt
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
         let value = try require(key)
         if let quick = state.quickBool(value) { return quick }
-        return try inPath { try state.decodeBool(value, key: key) }
+        return try slowBool(value, key)
     }
     func decode(_ type: String.Type, forKey key: Key) throws -> String {
         let value = try require(key)
         if let quick = state.quickString(value) { return quick }
-        return try inPath { try state.decodeString(value, key: key) }
+        return try slowString(value, key)
     }
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
         let value = try require(key)
         if let quick = state.quickDouble(value) { return quick }
-        return try inPath { try state.decodeDouble(value, key: key) }
+        return try slowDouble(value, key)
     }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
-        let value = try require(key)
-        return try inPath { try state.decodeFloat(value, key: key) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try slowFloat(try require(key), key) }
+
+    // The full decoders (every error), in the container's path, out of line: the closure of
+    // ``inPath(_:)`` inlined into the quick paths made every field's read dearer.
+    @inline(never) private func slowBool(_ value: PropertyListValue, _ key: Key) throws -> Bool {
+        try inPath { try state.decodeBool(value, key: key) }
+    }
+    @inline(never) private func slowString(_ value: PropertyListValue, _ key: Key) throws -> String {
+        try inPath { try state.decodeString(value, key: key) }
+    }
+    @inline(never) private func slowDouble(_ value: PropertyListValue, _ key: Key) throws -> Double {
+        try inPath { try state.decodeDouble(value, key: key) }
+    }
+    @inline(never) private func slowFloat(_ value: PropertyListValue, _ key: Key) throws -> Float {
+        try inPath { try state.decodeFloat(value, key: key) }
+    }
+    @inline(never) private func slowInteger<I: FixedWidthInteger>(_ type: I.Type, _ value: PropertyListValue, _ key: Key) throws -> I {
+        try inPath { try state.decodeInteger(type, value, key: key) }
     }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try decodeInteger(type, forKey: key) }
     func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try decodeInteger(type, forKey: key) }
@@ -283,22 +305,33 @@ struct KeyedArchiveDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProt
     private func decodeInteger<I: FixedWidthInteger>(_ type: I.Type, forKey key: Key) throws -> I {
         let value = try require(key)
         if let quick = state.quickInteger(type, value) { return quick }
-        return try inPath { try state.decodeInteger(type, value, key: key) }
+        return try slowInteger(type, value, key)
     }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        let value = try require(key)
-        return try inPath {
-            state.keys.append(key)
-            defer { state.keys.removeLast() }
-            return try state.decodeValue(type, from: value, checkCycle: true)
-        }
+        try decodeValue(type, from: try require(key), forKey: key)
     }
 
     /// Missing key and `$null` alike are nil.
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         guard let value = try lookup(key), !state.isNil(value) else { return nil }
-        return try inPath {
+        return try decodeValue(type, from: value, forKey: key)
+    }
+
+    /// Decodes a stored value under `key`. (A container a decode made needs no path of its
+    /// own: the closure ``inPath(_:)`` takes cost a W5 decode 0.7% more instructions when it
+    /// wrapped every value.)
+    @inline(__always)
+    private func decodeValue<T: Decodable>(_ type: T.Type, from value: PropertyListValue, forKey key: Key) throws -> T {
+        if case .some = storage.nestedPath { return try decodeValueInNestedPath(type, from: value, forKey: key) }
+        state.keys.append(key)
+        defer { state.keys.removeLast() }
+        return try state.decodeValue(type, from: value, checkCycle: true)
+    }
+
+    @inline(never)
+    private func decodeValueInNestedPath<T: Decodable>(_ type: T.Type, from value: PropertyListValue, forKey key: Key) throws -> T {
+        try inPath {
             state.keys.append(key)
             defer { state.keys.removeLast() }
             return try state.decodeValue(type, from: value, checkCycle: true)
@@ -465,11 +498,20 @@ struct UnkeyedArchiveDecodingContainer: UnkeyedDecodingContainer {
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
         let index = currentIndex
         let value = try next(type)
-        return passing(try inPath {
+        if case .some = nestedPath { return passing(try decodeInNestedPath(type, from: value, at: index)) }
+        state.keys.append(IndexKey(index))
+        defer { state.keys.removeLast() }
+        return passing(try state.decodeValue(type, from: value, checkCycle: true))
+    }
+
+    /// ``decode(_:)`` in a nested container (apart: see the keyed container's `decodeValue`).
+    @inline(never)
+    private func decodeInNestedPath<T: Decodable>(_ type: T.Type, from value: PropertyListValue, at index: Int) throws -> T {
+        try inPath {
             state.keys.append(IndexKey(index))
             defer { state.keys.removeLast() }
             return try state.decodeValue(type, from: value, checkCycle: true)
-        })
+        }
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {

@@ -124,6 +124,53 @@ final class CodingPathTests: XCTestCase {
     }
 }
 
+extension CodingPathTests {
+    /// A container kept by one value and used while a sibling at the same depth decodes: the
+    /// key stack then has the container's parent's length but another branch, and the
+    /// container's key was pushed onto that branch (`[b, x, leaf]` for `[a, x, leaf]`).
+    final class Escape: @unchecked Sendable {
+        var container: KeyedDecodingContainer<EscapeKeys>?
+        static let key = CodingUserInfoKey(rawValue: "escape")!
+    }
+    enum EscapeKeys: String, CodingKey { case a, b, x, leaf }
+
+    struct Sibling: Decodable {
+        init(from decoder: any Decoder) throws {
+            guard let escaped = (decoder.userInfo[Escape.key] as? Escape)?.container else { return }
+            _ = try escaped.decode(Int.self, forKey: .leaf)
+        }
+    }
+    struct Keeper: Decodable {
+        init(from decoder: any Decoder) throws {
+            let top = try decoder.container(keyedBy: EscapeKeys.self)
+            let a = try top.nestedContainer(keyedBy: EscapeKeys.self, forKey: .a)
+            (decoder.userInfo[Escape.key] as? Escape)?.container = try a.nestedContainer(keyedBy: EscapeKeys.self, forKey: .x)
+            _ = try top.decode(Sibling.self, forKey: .b)
+        }
+    }
+    struct KeeperSource: Encodable {
+        func encode(to encoder: any Encoder) throws {
+            var top = encoder.container(keyedBy: EscapeKeys.self)
+            var a = top.nestedContainer(keyedBy: EscapeKeys.self, forKey: .a)
+            var x = a.nestedContainer(keyedBy: EscapeKeys.self, forKey: .x)
+            try x.encode("text", forKey: .leaf)
+            var b = top.nestedContainer(keyedBy: EscapeKeys.self, forKey: .b)
+            try b.encode(1, forKey: .leaf)
+        }
+    }
+
+    func testAContainerUsedDuringASiblingsDecodeKeepsItsOwnPath() throws {
+        let ours = KeyedArchiveDecoder()
+        ours.userInfo[Escape.key] = Escape()
+        let peer = PropertyListDecoder()
+        peer.userInfo[Escape.key] = Escape()
+        var results: [Failure] = []
+        XCTAssertThrowsError(try ours.decode(Keeper.self, from: try KeyedArchiver.archivedData(withRootObject: KeeperSource()))) { results.append(Failure($0)) }
+        XCTAssertThrowsError(try peer.decode(Keeper.self, from: try PropertyListEncoder().encode(KeeperSource()))) { results.append(Failure($0)) }
+        XCTAssertEqual(results, [.expected("typeMismatch", ["a", "x", "leaf"]), .expected("typeMismatch", ["a", "x", "leaf"])])
+    }
+}
+
 extension CodingPathTests.Failure {
     static func expected(_ kind: String, _ path: [String]) -> Self {
         var failure = Self(CancellationError())
