@@ -189,8 +189,8 @@ final class ArchiveDecodingState: Decoder {
     /// stack, its errors and the values it decodes left the key out of their coding paths
     /// (`[circle, radius]` came out as `[radius]` for an enum's payload). Usually the stack holds
     /// the container's parent's path (its length and last key say so), and the key is pushed;
-    /// otherwise (a container used after
-    /// its parent moved on) the stack is set to `path` and put back after.
+    /// otherwise (a container used after its parent moved on) the stack is set to `path` and
+    /// put back after.
     func withPath<R>(_ path: [any CodingKey], _ body: () throws -> R) rethrows -> R {
         if keys.count == path.count - 1, let last = path.last, Self.sameKey(keys.top, path.count >= 2 ? path[path.count - 2] : nil) {
             keys.append(last)

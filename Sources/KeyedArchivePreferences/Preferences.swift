@@ -372,14 +372,15 @@ public final class Preferences: Sendable {
     /// (`DOMAIN.plist.unreadable`: not a `.plist`, so not listed as a domain).
     public static let unreadableSuffix = ".unreadable"
 
-    /// How many times a domain file that does not decode is read again, and how long apart.
+    /// How many times a domain file that is empty or does not decode is read again, and how
+    /// long apart.
     static let rereadAttempts = 3
     static let rereadPause: useconds_t = 20_000
 
-    /// Reads and decodes a domain file; nil when there is none. A file that does not decode is
-    /// read again (``rereadAttempts`` times, ``rereadPause`` apart) before it is taken as
-    /// damaged: a program that rewrites it in place (`cp`, an editor that does not save
-    /// atomically) leaves it half written for a moment, and a write that took that moment's
+    /// Reads and decodes a domain file; nil when there is none. A file that is empty or does not
+    /// decode is read again (``rereadAttempts`` times, ``rereadPause`` apart) before it is taken
+    /// as empty or damaged: a program that rewrites it in place (`cp`, an editor that does not
+    /// save atomically) leaves it empty, then half written, for a moment, and a write that took that moment's
     /// bytes as damaged replaced the file, losing every key. CFPreferences retries its parse
     /// for the same reason.
     static func readDomainFile(_ path: String) throws -> DomainFile? {

@@ -80,7 +80,7 @@ struct BinaryPropertyListDecoder {
     /// The height of each shared container decoded (1 for one with no container among its
     /// members): a container reused where it is referenced again must fit under the depth
     /// limit there too. Checked only where a container was first decoded, a chain of shared
-    /// containers, each first met shallow, built a 240,000-deep value from a 420 KB file,
+    /// containers, each first met shallow, built a 60,001-deep value from a 420 KB file,
     /// which overflowed the stack when it was released.
     private var sharedHeights: [Int: Int] = [:]
 
@@ -468,8 +468,8 @@ struct BinaryPropertyListDecoder {
 
     /// Adds a member's expanded size (values and string/data bytes) to its container's,
     /// enforcing the expansion limits.
-    /// `height`, a container member's (0 for others), raises the container's own (in the same
-    /// access to its frame: a second one cost W3's read 0.45% more instructions).
+    /// `height`, a container member's (0 for others), raises the container's own (in this
+    /// access to its frame rather than a second one).
     @inline(__always)
     private func add(_ expanded: Int, bytes: Int, height: Int = 0, to frame: inout Frame) throws {
         if height >= frame.height { frame.height = height &+ 1 }
