@@ -97,3 +97,31 @@ final class BinaryRoundTripTests: XCTestCase {
         XCTAssertEqual(try BinaryPropertyListReader.read(try BinaryPropertyListWriter.write(intKey)), intKey)
     }
 }
+
+/// A 4-byte NaN keeps its sign, payload and signalling bit through a read and a write: the
+/// Float-Double conversions quieted a signalling NaN (`7f800001` came back as `7fc00001`).
+final class SinglePrecisionNaNTests: XCTestCase {
+    /// A one-object binary plist holding the 4-byte real with `bits`.
+    private static func file(_ bits: UInt32) -> Data {
+        var bytes = Array("bplist00".utf8) + [0x22]
+        bytes += (0..<4).map { UInt8(truncatingIfNeeded: bits >> (24 - 8 * $0)) }
+        bytes += [8]  // the offset table: object 0 at byte 8
+        bytes += [0, 0, 0, 0, 0, 0, 1, 1]
+        for field in [1, 0, 13] { bytes += (0..<8).map { UInt8(truncatingIfNeeded: field >> (56 - 8 * $0)) } }
+        return Data(bytes)
+    }
+
+    func testFourByteNaNsRoundTripBitForBit() throws {
+        for bits: UInt32 in [0x7F80_0001, 0xFFA0_0005, 0x7FC0_0000, 0x7FBF_FFFF, 0x3F80_0000, 0x8000_0000] {
+            let value = try BinaryPropertyListReader.read(Self.file(bits))
+            guard case .real(let real) = value else { return XCTFail("not a real: \(value)") }
+            XCTAssertTrue(real.isSinglePrecision)
+            XCTAssertEqual(real.value.isNaN, Float(bitPattern: bits).isNaN)
+            let written = [UInt8](try BinaryPropertyListWriter.write(value))
+            XCTAssertEqual(Array(written[8..<13]), [0x22] + (0..<4).map { UInt8(truncatingIfNeeded: bits >> (24 - 8 * $0)) }, String(bits, radix: 16))
+            // The same value made in code writes the same bytes.
+            let made = [UInt8](try BinaryPropertyListWriter.write(.real(PropertyListReal(Float(bitPattern: bits)))))
+            XCTAssertEqual(made, written, String(bits, radix: 16))
+        }
+    }
+}

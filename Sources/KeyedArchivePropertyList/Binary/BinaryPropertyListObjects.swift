@@ -668,7 +668,7 @@ package struct BinaryPropertyListObjects {
         case .real(let real):
             if real.isSinglePrecision {
                 out.append(0x22)
-                out.appendBigEndian(UInt64(Float(real.value).bitPattern), width: 4)
+                out.appendBigEndian(UInt64(PropertyListReal.narrowedBits(real.value)), width: 4)
             } else {
                 out.append(0x23)
                 out.appendBigEndian(real.value.bitPattern, width: 8)

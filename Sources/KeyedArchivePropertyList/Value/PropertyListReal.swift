@@ -17,7 +17,7 @@ public struct PropertyListReal: Sendable {
 
     /// A 4-byte real.
     public init(_ value: Float) {
-        self.value = Double(value)
+        self.value = Self.widened(value)
         self.isSinglePrecision = true
     }
 
@@ -25,6 +25,25 @@ public struct PropertyListReal: Sendable {
     public init(_ value: Double, isSinglePrecision: Bool) {
         self.value = value
         self.isSinglePrecision = isSinglePrecision
+    }
+}
+
+extension PropertyListReal {
+    /// `float` as a `Double`, a NaN's sign, payload and signalling bit kept: the conversion
+    /// quiets a signalling NaN, so a 4-byte `7f800001` was written back as `7fc00001`.
+    static func widened(_ float: Float) -> Double {
+        guard float.isNaN else { return Double(float) }
+        let bits = float.bitPattern
+        return Double(bitPattern: UInt64(bits >> 31) << 63 | 0x7FF0_0000_0000_0000 | UInt64(bits & 0x7F_FFFF) << 29)
+    }
+
+    /// The 4-byte pattern of `double` (``widened(_:)``'s inverse for a NaN: its payload's top
+    /// 23 bits kept; a NaN whose payload was all in the bits dropped stays a quiet NaN).
+    static func narrowedBits(_ double: Double) -> UInt32 {
+        guard double.isNaN else { return Float(double).bitPattern }
+        let bits = double.bitPattern
+        let payload = UInt32(truncatingIfNeeded: bits >> 29) & 0x7F_FFFF
+        return UInt32(truncatingIfNeeded: bits >> 63) << 31 | 0x7F80_0000 | (payload == 0 ? 0x40_0000 : payload)
     }
 }
 
