@@ -191,7 +191,14 @@ final class ArchiveDecodingState: Decoder {
     /// the container's parent's path (its length and last key say so), and the key is pushed;
     /// otherwise (a container used after its parent moved on) the stack is set to `path` and
     /// put back after.
-    func withPath<R>(_ path: [any CodingKey], _ body: () throws -> R) rethrows -> R {
+    /// A nil `path` (a container a decode made, on the stack already) runs `body` as it is.
+    @inline(__always)
+    func withPath<R>(_ path: [any CodingKey]?, _ body: () throws -> R) rethrows -> R {
+        guard let path else { return try body() }
+        return try withNestedPath(path, body)
+    }
+
+    private func withNestedPath<R>(_ path: [any CodingKey], _ body: () throws -> R) rethrows -> R {
         if keys.count == path.count - 1, let last = path.last, Self.sameKey(keys.top, path.count >= 2 ? path[path.count - 2] : nil) {
             keys.append(last)
             defer { keys.removeLast() }

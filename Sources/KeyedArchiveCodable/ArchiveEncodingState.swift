@@ -41,6 +41,7 @@ final class ArchiveEncodingState: Encoder {
     @exclusivity(unchecked) private var moreClassUIDs: [ObjectIdentifier: UInt32] = [:]
     @exclusivity(unchecked) private var dictionaryClassUID: UInt32 = 0
     @exclusivity(unchecked) private var arrayClassUID: UInt32 = 0
+    @exclusivity(unchecked) private var nullUID: UInt32 = 0
     @exclusivity(unchecked) private var typeKinds = TypeKindCache(decoding: false)
     /// Class instances whose `encode(to:)` is running (the cycle check).
     @exclusivity(unchecked) private var inProgress = InstancesInProgress()
@@ -546,12 +547,15 @@ final class ArchiveEncodingState: Encoder {
         return value
     }
 
-    /// The archive's NSNull object (one entry, however often it is used).
+    /// The archive's NSNull object (one entry, however often it is used), made at first use.
     @inline(never)
     func nullObjectUID() -> UInt32 {
-        var fields = PropertyListDictionary()
-        fields.entries.append((ArchiveKeys.classReferenceValue, .uid(table.classUID(chain: FoundationClassNames.nullChain))))
-        return table.valueObjectUID(.dictionary(fields))
+        if nullUID == 0 {
+            var fields = PropertyListDictionary()
+            fields.entries.append((ArchiveKeys.classReferenceValue, .uid(table.classUID(chain: FoundationClassNames.nullChain))))
+            nullUID = table.valueObjectUID(.dictionary(fields))
+        }
+        return nullUID
     }
 
     private func encodeDictionary<T>(_ dictionary: any ArchiveDictionaryEncodable, _ original: T) throws -> UInt32 {

@@ -204,13 +204,10 @@ struct KeyedArchiveDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProt
 
     func contains(_ key: Key) -> Bool { storage.hasValue(forKey: key.stringValue) }
 
-    /// `body` with the key stack holding this container's path (for a nested one: see
-    /// `ArchiveDecodingState.withPath(_:_:)`); a container a decode made is on it already.
+    /// `body` with the key stack holding this container's path (see
+    /// `ArchiveDecodingState.withPath(_:_:)`).
     @inline(__always)
-    private func inPath<R>(_ body: () throws -> R) rethrows -> R {
-        guard let nestedPath = storage.nestedPath else { return try body() }
-        return try state.withPath(nestedPath, body)
-    }
+    private func inPath<R>(_ body: () throws -> R) rethrows -> R { try state.withPath(storage.nestedPath, body) }
 
     /// The stored value for `key`, if any; a field the file cannot give is `dataCorrupted` here.
     @inline(__always)
@@ -414,10 +411,7 @@ struct UnkeyedArchiveDecodingContainer: UnkeyedDecodingContainer {
 
     /// `body` with the key stack holding this container's path (see the keyed container's).
     @inline(__always)
-    private func inPath<R>(_ body: () throws -> R) rethrows -> R {
-        guard let nestedPath else { return try body() }
-        return try state.withPath(nestedPath, body)
-    }
+    private func inPath<R>(_ body: () throws -> R) rethrows -> R { try state.withPath(nestedPath, body) }
     var count: Int? { elements.count }
     var isAtEnd: Bool { currentIndex >= elements.count }
 
@@ -557,10 +551,7 @@ struct SingleValueArchiveDecodingContainer: SingleValueDecodingContainer {
 
     /// `body` with the key stack holding this container's path (see the keyed container's).
     @inline(__always)
-    private func inPath<R>(_ body: () throws -> R) rethrows -> R {
-        guard let nestedPath else { return try body() }
-        return try state.withPath(nestedPath, body)
-    }
+    private func inPath<R>(_ body: () throws -> R) rethrows -> R { try state.withPath(nestedPath, body) }
 
     func decodeNil() -> Bool { state.isNil(value) }
     func decode(_ type: Bool.Type) throws -> Bool { try inPath { try state.decodeBool(value) } }

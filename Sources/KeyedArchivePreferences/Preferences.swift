@@ -280,7 +280,6 @@ public final class Preferences: Sendable {
     /// outbox, in the same lock, so the outbox has changes in the order they were made; returns
     /// the number of the last one, for the caller to pass to ``deliver(through:)`` (apart, so
     /// that a flush tells observers after it lets go of its lock).
-    @discardableResult
     private func change(_ body: (inout State) -> Void) -> UInt64? {
         let observed = observers.observedKeys
         return state.withLock { state in
@@ -387,19 +386,20 @@ public final class Preferences: Sendable {
         var attempt = 0
         while true {
             guard let (bytes, stamp) = try SystemFiles.read(path) else { return nil }
-            do {
-                // Empty is what a rewrite in place (`O_TRUNC`) leaves first, so it is read
-                // again too; still empty, it is an empty domain (no writer of ours leaves one).
-                if bytes.isEmpty {
-                    guard attempt < rereadAttempts else { return DomainFile(stamp: stamp) }
-                    throw PreferencesError("empty", path: path)
+            let isLastAttempt = attempt == rereadAttempts
+            if bytes.isEmpty {
+                // What a rewrite in place (`O_TRUNC`) leaves first; still empty, it is an empty
+                // domain (no writer of ours leaves one).
+                if isLastAttempt { return DomainFile(stamp: stamp) }
+            } else {
+                do {
+                    return DomainFile(entries: try decodeDomainEntries(bytes), stamp: stamp)
+                } catch {
+                    if isLastAttempt { return DomainFile(stamp: stamp, unreadable: (bytes, error)) }
                 }
-                return DomainFile(entries: try decodeDomainEntries(bytes), stamp: stamp)
-            } catch {
-                guard attempt < rereadAttempts else { return DomainFile(stamp: stamp, unreadable: (bytes, error)) }
-                attempt += 1
-                usleep(rereadPause)
             }
+            attempt += 1
+            usleep(rereadPause)
         }
     }
 

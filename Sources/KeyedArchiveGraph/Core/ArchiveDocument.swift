@@ -400,11 +400,13 @@ package final class ArchiveDocument {
     /// Whether the entry at `uid` (in range) is a dictionary, from its marker alone, when the
     /// archive is read by index (no lookup is copied); nil otherwise or when it cannot be read.
     package func isDictionaryInPlace(_ uid: UInt32) -> Bool? {
-        guard Int(uid) < objectCount, let byIndex else { return nil }
-        guard let index = try? byIndex.reader.element(Int(uid), of: byIndex.objects),
-            let span = try? byIndex.reader.dictionarySpan(ofObject: index)
-        else { return nil }
-        return span != nil
+        guard Int(uid) < objectCount, let byIndex, let index = try? byIndex.reader.element(Int(uid), of: byIndex.objects) else { return nil }
+        // (Not `try?`: it would fold "not a dictionary" into "cannot be read".)
+        do {
+            return try byIndex.reader.dictionarySpan(ofObject: index) != nil
+        } catch {
+            return nil
+        }
     }
 
     /// A lookup in the file when the archive is read by index, for ``restartInPlace(_:at:path:)``.
