@@ -296,6 +296,13 @@ public final class KeyedArchiver {
     public func finishEncoding() throws -> Data {
         if let finished { return finished }
         if let failure { throw failure }
+        if isInObject {
+            // From an object's `encode(with:)`: the archive would be written without that
+            // object (its entry still a placeholder) and every later call would return it.
+            throw KeyedArchiveError(
+                .unsupportedValue, "finishEncoding() was called while an object was being encoded; call it after the top-level encode calls",
+                path: "$objects[\(currentUID)]")
+        }
         try encodeQueuedObjects()
         let data = try table.encodedData(top: topFields.dictionary, format: outputFormat, archiverName: archiverName)
         finished = data
@@ -626,6 +633,15 @@ public final class KeyedArchiver {
         return table.valueObjectUID(fields.value)
     }
 
+    /// The UID of a collection's member: a nil (`[1, nil] as [Any?]`) is the archive's NSNull,
+    /// as Foundation bridges it into an NSArray or NSDictionary. A collection cannot hold nil
+    /// (UID 0): the unarchivers refuse one that does, and NSKeyedUnarchiver drops the element
+    /// or, in an NSDictionary, makes one that crashes when read.
+    private func memberReference(for element: Any?) throws -> UInt32 {
+        let uid = try reference(for: element)
+        return uid != 0 ? uid : nullUID()
+    }
+
     private func nullUID() -> UInt32 {
         table.valueObjectUID(ArchiveObjectFields(classUID: table.classUID(chain: FoundationClassNames.nullChain)).value)
     }
@@ -704,14 +720,10 @@ public final class KeyedArchiver {
             }
             let changesBefore = classNameChanges
             try objectType.encode(instanceAt: queued.address, with: self)
-            // Still in this object unless its `encode(with:)` finished the archive itself (the
-            // `defer` above leaves the object).
-            if isInObject {
-                current.withFields { table.setObject(fields: $0, array: nil, at: uid) }
-                if classNameChanges == changesBefore {
-                    if current.count != capacity { classUIDs[typeID] = (classUID, current.count) }
-                    lastClass = (typeID, classUID, current.count)
-                }
+            current.withFields { table.setObject(fields: $0, array: nil, at: uid) }
+            if classNameChanges == changesBefore {
+                if current.count != capacity { classUIDs[typeID] = (classUID, current.count) }
+                lastClass = (typeID, classUID, current.count)
             }
         case .archived(let uid, let object):
             let description = object.classDescription
@@ -722,7 +734,7 @@ public final class KeyedArchiver {
             }
             table.setObject(fields.value, at: uid)
         case .array(let uid, let elements):
-            try storeCollection(uid, chain: FoundationClassNames.arrayChain, elements: elements, reference: reference(for:))
+            try storeCollection(uid, chain: FoundationClassNames.arrayChain, elements: elements, reference: memberReference(for:))
         case .objectArray(let uid, let objects):
             storeCollection(uid, chain: FoundationClassNames.arrayChain) { references in
                 objects.withElements { elements in
@@ -736,12 +748,12 @@ public final class KeyedArchiver {
                 }
             }
         case .set(let uid, let elements):
-            try storeCollection(uid, chain: FoundationClassNames.setChain, elements: elements, reference: reference(for:))
+            try storeCollection(uid, chain: FoundationClassNames.setChain, elements: elements, reference: memberReference(for:))
         case .orderedSet(let uid, let elements):
             // Apple writes NSOrderedSet with NS.object.N keys (Darwin archive OrderedSetTest).
             var fields = ArchiveObjectFields(classUID: table.classUID(chain: FoundationClassNames.orderedSetChain))
             for (index, element) in elements.enumerated() {
-                fields.set(.uid(try reference(for: element)), forKey: FoundationClassNames.objectPrefix + String(index))
+                fields.set(.uid(try memberReference(for: element)), forKey: FoundationClassNames.objectPrefix + String(index))
             }
             table.setObject(fields.value, at: uid)
         case .dictionary(let uid, let entries):
@@ -751,8 +763,8 @@ public final class KeyedArchiver {
             keys.reserveCapacity(entries.count)
             values.reserveCapacity(entries.count)
             for (key, value) in entries {
-                keys.append(.uid(try reference(for: key)))
-                values.append(.uid(try reference(for: value)))
+                keys.append(.uid(try memberReference(for: key)))
+                values.append(.uid(try memberReference(for: value)))
             }
             fields.set(.array(keys), forKey: FoundationClassNames.keysKey)
             fields.set(.array(values), forKey: FoundationClassNames.objectsKey)

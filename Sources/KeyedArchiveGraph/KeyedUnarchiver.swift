@@ -864,6 +864,16 @@ public final class KeyedUnarchiver {
         try decoding(segment, isTopLevel: isTopLevel) { try decodeReference(value, allowed: allowed) }
     }
 
+    /// Runs `body` with `segment` last in the path, and takes it out again however `body`
+    /// ends: a decode that failed and was caught (in an `init(coder:)`) left its segment, and
+    /// every later error's path named it.
+    @inline(__always)
+    private func inPath<Value>(_ segment: PathSegment, _ body: () throws -> Value) rethrows -> Value {
+        path.append(segment)
+        defer { path.removeLast() }
+        return try body()
+    }
+
     /// Runs `body`, the decode of what lies under `segment`, with `segment` in the path and, at
     /// the top level, as a decode of its own: a new path and record of what it makes, phase 2
     /// after it, and all it made taken back when it throws or returns `nil` (nothing decoded, or
@@ -1330,9 +1340,9 @@ public final class KeyedUnarchiver {
             var lastIndexOfKey: [AnyHashable: Int] = [:]
             lastIndexOfKey.reserveCapacity(keys.items.count)
             for index in keys.items.indices {
-                path.append(.listElement(keys.name, numbered: keys.isNumbered, index))
-                let key = try decodeReference(keys.items[index], allowed: allowed)
-                path.removeLast()
+                let key = try inPath(.listElement(keys.name, numbered: keys.isNumbered, index)) {
+                    try decodeReference(keys.items[index], allowed: allowed)
+                }
                 guard let key, let hashable = key as? AnyHashable else {
                     throw error(.typeMismatch, "dictionary key at \(index) is nil or not Hashable")
                 }
@@ -1342,22 +1352,22 @@ public final class KeyedUnarchiver {
             var dictionary: [AnyHashable: Any] = [:]
             dictionary.reserveCapacity(lastIndexOfKey.count)
             for index in objects.items.indices {
-                let isNil: Bool
-                path.append(.listElement(objects.name, numbered: objects.isNumbered, index))
-                if isKept[index] {
-                    let value = try decodeReference(objects.items[index], allowed: allowed)
-                    if let value { dictionary[hashableKeys[index]] = value }
-                    isNil = value == nil
-                } else {
-                    // Checked as far as it can be without making the object: a reference, not
-                    // nil, and of an allowed class.
-                    let uid = try document.reference(objects.items[index], path: self.pathString())
-                    if uid != 0 { try checkClass(ofObjectAt: uid, allowed: allowed) }
-                    isNil = uid == 0
-                }
-                path.removeLast()
-                if isNil {
-                    throw error(.invalidObject, "dictionary value for a key at \(index) is nil (UID 0)")
+                try inPath(.listElement(objects.name, numbered: objects.isNumbered, index)) {
+                    let isNil: Bool
+                    if isKept[index] {
+                        let value = try decodeReference(objects.items[index], allowed: allowed)
+                        if let value { dictionary[hashableKeys[index]] = value }
+                        isNil = value == nil
+                    } else {
+                        // Checked as far as it can be without making the object: a reference,
+                        // not nil, and of an allowed class.
+                        let uid = try document.reference(objects.items[index], path: self.pathString())
+                        if uid != 0 { try checkClass(ofObjectAt: uid, allowed: allowed) }
+                        isNil = uid == 0
+                    }
+                    if isNil {
+                        throw error(.invalidObject, "dictionary value for a key at \(index) is nil (UID 0)")
+                    }
                 }
             }
             return dictionary

@@ -201,6 +201,190 @@ final class CoderSemanticsTests: XCTestCase {
         XCTAssertNil(probe.object)
         XCTAssertEqual(probe.userValue, 9)
     }
+
+    // MARK: Found by session 65's review against Foundation
+
+    /// The root object as NSKeyedUnarchiver reads it, with `type`'s class name read as
+    /// ``NamedObject``.
+    private func foundationRoot<T: KeyedArchiving>(_ data: Data, mapping type: T.Type) throws -> Any? {
+        let unarchiver = try NSKeyedUnarchiver(forReadingFrom: data)
+        unarchiver.requiresSecureCoding = false
+        unarchiver.decodingFailurePolicy = .setErrorAndReturn
+        unarchiver.setClass(NamedObject.self, forClassName: T.archivedClassName)
+        let root = unarchiver.decodeObject(forKey: "root")
+        if let error = unarchiver.error { throw error }
+        return root
+    }
+
+    /// Every UID in the arrays under `NS.objects` and `NS.keys` of an archive's objects.
+    private func memberReferences(_ data: Data) throws -> [UInt32] {
+        guard case .array(let objects)? = try PropertyList.decode(data)["$objects"] else { return [] }
+        return objects.flatMap { object -> [UInt32] in
+            guard case .dictionary(let fields) = object else { return [] }
+            return fields.entries.flatMap { entry -> [UInt32] in
+                guard entry.key == "NS.objects" || entry.key == "NS.keys" || (entry.key.stringValue?.hasPrefix("NS.object.") ?? false) else { return [] }
+                switch entry.value {
+                case .array(let items): return items.compactMap { if case .uid(let uid) = $0 { uid } else { nil } }
+                case .uid(let uid): return [uid]
+                default: return []
+                }
+            }
+        }
+    }
+
+    /// A nil in an array or dictionary was written as UID 0, which our unarchiver refused,
+    /// NSKeyedUnarchiver dropped (`(1, x)`) or, in a dictionary, crashed on. Foundation bridges
+    /// a Swift nil into an NSArray or NSDictionary as NSNull, and so does the archiver now.
+    func testANilInACollectionIsArchivedAsNSNull() throws {
+        let roots: [(String, Any)] = [
+            ("array", [1, nil, "x"] as [Any?]),
+            ("dictionary", ["a": nil, "b": 2] as [String: Any?]),
+            ("array of objects", [Item("A"), nil] as [Item?]),
+            ("nested", [[nil] as [Any?], ["k": nil] as [String: Any?]] as [Any]),
+        ]
+        for (name, root) in roots {
+            let data = try KeyedArchiver.archivedData(withRootObject: root, format: .binary)
+            let members = try memberReferences(data)
+            XCTAssertFalse(members.isEmpty, name)
+            // Checked before Foundation reads it: NSKeyedUnarchiver crashes on a nil value.
+            guard !members.contains(0) else {
+                XCTFail("\(name): a collection member is UID 0")
+                continue
+            }
+            let ours = try KeyedUnarchiver.unarchivedObject(
+                ofClasses: [.array, .dictionary, .number, .string, .null, .type(Item.self)], from: data)
+            let theirs = try foundationRoot(data, mapping: Item.self)
+            switch name {
+            case "array":
+                let array = try XCTUnwrap(ours as? [Any])
+                XCTAssertEqual(array.count, 3)
+                XCTAssertEqual(array[1] as? ArchivedNull, .null)
+                let foundation = try XCTUnwrap(theirs as? NSArray)
+                XCTAssertEqual(foundation.count, 3)
+                XCTAssertTrue(foundation[1] is NSNull)
+                XCTAssertEqual(foundation[2] as? String, "x")
+            case "dictionary":
+                let dictionary = try XCTUnwrap(ours as? [AnyHashable: Any])
+                XCTAssertEqual(dictionary["a"] as? ArchivedNull, .null)
+                XCTAssertEqual(dictionary["b"] as? Int, 2)
+                let foundation = try XCTUnwrap(theirs as? NSDictionary)
+                XCTAssertTrue(foundation["a"] is NSNull)
+                XCTAssertEqual(foundation["b"] as? Int, 2)
+            case "array of objects":
+                let array = try XCTUnwrap(ours as? [Any])
+                XCTAssertEqual((array.first as? Item)?.name, "A")
+                XCTAssertEqual(array.last as? ArchivedNull, .null)
+                XCTAssertEqual(try XCTUnwrap(theirs as? NSArray).count, 2)
+            default:
+                let array = try XCTUnwrap(ours as? [Any])
+                XCTAssertEqual((array.first as? [Any])?.first as? ArchivedNull, .null)
+                XCTAssertEqual((array.last as? [AnyHashable: Any])?["k"] as? ArchivedNull, .null)
+            }
+        }
+        // What Foundation writes for the same array: an NSNull object, as above.
+        let foundation = try NSKeyedArchiver.archivedData(withRootObject: [1, nil, "x"] as [Any?], requiringSecureCoding: false)
+        let array = try XCTUnwrap(KeyedUnarchiver.unarchivedObject(ofClasses: [.array, .number, .string, .null], from: foundation) as? [Any])
+        XCTAssertEqual(array.count, 3)
+        XCTAssertEqual(array[1] as? ArchivedNull, .null)
+    }
+
+    /// Finishes the archive from its own `encode(with:)`, then writes a field.
+    final class SelfFinisher: KeyedArchiving {
+        nonisolated(unsafe) static var innerError: (any Error)?
+        func encode(with coder: KeyedArchiver) throws {
+            do { _ = try coder.finishEncoding() } catch { Self.innerError = error }
+            try coder.encode("after", forKey: "name")
+        }
+        init() {}
+        var field = ""
+        init(coder: KeyedUnarchiver) throws { field = try coder.decodeObject(of: String.self, forKey: "name") ?? "" }
+    }
+
+    /// `finishEncoding()` from inside an object's `encode(with:)` wrote the archive without that
+    /// object (its entry the placeholder `"$null"`, read by us as that string and by Foundation
+    /// as nil), and the outer call returned the same bytes. It now throws and changes nothing.
+    func testFinishingFromInsideAnObjectIsRefused() throws {
+        SelfFinisher.innerError = nil
+        let archiver = KeyedArchiver(outputFormat: .binary)
+        try archiver.encode(SelfFinisher(), forKey: "root")
+        let error = try XCTUnwrap(SelfFinisher.innerError as? KeyedArchiveError)
+        XCTAssertEqual(error.code, .unsupportedValue)
+        let data = try archiver.finishEncoding()
+        let object = try XCTUnwrap(KeyedUnarchiver(data: data).decodeObject(of: [.type(SelfFinisher.self)], forKey: "root") as? SelfFinisher)
+        XCTAssertEqual(object.field, "after")
+        // Foundation reads the root as an object of the class, not nil.
+        XCTAssertEqual((try foundationRoot(data, mapping: SelfFinisher.self) as? NamedObject)?.name, "after")
+    }
+
+    /// Numbered members were read with `Int(...)`, so `NS.object.00` and `NS.object.+1` counted
+    /// as 0 and 1 and replaced the members a reader that looks them up by the exact key
+    /// `NS.object.N` (as Apple's coders write it) finds. (Foundation on Linux reads no numbered
+    /// members of an NSArray at all: it gives `[]` for each of these, so it is no peer here.)
+    func testNumberedMembersAreReadByTheirExactKeys() throws {
+        func archive(_ members: [(String, PropertyListValue)]) throws -> Data {
+            var array: [(PropertyListValue, PropertyListValue)] = [("$class", .uid(2))]
+            for (key, value) in members { array.append((.string(PropertyListString(key)), value)) }
+            let envelope: PropertyListValue = [
+                "$archiver": "NSKeyedArchiver", "$version": 100000, "$top": ["root": .uid(1)],
+                "$objects": .array([
+                    "$null", .dictionary(PropertyListDictionary(array)), ["$classname": "NSArray", "$classes": ["NSArray", "NSObject"]],
+                    "a", "b",
+                ]),
+            ]
+            return try PropertyList.encode(envelope, format: .binary)
+        }
+        let cases: [([(String, PropertyListValue)], [String])] = [
+            ([("NS.object.0", .uid(3)), ("NS.object.00", .uid(4))], ["a"]),
+            ([("NS.object.00", .uid(4)), ("NS.object.0", .uid(3))], ["a"]),
+            ([("NS.object.0", .uid(3)), ("NS.object.+1", .uid(4))], ["a"]),
+            ([("NS.object.0", .uid(3)), ("NS.object.1", .uid(4)), ("NS.object. 1", .uid(3))], ["a", "b"]),
+        ]
+        for (members, expected) in cases {
+            let data = try archive(members)
+            let ours = try KeyedUnarchiver.unarchivedObject(ofClasses: [.array, .string], from: data) as? [String]
+            XCTAssertEqual(ours, expected, "\(members.map(\.0))")
+            // The resolver behind `karchive print` reads the same members.
+            let resolved = try ArchiveResolver.resolve(data)
+            XCTAssertEqual(resolved, .array(expected.map { .string(PropertyListString($0)) }))
+        }
+        // Only numbered keys that are not canonical: the array has no members.
+        XCTAssertEqual(try KeyedUnarchiver.unarchivedObject(ofClasses: [.array, .string], from: archive([("NS.object.01", .uid(3))])) as? [String], [])
+    }
+
+    /// Decodes a dictionary of strings to integers as one of strings to doubles, then as one
+    /// of integers to integers (which fails on its first key), catching the error, `rounds`
+    /// times; then reads a string as an integer.
+    final class CaughtFailures: KeyedArchiving {
+        let rounds: Int
+        var lastError: KeyedArchiveError?
+        init(rounds: Int) { self.rounds = rounds }
+        func encode(with coder: KeyedArchiver) throws {
+            try coder.encode(["a": 1, "b": 2] as [String: Any], forKey: "dict")
+            try coder.encode(rounds, forKey: "rounds")
+            try coder.encode("text", forKey: "str")
+        }
+        init(coder: KeyedUnarchiver) throws {
+            rounds = try coder.decodeInt(forKey: "rounds")
+            for _ in 0..<rounds {
+                _ = try? coder.decodeDictionary(withKeyClass: String.self, objectClass: Double.self, forKey: "dict")
+                _ = try? coder.decodeDictionary(withKeyClass: Int.self, objectClass: Int.self, forKey: "dict")
+            }
+            do { _ = try coder.decodeInt(forKey: "str") } catch { lastError = error as? KeyedArchiveError }
+        }
+    }
+
+    /// A dictionary decode that failed and was caught left its member's segment in the path,
+    /// and every later error of the object named it (600 caught failures: a path of "dict
+    /// dict ..." 2,900 characters long).
+    func testACaughtFailureLeavesNothingInThePath() throws {
+        let clean = try XCTUnwrap(KeyedUnarchiver.unarchivedObject(
+            ofClass: CaughtFailures.self, from: KeyedArchiver.archivedData(withRootObject: CaughtFailures(rounds: 0), format: .binary)))
+        let caught = try XCTUnwrap(KeyedUnarchiver.unarchivedObject(
+            ofClass: CaughtFailures.self, from: KeyedArchiver.archivedData(withRootObject: CaughtFailures(rounds: 50), format: .binary)))
+        let expected = try XCTUnwrap(clean.lastError)
+        XCTAssertEqual(caught.lastError?.path, expected.path)
+        XCTAssertFalse(expected.path.contains("dict"), expected.path)
+    }
 }
 
 /// Foundation's side of ``CoderSemanticsTests/Item``.

@@ -122,7 +122,8 @@ final class KeyedArchiverTests: XCTestCase {
     /// Values of an `[Any]` take the right path whatever their mix: instances of a class and of
     /// its subclass in turn (the archiver remembers the last class it found to be
     /// `KeyedArchiving` and casts to it directly), optionals hidden in `Any` (some, none, nested,
-    /// holding a class instance), strings, and a class it cannot store.
+    /// holding a class instance; none is the archive's NSNull), strings, and a class it cannot
+    /// store.
     func testMixedClassesAndHiddenOptionalsInAnArray() throws {
         final class NotArchivable {}
         let rex = Dog(name: "Rex", goodBoy: true)
@@ -149,9 +150,10 @@ final class KeyedArchiverTests: XCTestCase {
             return name + (object["name"]?.uidValue.flatMap { objects[Int($0)].stringValue }.map { " " + $0 } ?? "")
         }
         XCTAssertEqual(members.map(describe), [
-            "Animal Tom", "Dog Rex", "Animal Tom", "Dog Fido", Node.archivedClassName, "Dog Rex", "nil", "string text",
-            "string opt", "nil", "Animal Kitty",
+            "Animal Tom", "Dog Rex", "Animal Tom", "Dog Fido", Node.archivedClassName, "Dog Rex", "NSNull", "string text",
+            "string opt", "NSNull", "Animal Kitty",
         ])
+        XCTAssertEqual(members[6], members[9], "one NSNull object for every nil (an NSArray cannot hold nil)")
         XCTAssertEqual(members[0], members[2], "one instance, one UID")
         XCTAssertEqual(members[1], members[5], "the instance inside the optional is the same one")
         XCTAssertThrowsError(try KeyedArchiver.archivedData(withRootObject: [rex, NotArchivable(), rex] as [Any], format: .binary))

@@ -73,7 +73,7 @@ extension ArchiveDocument {
         var numbered: [Int: PropertyListValue] = [:]
         for entry in fields.entries {
             guard case .string(let name) = entry.key, name.value.hasPrefix(legacyPrefix),
-                let index = Int(name.value.dropFirst(legacyPrefix.count)), index >= 0
+                let index = Self.canonicalIndex(name.value.utf8.dropFirst(legacyPrefix.utf8.count))
             else { continue }
             numbered[index] = entry.value
         }
@@ -87,6 +87,20 @@ extension ArchiveDocument {
         let list = ArchiveReferenceList(name: legacyPrefix, isNumbered: true, items: items)
         try checkReferences(list, path: path())
         return list
+    }
+
+    /// The index a numbered key's digits spell, when they spell it as Foundation writes and
+    /// looks it up (`NS.object.12`): decimal digits, no sign, no leading zero. `Int("00")` and
+    /// `Int("+1")` read other spellings as 0 and 1, and an entry under `NS.object.00` replaced
+    /// the one under `NS.object.0` that Foundation reads.
+    static func canonicalIndex(_ digits: Substring.UTF8View) -> Int? {
+        guard let first = digits.first, digits.count <= 18, first != UInt8(ascii: "0") || digits.count == 1 else { return nil }
+        var index = 0
+        for digit in digits {
+            guard digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") else { return nil }
+            index = index * 10 + Int(digit - UInt8(ascii: "0"))
+        }
+        return index
     }
 
     private func checkReferences(_ list: ArchiveReferenceList, path: @autoclosure () -> String) throws(KeyedArchiveError) {
