@@ -232,6 +232,49 @@ final class XMLReaderTests: XCTestCase {
         }
     }
 
+    /// A `>` inside a quoted DOCTYPE literal or an attribute value: the XML rules (ours before,
+    /// plistlib's expat) skip it, CoreFoundation ends the markup there, and the two read
+    /// different values from one file. Refused, with Foundation shown to read it otherwise.
+    func testMarkupCoreFoundationEndsEarlierIsRefused() throws {
+        let cases: [(String, Any)] = [
+            ("<!DOCTYPE plist SYSTEM \"><dict><key>admin</key><true/></dict><!--\">\n<plist version=\"1.0\"><dict><key>admin</key><false/></dict></plist>",
+             ["admin": true]),
+            ("<plist version=\"1.0\"><string x=\">EVIL\">GOOD</string></plist>", "EVIL\">GOOD"),
+            ("<plist version=\"1.0\"><dict><key Q='>'>test</key><string>libplist</string></dict></plist>", ["'>test": "libplist"]),
+        ]
+        for (text, foundationReads) in cases {
+            let bytes = Array(text.utf8)
+            XCTAssertThrowsError(try read(bytes), text) { error in
+                XCTAssertEqual((error as? PropertyListError)?.code, .syntax, "\(error)")
+            }
+            let theirs = try XMLTestFoundation.read(bytes)
+            if let dictionary = foundationReads as? [String: Any] {
+                XCTAssertEqual(theirs as? NSDictionary, NSDictionary(dictionary: dictionary), "Foundation's reading of \(text)")
+            } else {
+                XCTAssertEqual(theirs as? String, foundationReads as? String, "Foundation's reading of \(text)")
+            }
+        }
+        // Quotes without `>` are read as before.
+        XCTAssertEqual(try read(Array("<!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" 'x'><plist><string a='1' b=\"2\">v</string></plist>".utf8)), "v")
+    }
+
+    /// The string limit held for plain text but not after an entity, a CDATA section or a
+    /// comment: from then on only the decoded part was counted, not the bytes after it.
+    func testStringLimitCountsTextAfterAnEntityOrSection() throws {
+        let limits = DecodingLimits(maximumStringLength: 10)
+        let tail = String(repeating: "a", count: 30)
+        for prefix in ["&amp;", "<![CDATA[x]]>", "<!-- c -->", "&#65;"] {
+            XCTAssertThrowsError(try read(document("<string>\(prefix)\(tail)</string>"), limits: limits), prefix) { error in
+                XCTAssertEqual((error as? PropertyListError)?.code, .lengthLimitExceeded, "\(error)")
+            }
+            XCTAssertThrowsError(try read(document("<string>\(tail)\(prefix)</string>"), limits: limits), prefix)
+            // At the limit exactly, accepted.
+            let fits = try read(document("<string>&amp;aaaaaaaaa</string>"), limits: limits)
+            XCTAssertEqual(fits, "&aaaaaaaaa")
+        }
+        XCTAssertThrowsError(try read(document("<string>&amp;aaaaaaaaaa</string>"), limits: limits))
+    }
+
     func testObjectAndLengthLimits() {
         let many = document("<array>" + String(repeating: "<true/>", count: 100) + "</array>")
         XCTAssertThrowsError(try read(many, limits: DecodingLimits(maximumObjectCount: 50))) { error in

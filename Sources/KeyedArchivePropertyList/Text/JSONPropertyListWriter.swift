@@ -27,6 +27,8 @@ public enum JSONPropertyListWriter {
         var writer = JSONWriter(pretty: pretty, budget: OutputBudget(maximumOutputLength))
         try writer.write(value)
         if pretty { writer.output.append(UInt8(ascii: "\n")) }
+        // The last value's text, never checked between values (a root scalar's is all of it).
+        try writer.budget.check(writer.output.count)
         return writer.output
     }
 }
@@ -152,7 +154,15 @@ private struct JSONWriter {
         let interval = date.timeIntervalSinceReferenceDate
         var seconds = interval.rounded(.down)
         var milliseconds = ((interval - seconds) * 1000).rounded()
-        if milliseconds >= 1000 { (seconds, milliseconds) = (seconds + 1, 0) }
+        if milliseconds >= 1000 {
+            // Except past 9999-12-31T23:59:59.999, where the carry made a valid date one
+            // that year 10000 has no form for.
+            if GregorianCalendar.components(of: Date(timeIntervalSinceReferenceDate: seconds + 1)) != nil {
+                (seconds, milliseconds) = (seconds + 1, 0)
+            } else {
+                milliseconds = 999
+            }
+        }
         guard let parts = GregorianCalendar.components(of: Date(timeIntervalSinceReferenceDate: seconds)) else {
             throw failure("date \(interval) has no ISO 8601 form")
         }

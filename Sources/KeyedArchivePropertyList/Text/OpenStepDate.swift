@@ -56,7 +56,9 @@ public enum OpenStepDate {
             guard let hour = number(1...2), expect(":"), let minute = number(1...2), hour < 24, minute < 60 else { return nil }
             var second: Int64 = 0
             if expect(":") {
-                guard let value = number(1...2), value < 61 else { return nil }
+                // No leap second: 23:59:60 rolled over into the next day, which the XML
+                // reader refuses.
+                guard let value = number(1...2), value < 60 else { return nil }
                 second = value
             }
             seconds = hour * 3600 + minute * 60 + second
@@ -64,15 +66,21 @@ public enum OpenStepDate {
             if expect("Z") {
             } else if let sign = scanner.first, sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") {
                 scanner.removeFirst()
-                guard let hours = number(2...2) else { return nil }
+                guard let hours = number(2...2), hours < 24 else { return nil }
                 _ = expect(":")
                 let minutes = number(2...2) ?? 0
+                // `+0099` was 99 minutes.
+                guard minutes < 60 else { return nil }
                 offset = (hours * 3600 + minutes * 60) * (sign == UInt8(ascii: "-") ? -1 : 1)
             }
             skipSpaces()
             guard scanner.isEmpty else { return nil }
         }
         let midnight = GregorianCalendar.Components(year: year, month: Int(month), day: Int(day))
-        return GregorianCalendar.date(midnight, offsetSeconds: offset - seconds)
+        let date = GregorianCalendar.date(midnight, offsetSeconds: offset - seconds)
+        // In UTC too the year must be within 0...9999 (`0000-01-01 00:00:00 +0100` is in year
+        // -1 there), the range every format's writer can spell.
+        guard GregorianCalendar.components(of: date) != nil else { return nil }
+        return date
     }
 }

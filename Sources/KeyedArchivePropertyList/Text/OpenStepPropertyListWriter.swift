@@ -22,7 +22,7 @@
 /// | integer | `42` | `<*I42>` |
 /// | real | `0.5` (shortest form; whole values without `.0`, like `defaults`) | `<*R0.5>` |
 /// | date | `"2001-01-01 00:00:00 +0000"` (UTC, whole seconds) | `<*D2001-01-01 00:00:00 +0000>` |
-/// | UID | `{ "CF$UID" = 5; }` (the XML spelling) | `{ "CF$UID" = <*I5>; }` |
+/// | UID | `{ "CF$UID" = 5; }` (the XML spelling) | `{ "CF$UID" = <*I5>; }` (reads back as that dictionary) |
 /// | set | an array | an array |
 /// | null | error ``PropertyListError/Code/unrepresentableValue`` | same |
 ///
@@ -69,7 +69,10 @@ public enum OpenStepPropertyListWriter {
     public static func write(_ value: PropertyListValue, options: Options) throws -> [UInt8] {
         var output: [UInt8] = []
         try OpenStepEmitter(options: options).emit(value, into: &output)
-        if options.trailingNewline { output.append(0x0A) }
+        if options.trailingNewline {
+            output.append(0x0A)
+            try OutputBudget(options.maximumOutputLength).check(output.count)
+        }
         return output
     }
 
@@ -102,6 +105,7 @@ struct OpenStepEmitter {
             case .value(let value, let level, let path):
                 switch value {
                 case .array(let elements), .set(let elements):
+                    try checkDepth(level, path: path)
                     indent(level, &output)
                     output.append(UInt8(ascii: "("))
                     output.append(0x0A)
@@ -113,6 +117,7 @@ struct OpenStepEmitter {
                         work.append(.text(String(repeating: "    ", count: level + 1)))
                     }
                 case .dictionary(let dictionary):
+                    try checkDepth(level, path: path)
                     indent(level, &output)
                     output.append(UInt8(ascii: "{"))
                     output.append(0x0A)
@@ -134,6 +139,8 @@ struct OpenStepEmitter {
                         work.append(.text(String(repeating: "    ", count: level + 1) + key + " = "))
                     }
                 case .uid(let uid):
+                    // Written as a dictionary: a level of nesting to every reader.
+                    try checkDepth(level, path: path)
                     let number = options.scalarStyle == .gnustep ? "<*I\(uid)>" : String(uid)
                     output.append(contentsOf: "{ \"CF$UID\" = \(number); }".utf8)
                 case .null:
@@ -142,6 +149,16 @@ struct OpenStepEmitter {
                     output.append(contentsOf: try scalarText(value, path: path).utf8)
                 }
             }
+        }
+        // The last value's text, never checked in the loop (a root scalar's is all of it).
+        try budget.check(output.count)
+    }
+
+    /// Refuses a container at `level` (that many open around it) past the readers' depth
+    /// limit: the text was written, then refused by ours and Foundation's reader.
+    private func checkDepth(_ level: Int, path: String) throws {
+        guard level < DecodingLimits.default.maximumDepth else {
+            throw PropertyListError(.depthLimitExceeded, "nesting deeper than \(DecodingLimits.default.maximumDepth)", keyPath: path)
         }
     }
 
@@ -163,6 +180,14 @@ struct OpenStepEmitter {
     private func scalarText(_ value: PropertyListValue, path: String) throws -> String {
         if case .string(let string) = value { return Self.quotedIfNeeded(string.value) }
         if case .data(let data) = value { return Self.dataText(data) }
+        // A date the reader cannot read back (not finite, or outside years 0...9999) is
+        // refused, as the XML writer refuses it: it was written as "1e+18 seconds since
+        // 2001-01-01", a string, or a typed value no reader takes.
+        if case .date(let date) = value, GregorianCalendar.components(of: date) == nil {
+            throw PropertyListError(
+                .unrepresentableValue, "date \(date.timeIntervalSinceReferenceDate) has no OpenStep form (not finite or outside years 0...9999)",
+                keyPath: path)
+        }
         if options.scalarStyle == .gnustep {
             switch value {
             case .bool(let bool): return bool ? "<*BY>" : "<*BN>"

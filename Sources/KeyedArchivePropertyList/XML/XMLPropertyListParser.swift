@@ -382,13 +382,19 @@ struct XMLPropertyListParser {
                 highBits |= byte
                 position += 1
             }
-            if (decoding ? scratch.count : position - start) > limits.maximumStringLength {
+            // Once decoding, the string is what the scratch holds plus the plain bytes since
+            // the last reference or section, not yet copied (counting the scratch alone let
+            // any length through after one `&amp;`).
+            if (decoding ? scratch.count + (position - mark) : position - start) > limits.maximumStringLength {
                 throw error(.lengthLimitExceeded, "string longer than \(limits.maximumStringLength) bytes", at: start)
             }
         }
         let text: String?
         if decoding {
             appendPending(from: mark, decoding: &decoding)
+            guard scratch.count <= limits.maximumStringLength else {
+                throw error(.lengthLimitExceeded, "string longer than \(limits.maximumStringLength) bytes", at: start)
+            }
             text = highBits < 0x80 ? String(decoding: scratch, as: UTF8.self) : String(validating: scratch, as: UTF8.self)
         } else {
             let raw = UnsafeRawBufferPointer(rebasing: bytes[start..<position])
@@ -496,7 +502,10 @@ struct XMLPropertyListParser {
         return Tag(element: element(named: nameRange), nameRange: nameRange, isEmpty: isEmpty, start: start)
     }
 
-    /// Skips `name = "value"` (or single quotes); the value may not contain `<`.
+    /// Skips `name = "value"` (or single quotes); the value may contain neither `<` nor `>`:
+    /// CoreFoundation's parser ends the tag at the first `>`, even inside quotes, so a value
+    /// holding one is a document CF reads differently (`<string x=">EVIL">GOOD</string>` is
+    /// `EVIL">GOOD` there) and is refused rather than read one of the two ways.
     private mutating func skipAttribute() throws {
         let start = position
         while position < bytes.count {
@@ -522,6 +531,9 @@ struct XMLPropertyListParser {
         position += 1
         while position < bytes.count, bytes[position] != quote {
             if bytes[position] == UInt8(ascii: "<") { throw error(.syntax, "'<' in an attribute value", at: position) }
+            if bytes[position] == UInt8(ascii: ">") {
+                throw error(.syntax, "'>' in an attribute value (CoreFoundation ends the tag there)", at: position)
+            }
             position += 1
         }
         guard position < bytes.count else { throw error(.truncated, "unterminated attribute value", at: start) }
@@ -622,7 +634,10 @@ struct XMLPropertyListParser {
     }
 
     /// Skips `<!DOCTYPE plist PUBLIC "..." "...">`. An internal subset is refused: it is where
-    /// entity declarations live, and expanding them is how entity attacks work.
+    /// entity declarations live, and expanding them is how entity attacks work. So is a `>`
+    /// inside a quoted literal: CoreFoundation ends the declaration at the first `>`, quoted or
+    /// not, so such a document has a second reading there (a root hidden in the literal, the
+    /// real one after it ignored).
     private mutating func skipDocumentType() throws {
         let start = position
         position += 9
@@ -630,7 +645,14 @@ struct XMLPropertyListParser {
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
                 position += 1
-                while position < bytes.count, bytes[position] != byte { position += 1 }
+                while position < bytes.count, bytes[position] != byte {
+                    if bytes[position] == UInt8(ascii: ">") {
+                        throw error(
+                            .syntax, "'>' in a quoted literal of the document type declaration (CoreFoundation ends it there)",
+                            at: position)
+                    }
+                    position += 1
+                }
                 guard position < bytes.count else { break }
             } else if byte == UInt8(ascii: "[") {
                 throw error(

@@ -137,6 +137,10 @@ private final class Writer {
             if text.openDictionary(isEmpty: dictionary.isEmpty, indent: indent) {
                 frames.append(Frame(entries: dictionary.entries, order: keyOrder(dictionary.entries), isDictionary: true))
             }
+        case .uid:
+            // Written as a `CF$UID` dictionary: a level of nesting to every reader.
+            try checkDepth()
+            try text.writeScalar(value, indent: indent)
         default:
             try text.writeScalar(value, indent: indent)
         }
@@ -311,6 +315,8 @@ final class XMLText {
     /// returns empty data).
     func finish() throws -> Data {
         output.append(contentsOf: "</plist>\n".utf8)
+        // The last value's text, never checked between values (a root scalar's is all of it).
+        try budget.check(flushed &+ output.count)
         try flush()
         return sink == nil ? output.takeData() : Data()
     }
