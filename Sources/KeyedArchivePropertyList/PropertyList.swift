@@ -39,15 +39,10 @@ extension PropertyList {
             // follows: the first characters after it decide, as for 8-bit text.
             return formatOfWideText(text.dropFirst(markLength), encoding)
         case nil:
-            break
-        }
-        // UTF-32 without a byte-order mark: "<" with three zero bytes before or after it.
-        if text.starts(with: [0, 0, 0, UInt8(ascii: "<")]) || text.starts(with: [UInt8(ascii: "<"), 0, 0, 0]) {
-            return .xml
-        }
-        // UTF-16 without a byte-order mark: "<" followed or preceded by a zero byte.
-        if text.starts(with: [0, UInt8(ascii: "<")]) || text.starts(with: [UInt8(ascii: "<"), 0]) {
-            return .xml
+            // Without a mark, zero bytes around the first character say the text is wide (as
+            // the XML reader takes them, XML 1.0 appendix F), white space before `<` included;
+            // only XML is recognised so, as CoreFoundation reads wide text.
+            if let encoding = unmarkedWideEncoding(prefix), formatOfWideText(text, encoding) == .xml { return .xml }
         }
         // However much white space comes first (XML allows any amount before `<?xml`).
         let document = text.drop(while: isWhitespace)
@@ -180,6 +175,19 @@ extension PropertyList {
     /// The format of UTF-16 or UTF-32 text (`bytes` past its byte-order mark), judged from its
     /// first characters past white space as 8-bit text is judged from its first bytes.
     /// White space alone is an empty OpenStep document, as it is after a UTF-8 mark.
+    /// The width and byte order that zero bytes around the first character of unmarked text
+    /// give, or nil for 8-bit text.
+    private static func unmarkedWideEncoding(_ prefix: [UInt8]) -> XMLTextEncoding? {
+        guard prefix.count >= 2 else { return nil }
+        if prefix.count >= 4 {
+            if prefix[0] == 0, prefix[1] == 0, prefix[2] == 0, prefix[3] != 0 { return .utf32BigEndian }
+            if prefix[0] != 0, prefix[1] == 0, prefix[2] == 0, prefix[3] == 0 { return .utf32LittleEndian }
+        }
+        if prefix[0] == 0, prefix[1] != 0 { return .utf16BigEndian }
+        if prefix[0] != 0, prefix[1] == 0 { return .utf16LittleEndian }
+        return nil
+    }
+
     private static func formatOfWideText(_ bytes: some Collection<UInt8>, _ encoding: XMLTextEncoding) -> PropertyListFormat {
         let width = encoding == .utf32BigEndian || encoding == .utf32LittleEndian ? 4 : 2
         let bigEndian = encoding == .utf32BigEndian || encoding == .utf16BigEndian

@@ -68,11 +68,19 @@ final class FormatDetectionTests: XCTestCase {
             XCTAssertThrowsError(try PropertyListSerialization.propertyList(from: unmarked, options: [], format: nil), encoding)
             XCTAssertThrowsError(try PropertyList.decode(unmarked), encoding)
         }
-        // A mark with nothing after it is an empty OpenStep document, as after a UTF-8 mark
-        // (Foundation refuses all three: "Conversion of string failed").
-        for mark: [UInt8] in [[0xEF, 0xBB, 0xBF], [0xFF, 0xFE], [0xFE, 0xFF]] {
-            XCTAssertEqual(try PropertyList.decode(Data(mark)), .dictionary([:]), "\(mark)")
+        // A mark with nothing after it is no document, as no bytes are none; Foundation
+        // refuses all three ("Conversion of string failed"); they read as `{}` before session
+        // 65. White space alone is an empty dictionary to both, mark or not.
+        for (mark, space): ([UInt8], [UInt8]) in [([0xEF, 0xBB, 0xBF], [0x20]), ([0xFF, 0xFE], [0x20, 0]), ([0xFE, 0xFF], [0, 0x20])] {
+            XCTAssertThrowsError(try PropertyListSerialization.propertyList(from: Data(mark), options: [], format: nil), "\(mark)")
+            XCTAssertThrowsError(try PropertyList.decode(Data(mark)), "\(mark)") { error in
+                XCTAssertEqual((error as? PropertyListError)?.code, .unrecognizedFormat)
+            }
+            XCTAssertThrowsError(try mark.withUnsafeBytes { try OpenStepPropertyListReader.read($0) }, "\(mark)")
+            XCTAssertEqual(try PropertyList.decode(Data(mark + space)), .dictionary([:]), "\(mark + space)")
         }
+        XCTAssertEqual(try PropertyList.decode(Data(" \n".utf8)), .dictionary([:]))
+        XCTAssertEqual(try PropertyListSerialization.propertyList(from: Data(" \n".utf8), options: [], format: nil) as? NSDictionary, NSDictionary())
     }
 
     /// Top-level OpenStep data whose first digit is a letter (`<deadbeef>`) was taken for an XML
@@ -112,6 +120,26 @@ final class FormatDetectionTests: XCTestCase {
             XCTAssertThrowsError(try PropertyList.decode(Data(text.utf8)), text)
             XCTAssertThrowsError(try PropertyListSerialization.propertyList(from: Data(text.utf8), options: [], format: nil), text)
         }
+    }
+
+    /// Wide XML without a byte-order mark was recognised only when `<` was its first character:
+    /// after white space it went to the OpenStep reader. The XML reader takes the width from
+    /// the zero bytes around the first character, whatever it is, and so does detection now.
+    func testUnmarkedWideXMLAfterWhiteSpaceIsXML() throws {
+        let text = "\n  <plist version=\"1.0\"><string>hi</string></plist>"
+        let utf16LE = text.utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }
+        let inputs: [(String, [UInt8])] = [
+            ("UTF-16LE", utf16LE),
+            ("UTF-16BE", text.utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }),
+            ("UTF-32LE", text.unicodeScalars.flatMap { withUnsafeBytes(of: $0.value.littleEndian, Array.init) }),
+            ("UTF-32BE", text.unicodeScalars.flatMap { withUnsafeBytes(of: $0.value.bigEndian, Array.init) }),
+        ]
+        for (name, bytes) in inputs {
+            XCTAssertEqual(PropertyList.detectFormat(bytes), .xml, name)
+            XCTAssertEqual(try PropertyList.decode(Data(bytes)), "hi", name)
+        }
+        // Foundation reads the UTF-16LE one so too.
+        XCTAssertEqual(try PropertyListSerialization.propertyList(from: Data(utf16LE), options: [], format: nil) as? String, "hi")
     }
 
     func testBinaryLookalikesAreJudgedAsBinary() {

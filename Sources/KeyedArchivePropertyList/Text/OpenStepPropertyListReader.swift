@@ -12,7 +12,9 @@
 /// - unquoted strings use `A-Z a-z 0-9 _ $ / : . -`;
 /// - a dictionary entry `key;` means `key = key;` and a document that is a string followed by
 ///   more text is read as a strings file (dictionary entries without the braces);
-/// - an empty document (only white space and comments) is an empty dictionary.
+/// - an empty document (only white space and comments) is an empty dictionary; text with no
+///   characters at all (nothing, or only a byte-order mark) is refused, as CoreFoundation
+///   refuses it.
 ///
 /// Input is UTF-8 (with or without a byte-order mark), or UTF-16 or UTF-32 in either byte
 /// order with a byte-order mark (as CoreFoundation reads them; strings files are classically
@@ -73,6 +75,11 @@ struct OpenStepParser {
     // MARK: Document
 
     mutating func parseDocument() throws -> PropertyListValue {
+        // No characters at all (nothing, or only a byte-order mark) is no document, as
+        // CoreFoundation says ("the string is empty"); white space alone is an empty one.
+        guard position < bytes.count else {
+            throw PropertyListError(.unrecognizedFormat, "empty text is not a property list", byteOffset: position)
+        }
         guard try skipWhitespaceAndComments() else {
             return .dictionary(PropertyListDictionary())
         }

@@ -21,7 +21,7 @@ import ucrt
 /// One deliberate difference: `-0.0` is written `-0.0` (CF writes `0.0`, losing the sign).
 /// Values XML cannot hold throw ``PropertyListError/Code/unrepresentableValue``: `null`, sets
 /// (CF refuses them for XML too), dictionary keys that are not strings, dates that are not
-/// finite or whose year does not fit in 32 bits, and nesting deeper than the depth limit.
+/// finite or whose year is outside 0...9999, and nesting deeper than the depth limit.
 public enum XMLPropertyListWriter {
     /// The header CF writes before the value.
     static let header = Array(
@@ -400,7 +400,7 @@ final class XMLText {
             append(bool ? "<true/>\n" : "<false/>\n")
         case .date(let date):
             guard let parts = GregorianCalendar.components(of: date) else {
-                throw Self.failure("date \(date.timeIntervalSinceReferenceDate) has no XML form (not finite or year beyond 32 bits)")
+                throw Self.failure("date \(date.timeIntervalSinceReferenceDate) has no XML form (not finite or outside years 0...9999)")
             }
             appendIndent(indent)
             append("<date>")
