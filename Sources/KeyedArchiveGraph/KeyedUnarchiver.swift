@@ -831,9 +831,12 @@ public final class KeyedUnarchiver {
                 if let mapped = ClassRegistry.shared.className(for: type) { names[mapped] = type }
             }
         }
+        // Each name once: `decodeDictionary(withKeyClass: Int.self, objectClass: Int.self, ...)`
+        // listed "NSDictionary, NSNumber, NSNumber".
+        var listed = Set<String>()
         let result = Allowed(
             id: allowedByID.count, kinds: Set(set.map(\.kind)), userTypes: userTypes, names: names,
-            description: classes.map(\.name).joined(separator: ", "))
+            description: classes.map(\.name).filter { listed.insert($0).inserted }.joined(separator: ", "))
         allowedSets[set] = result
         allowedByID.append(result)
         return result

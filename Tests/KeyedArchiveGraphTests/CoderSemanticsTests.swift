@@ -357,6 +357,7 @@ final class CoderSemanticsTests: XCTestCase {
     final class CaughtFailures: KeyedArchiving {
         let rounds: Int
         var lastError: KeyedArchiveError?
+        var dictionaryError: KeyedArchiveError?
         init(rounds: Int) { self.rounds = rounds }
         func encode(with coder: KeyedArchiver) throws {
             try coder.encode(["a": 1, "b": 2] as [String: Any], forKey: "dict")
@@ -367,7 +368,9 @@ final class CoderSemanticsTests: XCTestCase {
             rounds = try coder.decodeInt(forKey: "rounds")
             for _ in 0..<rounds {
                 _ = try? coder.decodeDictionary(withKeyClass: String.self, objectClass: Double.self, forKey: "dict")
-                _ = try? coder.decodeDictionary(withKeyClass: Int.self, objectClass: Int.self, forKey: "dict")
+                do { _ = try coder.decodeDictionary(withKeyClass: Int.self, objectClass: Int.self, forKey: "dict") } catch {
+                    dictionaryError = error as? KeyedArchiveError
+                }
             }
             do { _ = try coder.decodeInt(forKey: "str") } catch { lastError = error as? KeyedArchiveError }
         }
@@ -384,6 +387,9 @@ final class CoderSemanticsTests: XCTestCase {
         let expected = try XCTUnwrap(clean.lastError)
         XCTAssertEqual(caught.lastError?.path, expected.path)
         XCTAssertFalse(expected.path.contains("dict"), expected.path)
+        // The allowed classes are named once each (NSNumber was listed twice).
+        let message = try XCTUnwrap(caught.dictionaryError?.message)
+        XCTAssertTrue(message.hasSuffix("(NSDictionary, NSNumber)"), message)
     }
 }
 
