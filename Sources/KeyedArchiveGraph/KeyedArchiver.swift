@@ -299,9 +299,9 @@ public final class KeyedArchiver {
         if isInObject {
             // From an object's `encode(with:)`: the archive would be written without that
             // object (its entry still a placeholder) and every later call would return it.
+            // No path of its own: uncaught, the object's location is put in front of it.
             throw KeyedArchiveError(
-                .unsupportedValue, "finishEncoding() was called while an object was being encoded; call it after the top-level encode calls",
-                path: "$objects[\(currentUID)]")
+                .unsupportedValue, "finishEncoding() was called while an object was being encoded; call it after the top-level encode calls")
         }
         try encodeQueuedObjects()
         let data = try table.encodedData(top: topFields.dictionary, format: outputFormat, archiverName: archiverName)

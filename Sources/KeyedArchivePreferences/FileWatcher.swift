@@ -68,7 +68,8 @@ struct InotifyEventSummary: Equatable {
     var watchLost = false
 
     /// Reads the events in `events` (the bytes `read(2)` returned) for the watch `watch`.
-    /// Lengths come from the events; an event cut short at the end is ignored.
+    /// Lengths come from the events and are kept within `events` (the kernel returns whole
+    /// events; a name cut short by the end would be matched as far as it goes).
     static func of(_ events: UnsafeRawBufferPointer, watch: Int32, names: Set<String>) -> InotifyEventSummary {
         var summary = InotifyEventSummary()
         // struct inotify_event { int wd; uint32_t mask; uint32_t cookie; uint32_t len; char name[]; }
@@ -98,8 +99,8 @@ struct InotifyEventSummary: Equatable {
 /// inotify on the directory (a file watch would be lost when the file is replaced by rename):
 /// a thread blocks in poll(2) on the inotify descriptor and a stop pipe, and calls `onChange`
 /// when an event names one of the watched files. When the directory's watch is lost (the
-/// directory removed or moved away), the thread tries to watch the path again once a second,
-/// calling `onChange` each time, until it can.
+/// directory removed or moved away), the thread calls `onChange` and tries to watch the path
+/// again once a second until it can, then calls `onChange` once more.
 final class InotifyWatcher: FileWatcher, @unchecked Sendable {
     private static let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF)
     private let inotify: Int32

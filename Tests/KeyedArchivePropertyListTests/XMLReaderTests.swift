@@ -241,6 +241,8 @@ final class XMLReaderTests: XCTestCase {
              ["admin": true]),
             ("<plist version=\"1.0\"><string x=\">EVIL\">GOOD</string></plist>", "EVIL\">GOOD"),
             ("<plist version=\"1.0\"><dict><key Q='>'>test</key><string>libplist</string></dict></plist>", ["'>test": "libplist"]),
+            // `<?>`: CF ends the instruction at once, we looked for `?>` after `<?` (the second read).
+            ("<plist version=\"1.0\"><dict><key>admin</key><false/><?><key>admin</key><true/><?x?></dict></plist>", ["admin": true]),
         ]
         for (text, foundationReads) in cases {
             let bytes = Array(text.utf8)
@@ -254,7 +256,9 @@ final class XMLReaderTests: XCTestCase {
                 XCTAssertEqual(theirs as? String, foundationReads as? String, "Foundation's reading of \(text)")
             }
         }
-        // Quotes without `>` are read as before.
+        XCTAssertThrowsError(try read(document("<array><?><string>EVIL</string><?x?><string>GOOD</string></array>")))
+        // Quotes without `>`, and instructions with a target, are read as before.
+        XCTAssertEqual(try read(document("<array><?x?><string>GOOD</string><?y z?></array>")), ["GOOD"])
         XCTAssertEqual(try read(Array("<!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" 'x'><plist><string a='1' b=\"2\">v</string></plist>".utf8)), "v")
     }
 

@@ -158,7 +158,8 @@ struct OpenStepEmitter {
     /// limit: the text was written, then refused by ours and Foundation's reader.
     private func checkDepth(_ level: Int, path: String) throws {
         guard level < DecodingLimits.default.maximumDepth else {
-            throw PropertyListError(.depthLimitExceeded, "nesting deeper than \(DecodingLimits.default.maximumDepth)", keyPath: path)
+            // The XML writer's code for the same refusal.
+            throw PropertyListError(.unrepresentableValue, "nesting deeper than \(DecodingLimits.default.maximumDepth)", keyPath: path)
         }
     }
 
@@ -171,23 +172,28 @@ struct OpenStepEmitter {
         switch key {
         case .string(let string): return Self.quotedIfNeeded(string.value)
         case .bool, .integer, .real, .date:
+            try checkDate(key, path: path)
             return Self.quoted(Self.plainText(key) ?? "")
         default:
             throw PropertyListError(.unrepresentableValue, "a \(key.typeName) dictionary key cannot be written as OpenStep text", keyPath: path)
         }
     }
 
-    private func scalarText(_ value: PropertyListValue, path: String) throws -> String {
-        if case .string(let string) = value { return Self.quotedIfNeeded(string.value) }
-        if case .data(let data) = value { return Self.dataText(data) }
-        // A date the reader cannot read back (not finite, or outside years 0...9999) is
-        // refused, as the XML writer refuses it: it was written as "1e+18 seconds since
-        // 2001-01-01", a string, or a typed value no reader takes.
+    /// Refuses a date the readers cannot read back (not finite, or outside years 0...9999),
+    /// as the XML writer refuses it: it was written as "1e+18 seconds since 2001-01-01", a
+    /// string, or a typed value no reader takes.
+    private func checkDate(_ value: PropertyListValue, path: String) throws {
         if case .date(let date) = value, GregorianCalendar.components(of: date) == nil {
             throw PropertyListError(
                 .unrepresentableValue, "date \(date.timeIntervalSinceReferenceDate) has no OpenStep form (not finite or outside years 0...9999)",
                 keyPath: path)
         }
+    }
+
+    private func scalarText(_ value: PropertyListValue, path: String) throws -> String {
+        if case .string(let string) = value { return Self.quotedIfNeeded(string.value) }
+        if case .data(let data) = value { return Self.dataText(data) }
+        try checkDate(value, path: path)
         if options.scalarStyle == .gnustep {
             switch value {
             case .bool(let bool): return bool ? "<*BY>" : "<*BN>"

@@ -626,7 +626,13 @@ struct XMLPropertyListParser {
         position = end + 3
     }
 
+    /// Skips `<?target ...?>`. `<?>` is refused: CoreFoundation takes it as a whole
+    /// instruction (its `?` also begins the `?>`), where the end is looked for after `<?`, so
+    /// the two would read different documents from one file.
     private mutating func skipProcessingInstruction() throws {
+        if position + 2 < bytes.count, bytes[position + 2] == UInt8(ascii: ">") {
+            throw error(.syntax, "processing instruction without a target ('<?>', which CoreFoundation ends at once)", at: position)
+        }
         guard let end = find("?>", from: position + 2) else {
             throw error(.truncated, "unterminated processing instruction", at: position)
         }
