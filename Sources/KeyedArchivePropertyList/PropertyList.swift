@@ -190,6 +190,12 @@ extension PropertyList {
     /// first characters past white space as 8-bit text is judged from its first bytes.
     /// White space alone is an empty OpenStep document, as it is after a UTF-8 mark.
     private static func formatOfWideText(_ bytes: some Collection<UInt8>, _ encoding: XMLTextEncoding) -> PropertyListFormat {
+        // Over contiguous bytes (`Data`, arrays) the walk is specialised for a buffer.
+        if let format = bytes.withContiguousStorageIfAvailable({ formatOfWideCharacters($0, encoding) }) { return format }
+        return formatOfWideCharacters(bytes, encoding)
+    }
+
+    private static func formatOfWideCharacters(_ bytes: some Collection<UInt8>, _ encoding: XMLTextEncoding) -> PropertyListFormat {
         var characters = WideCharacters(
             bytes: bytes.makeIterator(), width: encoding == .utf32BigEndian || encoding == .utf32LittleEndian ? 4 : 2,
             bigEndian: encoding == .utf32BigEndian || encoding == .utf16BigEndian)
