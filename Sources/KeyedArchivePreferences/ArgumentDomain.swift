@@ -5,7 +5,8 @@ public enum ArgumentDomain {
     /// taken; when it starts with `{`, `(`, `<`, `[` or `"` it is read as a property list
     /// (OpenStep text or XML), and if that fails, or otherwise, it is the string itself. OpenStep
     /// has no numbers or booleans, so `-NightMode YES` gives the string `YES`, which the typed
-    /// getters convert (`bool` is true for `YES`).
+    /// getters convert (`bool` is true for `YES`); GNUstep's typed values are not read either
+    /// (`-Count '<*I5>'` is that string, as in Foundation).
     public static func parse(_ arguments: [String]) -> [String: PropertyListValue] {
         var result: [String: PropertyListValue] = [:]
         var index = 0
@@ -18,7 +19,7 @@ public enum ArgumentDomain {
             let key = String(current.dropFirst())
             let text = next.trimmingASCIIWhitespaceForArguments()
             var value = PropertyListValue(next)
-            if let first = text.first, "{(<[\"".contains(first), let parsed = try? PropertyList.decode(Data(text.utf8)) {
+            if let first = text.first, "{(<[\"".contains(first), let parsed = try? PropertyList.decodeAsFoundation(Data(text.utf8)) {
                 value = parsed
             }
             result[key] = value

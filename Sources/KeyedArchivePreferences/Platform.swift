@@ -77,9 +77,11 @@ enum SystemFiles {
 
     /// The whole contents of a file and the stamp of what was read (from the same open file),
     /// or `nil` when it does not exist. Only regular files of at most ``maximumFileLength``
-    /// bytes are read (a FIFO or a link to /dev/zero would otherwise hang or exhaust memory).
+    /// bytes are read (a link to /dev/zero would otherwise exhaust memory). The file is opened
+    /// without blocking: opening a FIFO waits for a writer, and one at a domain's path (or the
+    /// global domain's, which every store reads) hung every reader, `flock` held by a writer.
     static func read(_ path: String) throws -> (bytes: [UInt8], stamp: FileStamp)? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else {
             if errno == ENOENT { return nil }
             throw PreferencesError.system("cannot open", path: path)

@@ -6,7 +6,7 @@
 /// | bool | boolean / number | the value / non-zero |
 /// |  | string | `YES` or `true` (any case) → true; otherwise its leading integer ≠ 0 (`"1"` → true) |
 /// | integer | number | truncated toward zero, clamped (`3.7` → 3, `true` → 1) |
-/// |  | string | leading integer after white space (`"42abc"` → 42, `"3.7"` → 3, `"abc"` → 0) |
+/// |  | string | leading integer after white space, Unicode's (`"42abc"` → 42, `"3.7"` → 3, `"\u{A0}7"` → 7, `"abc"` → 0) |
 /// | double, float | number / boolean | the value / 1 or 0 |
 /// |  | string | leading decimal number (`"2.5 kg"` → 2.5), else 0 |
 /// | string | string / number / boolean | the string / the number's text (`1`, `0.5`; booleans `1`, `0`) |
@@ -94,8 +94,7 @@ public enum PreferenceConversions {
     /// and a digit: a number the leading-number conversions read, not the 0 they give for
     /// anything else.
     static func startsWithNumber(_ text: String) -> Bool {
-        var bytes = Substring(text).utf8[...]
-        while let first = bytes.first, first == 0x20 || (first >= 0x09 && first <= 0x0D) { bytes.removeFirst() }
+        var bytes = afterLeadingWhiteSpace(text)
         if let sign = bytes.first, sign == UInt8(ascii: "-") || sign == UInt8(ascii: "+") { bytes.removeFirst() }
         if let point = bytes.first, point == UInt8(ascii: ".") { bytes.removeFirst() }
         guard let digit = bytes.first else { return false }
@@ -112,8 +111,7 @@ public enum PreferenceConversions {
     /// The value `-[NSString integerValue]` gives: optional white space, an optional sign and
     /// digits; anything after is ignored; overflow clamps.
     static func leadingInteger(_ text: String) -> Int {
-        var bytes = Substring(text).utf8[...]
-        while let first = bytes.first, first == 0x20 || (first >= 0x09 && first <= 0x0D) { bytes.removeFirst() }
+        var bytes = afterLeadingWhiteSpace(text)
         var negative = false
         if let sign = bytes.first, sign == UInt8(ascii: "-") || sign == UInt8(ascii: "+") {
             negative = sign == UInt8(ascii: "-")
@@ -137,9 +135,8 @@ public enum PreferenceConversions {
 
     /// The value `-[NSString doubleValue]` gives: the longest leading decimal number.
     static func leadingDouble(_ text: String) -> Double {
-        let bytes = Array(text.utf8)
+        let bytes = Array(afterLeadingWhiteSpace(text))
         var index = 0
-        while index < bytes.count, bytes[index] == 0x20 || (bytes[index] >= 0x09 && bytes[index] <= 0x0D) { index += 1 }
         let start = index
         func digits() -> Int {
             let from = index
@@ -160,6 +157,15 @@ public enum PreferenceConversions {
             if digits() > 0 { end = index }
         }
         return Double(String(decoding: bytes[start..<end], as: UTF8.self)) ?? 0
+    }
+
+    /// The UTF-8 of `text` past its leading white space: Unicode's (no-break and em spaces,
+    /// line and paragraph separators, NEL), which Foundation's `integerValue` skips too, not
+    /// only ASCII's (`"\u{A0}7"` was 0 where `UserDefaults.integer(forKey:)` says 7).
+    private static func afterLeadingWhiteSpace(_ text: String) -> Substring.UTF8View {
+        let scalars = text.unicodeScalars
+        let start = scalars.firstIndex { !$0.properties.isWhitespace } ?? scalars.endIndex
+        return text[start...].utf8
     }
 
     static func clampedInteger(_ value: Double) -> Int {

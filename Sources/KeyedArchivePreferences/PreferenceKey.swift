@@ -193,9 +193,11 @@ extension Dictionary: PreferenceValue where Key == String, Value: PreferenceValu
         }
         self = result
     }
-    /// The value as stored in a preferences file.
+    /// The entries as stored. A value with no stored form (a nil in `[String: Int?]`) is a
+    /// null, which ``Preferences/set(_:forKey:)`` refuses, as it refuses one in an array: left
+    /// out, the key was silently dropped.
     public var preferenceValue: PropertyListValue? {
-        .dictionary(PropertyListDictionary(keys.sorted().compactMap { key in self[key]?.preferenceValue.map { (PropertyListValue(key), $0) } }))
+        .dictionary(PropertyListDictionary(keys.sorted().map { key in (PropertyListValue(key), self[key]?.preferenceValue ?? .null) }))
     }
 }
 

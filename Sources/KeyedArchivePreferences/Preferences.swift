@@ -451,7 +451,13 @@ public final class Preferences: Sendable {
     static func dictionary(of entries: [PropertyListDictionary.Entry]) -> [String: PropertyListValue] {
         var result: [String: PropertyListValue] = [:]
         for entry in sortedEntries(entries) {
-            if let key = entry.key.stringValue { result[key] = entry.value }
+            guard let key = entry.key.stringValue else { continue }
+            // A later spelling replaces the key too, not only the value: an update keeps the
+            // key already there, and the view showed one spelling with the other's value.
+            if result.updateValue(entry.value, forKey: key) != nil {
+                result.removeValue(forKey: key)
+                result[key] = entry.value
+            }
         }
         return result
     }
@@ -545,7 +551,8 @@ public final class Preferences: Sendable {
                 let lock = try DomainFileLock(path: lockPath)
                 removeLeftoverTemporaryFiles()
                 var entries: [PropertyListDictionary.Entry] = []
-                if let file = try Self.readDomainFile(path) {
+                let file = try Self.readDomainFile(path)
+                if let file {
                     entries = file.entries
                     if let unreadable = file.unreadable {
                         // Replaced, but not lost: its bytes are kept beside it (one copy, the
@@ -557,19 +564,23 @@ public final class Preferences: Sendable {
                 }
                 Self.apply(snapshot.mapValues(\.value), to: &entries)
                 merged = Self.dictionary(of: entries)
-                let bytes = try Self.encodeDomain(entries: entries)
-                // A file the readers would refuse is not written (the next write would replace
-                // it as damaged); the changes stay pending and readable in this process.
-                guard bytes.count <= SystemFiles.maximumFileLength else {
-                    throw PreferencesError(
-                        "the domain would be \(bytes.count) bytes, more than the \(SystemFiles.maximumFileLength) a preferences file may hold; not written",
-                        path: path)
+                // Removals from a domain with no file leave it without one (a file of `{}` made
+                // the domain appear in `karchive defaults domains`); they are done all the same.
+                if file != nil || !entries.isEmpty {
+                    let bytes = try Self.encodeDomain(entries: entries)
+                    // A file the readers would refuse is not written (the next write would
+                    // replace it as damaged); the changes stay pending and readable here.
+                    guard bytes.count <= SystemFiles.maximumFileLength else {
+                        throw PreferencesError(
+                            "the domain would be \(bytes.count) bytes, more than the \(SystemFiles.maximumFileLength) a preferences file may hold; not written",
+                            path: path)
+                    }
+                    if bytes.count > configuration.sizeBudget {
+                        warnings.append("domain \(domain) is \(bytes.count) bytes, over its budget of \(configuration.sizeBudget) bytes")
+                    }
+                    try SystemFiles.writeAtomically(bytes, to: path)
+                    stamp = FileStamp.of(path)
                 }
-                if bytes.count > configuration.sizeBudget {
-                    warnings.append("domain \(domain) is \(bytes.count) bytes, over its budget of \(configuration.sizeBudget) bytes")
-                }
-                try SystemFiles.writeAtomically(bytes, to: path)
-                stamp = FileStamp.of(path)
                 _ = consume lock
             }
             lastChange = change { state in

@@ -18,7 +18,10 @@ public enum PreferencesDirectory {
         #if canImport(Darwin)
         return SystemFiles.homeDirectory() + "/Library/Preferences"
         #else
-        let config = SystemFiles.environment("XDG_CONFIG_HOME") ?? (SystemFiles.homeDirectory() + "/.config")
+        // A relative XDG_CONFIG_HOME is invalid and ignored, as the specification says (it
+        // would put the files wherever the process happens to run).
+        let config = SystemFiles.environment("XDG_CONFIG_HOME").flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? (SystemFiles.homeDirectory() + "/.config")
         return config + "/keyedarchive/preferences"
         #endif
     }

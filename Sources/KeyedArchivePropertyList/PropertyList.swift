@@ -62,6 +62,15 @@ extension PropertyList {
         try decodeWithFormat(data, limits: limits).value
     }
 
+    /// Reads a property list as Foundation's `PropertyListSerialization` would: any format,
+    /// but OpenStep text without GNUstep's typed values (`<*I5>` is refused, where
+    /// ``decode(_:limits:)`` reads an integer). For text whose meaning must be Foundation's:
+    /// `-Key value` arguments and `karchive defaults write` values.
+    package static func decodeAsFoundation(_ data: Data, limits: DecodingLimits = .default) throws -> PropertyListValue {
+        guard detectFormat(data) == .openStep else { return try decode(data, limits: limits) }
+        return try data.withUnsafeBytes { try OpenStepPropertyListReader.read($0, limits: limits, acceptsTypedValues: false) }
+    }
+
     /// Reads a property list in any supported format and says which format it was.
     public static func decodeWithFormat(
         _ data: Data, limits: DecodingLimits = .default

@@ -24,13 +24,21 @@
 public enum OpenStepPropertyListReader {
     /// Reads a property list from bytes.
     public static func read(_ bytes: UnsafeRawBufferPointer, limits: DecodingLimits = .default) throws -> PropertyListValue {
+        try read(bytes, limits: limits, acceptsTypedValues: true)
+    }
+
+    /// Reads as ``read(_:limits:)`` does, or, with `acceptsTypedValues` false, as
+    /// CoreFoundation reads OpenStep text: GNUstep's `<*I5>` is then malformed data, not an
+    /// integer (for text that must mean what it means to Foundation, such as `-Key value`
+    /// arguments and `defaults write` values).
+    package static func read(_ bytes: UnsafeRawBufferPointer, limits: DecodingLimits, acceptsTypedValues: Bool) throws -> PropertyListValue {
         if let utf8 = try XMLTextEncoding.utf8OfMarkedWideText(bytes) {
             return try utf8.withUnsafeBytes { buffer in
-                var parser = OpenStepParser(buffer, limits: limits)
+                var parser = OpenStepParser(buffer, limits: limits, acceptsTypedValues: acceptsTypedValues)
                 return try parser.parseDocument()
             }
         }
-        var parser = OpenStepParser(bytes, limits: limits)
+        var parser = OpenStepParser(bytes, limits: limits, acceptsTypedValues: acceptsTypedValues)
         return try parser.parseDocument()
     }
 
@@ -47,10 +55,13 @@ struct OpenStepParser {
     private let limits: DecodingLimits
     private var position = 0
     private var objectCount = 0
+    /// Whether GNUstep's typed values (`<*I5>`) are read; CoreFoundation does not read them.
+    private let acceptsTypedValues: Bool
 
-    init(_ bytes: UnsafeRawBufferPointer, limits: DecodingLimits) {
+    init(_ bytes: UnsafeRawBufferPointer, limits: DecodingLimits, acceptsTypedValues: Bool = true) {
         self.bytes = bytes
         self.limits = limits
+        self.acceptsTypedValues = acceptsTypedValues
         // A UTF-8 byte-order mark is not part of the text.
         if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { position = 3 }
     }
@@ -441,7 +452,7 @@ struct OpenStepParser {
     private mutating func parseDataOrTyped() throws -> PropertyListValue {
         let start = position
         position += 1
-        if position < bytes.count, bytes[position] == UInt8(ascii: "*") {
+        if acceptsTypedValues, position < bytes.count, bytes[position] == UInt8(ascii: "*") {
             return try parseTyped(start: start)
         }
         var data: [UInt8] = []

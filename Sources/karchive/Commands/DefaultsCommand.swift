@@ -260,7 +260,8 @@ struct DefaultsTool {
     private func parseUntyped(_ text: String) throws -> PropertyListValue {
         guard text.contains(where: { "\"(){}[]<>".contains($0) }) else { return PropertyListValue(text) }
         do {
-            return try PropertyList.decode(Data(text.utf8))
+            // As Foundation reads it: GNUstep's `<*I5>` is not an integer there.
+            return try PropertyList.decodeAsFoundation(Data(text.utf8))
         } catch {
             throw ToolError("Could not parse: \(text). Try single-quoting it. (\(error))")
         }
@@ -319,8 +320,9 @@ struct DefaultsTool {
             let preferences = try store(operands[0])
             preferences.removeAll()
             try preferences.synchronize()
-            // An emptied domain disappears, as on macOS.
-            try? FileStampCheck.remove(preferences.path)
+            // An emptied domain disappears, as on macOS (a directory at its path, which the
+            // store cannot read, is an error rather than a silent success).
+            try FileStampCheck.remove(preferences.path, unlessMissing: true)
         case 2:
             let preferences = try store(operands[0])
             guard preferences.persistentDomain()[operands[1]] != nil else {
@@ -402,8 +404,10 @@ enum FileStampCheck {
         return stat(path, &info) == 0
     }
 
-    static func remove(_ path: String) throws {
-        guard unlink(path) == 0 else { throw ToolError("\(path): cannot remove") }
+    static func remove(_ path: String, unlessMissing: Bool = false) throws {
+        guard unlink(path) == 0 || (unlessMissing && errno == ENOENT) else {
+            throw ToolError("\(path): cannot remove (\(String(cString: strerror(errno))))")
+        }
     }
 }
 
