@@ -81,7 +81,12 @@ enum SystemFiles {
     /// without blocking: opening a FIFO waits for a writer, and one at a domain's path (or the
     /// global domain's, which every store reads) hung every reader, `flock` held by a writer.
     static func read(_ path: String) throws -> (bytes: [UInt8], stamp: FileStamp)? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        var descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        if descriptor < 0 && errno == EWOULDBLOCK {
+            // A regular file under another holder's lease (Samba, NFS): waits for the lease
+            // to be broken, as a plain open does (a FIFO opened for reading never says this).
+            descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        }
         guard descriptor >= 0 else {
             if errno == ENOENT { return nil }
             throw PreferencesError.system("cannot open", path: path)

@@ -85,9 +85,19 @@ public enum PreferenceConversions {
         var result: [String: PropertyListValue] = [:]
         for entry in dictionary.entries {
             guard case .string(let key) = entry.key else { return nil }
-            result[key.value] = entry.value
+            assign(entry.value, to: key.value, in: &result)
         }
         return result
+    }
+
+    /// Sets `result[key]` to `value`, key and all. Two spellings of a key (`café` composed and
+    /// decomposed) are one `String` key, and an update keeps the spelling already there: the
+    /// later entry's value under the earlier entry's key was a pair no file held.
+    static func assign(_ value: PropertyListValue, to key: String, in result: inout [String: PropertyListValue]) {
+        if result.updateValue(value, forKey: key) != nil {
+            result.removeValue(forKey: key)
+            result[key] = value
+        }
     }
 
     /// Whether `text` starts, after white space and an optional sign, with a digit or a point
@@ -133,7 +143,9 @@ public enum PreferenceConversions {
         return overflow || magnitude > UInt64(Int.max) ? Int.max : Int(magnitude)
     }
 
-    /// The value `-[NSString doubleValue]` gives: the longest leading decimal number.
+    /// The value `-[NSString doubleValue]` gives: the longest leading decimal number, after
+    /// white space as ``afterLeadingWhiteSpace(_:)`` skips it (Foundation on Linux skips no
+    /// line breaks there, and skips U+200B, which Unicode does not call white space).
     static func leadingDouble(_ text: String) -> Double {
         let bytes = Array(afterLeadingWhiteSpace(text))
         var index = 0

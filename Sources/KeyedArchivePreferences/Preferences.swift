@@ -451,13 +451,8 @@ public final class Preferences: Sendable {
     static func dictionary(of entries: [PropertyListDictionary.Entry]) -> [String: PropertyListValue] {
         var result: [String: PropertyListValue] = [:]
         for entry in sortedEntries(entries) {
-            guard let key = entry.key.stringValue else { continue }
-            // A later spelling replaces the key too, not only the value: an update keeps the
-            // key already there, and the view showed one spelling with the other's value.
-            if result.updateValue(entry.value, forKey: key) != nil {
-                result.removeValue(forKey: key)
-                result[key] = entry.value
-            }
+            // A later spelling replaces the key too, not only the value.
+            if let key = entry.key.stringValue { PreferenceConversions.assign(entry.value, to: key, in: &result) }
         }
         return result
     }

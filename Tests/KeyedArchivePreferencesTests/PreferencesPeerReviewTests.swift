@@ -21,12 +21,17 @@ final class PreferencesPeerReviewTests: PreferencesTestCase {
     func testAFIFOAtADomainsPathDoesNotHang() throws {
         XCTAssertEqual(mkfifo(PreferencesDirectory.path(ofDomain: "fifo", in: directory), 0o600), 0)
         let log = WarningLog()
-        let store = try makeStore("fifo", warnings: log.handler)
-        returnsPromptly("a read") { _ = store.object(forKey: "k") }
+        let directory = self.directory
+        // Opened on another thread too: opening the store reads its file (a hang there, on the
+        // test's thread, would stop the suite instead of failing this test).
+        returnsPromptly("opening a store and reading") {
+            let store = try? Preferences(
+                domain: "fifo", configuration: .init(directory: directory, argumentDomain: [:], warningHandler: log.handler))
+            _ = store?.object(forKey: "k")
+        }
         XCTAssertTrue(log.all.contains { $0.contains("not a regular file") }, "\(log.all)")
         // The global domain's path, which every store reads.
         XCTAssertEqual(mkfifo(PreferencesDirectory.path(ofDomain: Preferences.globalDomainName, in: directory), 0o600), 0)
-        let directory = self.directory
         returnsPromptly("opening a store") {
             _ = try? Preferences(
                 domain: "other", configuration: .init(directory: directory, argumentDomain: [:], warningHandler: { _ in }))
@@ -81,12 +86,25 @@ final class PreferencesPeerReviewTests: PreferencesTestCase {
         let file = PropertyListDictionary([(.string(PropertyListString(composed)), "composed"), (.string(PropertyListString(decomposed)), "decomposed")])
         try PropertyList.encode(.dictionary(file), format: .binary)
             .write(to: URL(fileURLWithPath: PreferencesDirectory.path(ofDomain: "spellings", in: directory)))
-        let domain = try makeStore("spellings").persistentDomain()
-        XCTAssertEqual(domain.count, 1)
-        let (key, value) = try XCTUnwrap(domain.first)
-        // The pair is one stored entry: the key's bytes and its own value.
+        let store = try makeStore("spellings")
         let entries = ["composed": composed, "decomposed": decomposed]
-        XCTAssertTrue(entries.contains { $0.value.utf8.elementsEqual(key.utf8) && PropertyListValue($0.key) == value }, "\(Array(key.unicodeScalars)) = \(value)")
+        // The pair is one stored entry: the key's bytes and its own value.
+        func assertOneEntry(_ dictionary: [String: PropertyListValue]?, _ what: String) throws {
+            let dictionary = try XCTUnwrap(dictionary, what)
+            XCTAssertEqual(dictionary.count, 1, what)
+            let (key, value) = try XCTUnwrap(dictionary.first)
+            XCTAssertTrue(
+                entries.contains { $0.value.utf8.elementsEqual(key.utf8) && PropertyListValue($0.key) == value },
+                "\(what): \(Array(key.unicodeScalars)) = \(value)")
+        }
+        try assertOneEntry(store.persistentDomain(), "the domain")
+        // A dictionary value holding both (dictionary(forKey:), typed keys, import), as the
+        // second read found.
+        store.set(.dictionary(file), forKey: "Nested")
+        try assertOneEntry(store.dictionary(forKey: "Nested"), "dictionary(forKey:)")
+        try assertOneEntry(PreferenceConversions.dictionary(.dictionary(file)), "the conversion")
+        let typed = store[PreferenceKey<[String: String]>("Nested", default: [:])]
+        try assertOneEntry(typed.mapValues { PropertyListValue($0) }, "a typed key")
     }
 
     /// A nil value in a `[String: Int?]` was dropped with no word; a nil in `[Int?]` is refused
