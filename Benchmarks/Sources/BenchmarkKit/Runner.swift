@@ -9,7 +9,10 @@ public struct Implementation {
     /// Objects (records, elements) processed by one run; ratios compare time per unit, so a peer
     /// may run a smaller instance of the same workload and still be compared fairly.
     public var units: Int
-    /// Input bytes of one run, when MB/s is meaningful.
+    /// Bytes one run reads, when MB/s is meaningful: the input's size for readers and
+    /// converters; for writers the size of the reference (Foundation's) file of the same value,
+    /// the same for every implementation of the row, so MB/s compares as the ratios do (it is
+    /// not the row's own output, which its check value gives).
     public var bytes: Int?
     /// Shown in the table, e.g. "peer at N=2,000".
     public var note: String?

@@ -108,7 +108,9 @@ extension Workload {
             },
             Implementation("NSKeyedUnarchiver", units: 1, prepare: { if keyed.value == nil { keyed.value = Peer.keyedArchive(peerProfile) } }) {
                 let back = try Peer.keyedUnarchive(keyed.value ?? Data(), classes: [PeerSampleProfile.self]) as? PeerSampleProfile
-                return back?.image.length == profile.image.count ? 1 : 0
+                // The whole image compared, as the other rows compare theirs (the length alone
+                // was checked before session 65).
+                return back?.image.isEqual(to: profile.image) == true ? 1 : 0
             },
             Implementation("PropertyListDecoder", units: 1, prepare: { if plist.value == nil { plist.value = try Peer.plistEncoder().encode(profile) } }) {
                 let back = try PropertyListDecoder().decode(SampleProfile.self, from: plist.value ?? Data())

@@ -175,6 +175,12 @@ if let profile = options.profile {
 if options.keepFreedHeap { log("keep freed heap: \(PeakMemory.keepFreedHeap() ? "set" : "not available")") }
 
 var only = options.only
+if let named = only {
+    // A workload the harness does not have measured nothing and said nothing.
+    let known = Set(Workload.all.map(\.id))
+    let unknown = named.subtracting(known).sorted()
+    if !unknown.isEmpty { fail("--only: no workload \(unknown.joined(separator: ", ")) (one of: \(known.sorted().joined(separator: ", ")))") }
+}
 if !options.scaling {
     only = (only ?? Set(Workload.all.map(\.id))).subtracting(Workload.scalingIDs)
 }
@@ -185,7 +191,7 @@ log("KeyedArchive benchmarks, mode \(options.scale.name), \(report.host.cpu), \(
 
 if !options.memoryOnly { report.results = Suite.run(context, only: only) }
 if !options.memoryOnly {
-    print("\n## Timings (median of interleaved runs; * = KeyedArchive; ratio = that implementation's time per object / this one's)\n")
+    print("\n## Timings (median of interleaved runs, except series rows: ours first, then the peers; * = KeyedArchive; ratio = that implementation's time per object / this one's)\n")
     print(Table.render(report.results))
     if report.results.contains(where: { $0.series != nil }) {
         print("\n## Scaling: time per object by size (sizes of a series measured in the same rounds; target: max / min within 1.5)\n")
