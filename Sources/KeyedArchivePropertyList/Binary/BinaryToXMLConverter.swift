@@ -368,10 +368,6 @@ extension BinaryPropertyListDecoder {
             walk.frames.append(frame)
         case 0xC0:
             throw XMLText.failure("sets have no XML form (CoreFoundation refuses them too)")
-        case 0x80:
-            // Written as a `CF$UID` dictionary: a level of nesting to every reader.
-            guard walk.frames.count < maximumDepth else { throw XMLText.failure("nesting deeper than \(maximumDepth)") }
-            try text.writeScalar(try decodeScalar(marker: marker, at: offset, object: index), indent: indent)
         case 0x40:
             let data = try dataBytes(marker: marker, at: offset, object: index)
             try count(stringBytes: &walk.stringBytes, data.count, at: offset, object: index)
@@ -380,6 +376,10 @@ extension BinaryPropertyListDecoder {
             let string = try asciiStringBytes(marker: marker, at: offset, object: index)
             try count(stringBytes: &walk.stringBytes, string.count, at: offset, object: index)
             text.writeString(utf8: string, indent: indent)
+        case 0x80:
+            // Written as a `CF$UID` dictionary: a level of nesting to every reader.
+            guard walk.frames.count < maximumDepth else { throw XMLText.failure("nesting deeper than \(maximumDepth)") }
+            fallthrough
         default:
             let value = try decodeScalar(marker: marker, at: offset, object: index)
             if case .string(let string) = value {

@@ -69,10 +69,10 @@ public enum OpenStepPropertyListWriter {
     public static func write(_ value: PropertyListValue, options: Options) throws -> [UInt8] {
         var output: [UInt8] = []
         try OpenStepEmitter(options: options).emit(value, into: &output)
-        if options.trailingNewline {
-            output.append(0x0A)
-            try OutputBudget(options.maximumOutputLength).check(output.count)
-        }
+        if options.trailingNewline { output.append(0x0A) }
+        // The whole text, the last value's included (the emitter checks between values only:
+        // a root scalar's text is all of it).
+        try OutputBudget(options.maximumOutputLength).check(output.count)
         return output
     }
 
@@ -150,8 +150,6 @@ struct OpenStepEmitter {
                 }
             }
         }
-        // The last value's text, never checked in the loop (a root scalar's is all of it).
-        try budget.check(output.count)
     }
 
     /// Refuses a container at `level` (that many open around it) past the readers' depth

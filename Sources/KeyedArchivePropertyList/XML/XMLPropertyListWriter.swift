@@ -140,7 +140,7 @@ private final class Writer {
         case .uid:
             // Written as a `CF$UID` dictionary: a level of nesting to every reader.
             try checkDepth()
-            try text.writeScalar(value, indent: indent)
+            fallthrough
         default:
             try text.writeScalar(value, indent: indent)
         }
