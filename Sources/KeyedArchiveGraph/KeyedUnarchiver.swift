@@ -559,7 +559,7 @@ public final class KeyedUnarchiver {
         guard let value = try decodeStored(stored, allowed: allowedByID[allowedID], key: key) else { return nil }
         return try convertingDecoded {
             guard let array = value as? [Any] else {
-                throw error(.typeMismatch, "expected an array of \(type), found \(Swift.type(of: value))")
+                throw error(.typeMismatch, "expected an array of \(type), found \(Swift.type(of: value))", key: key)
             }
             return try array.map { try cast($0, to: type, key: key) }
         }
@@ -577,7 +577,7 @@ public final class KeyedUnarchiver {
         guard let value = try decodeStored(stored, allowed: allowedSet, key: key) else { return nil }
         return try convertingDecoded {
             guard let dictionary = value as? [AnyHashable: Any] else {
-                throw error(.typeMismatch, "expected a dictionary, found \(Swift.type(of: value))")
+                throw error(.typeMismatch, "expected a dictionary, found \(Swift.type(of: value))", key: key)
             }
             var result: [K: V] = [:]
             for (entryKey, entryValue) in dictionary {

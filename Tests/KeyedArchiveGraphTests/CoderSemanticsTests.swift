@@ -391,6 +391,36 @@ final class CoderSemanticsTests: XCTestCase {
         let message = try XCTUnwrap(caught.dictionaryError?.message)
         XCTAssertTrue(message.hasSuffix("(NSDictionary, NSNumber)"), message)
     }
+
+    /// Reads a string through `decodeArrayOfObjects` and `decodeDictionary`, keeping the errors.
+    final class CollectionMismatches: KeyedArchiving {
+        var arrayError: KeyedArchiveError?
+        var dictionaryError: KeyedArchiveError?
+        init() {}
+        func encode(with coder: KeyedArchiver) throws {
+            try coder.encode("not an array", forKey: "list")
+            try coder.encode("not a dictionary", forKey: "table")
+        }
+        init(coder: KeyedUnarchiver) throws {
+            do { _ = try coder.decodeArrayOfObjects(ofClass: String.self, forKey: "list") } catch { arrayError = error as? KeyedArchiveError }
+            do { _ = try coder.decodeDictionary(withKeyClass: String.self, objectClass: String.self, forKey: "table") } catch {
+                dictionaryError = error as? KeyedArchiveError
+            }
+        }
+    }
+
+    /// A string (an allowed class: the element's) where `decodeArrayOfObjects` or
+    /// `decodeDictionary` expects a collection was reported without the key, at the object.
+    func testCollectionMismatchesNameTheirKey() throws {
+        let archive = try KeyedArchiver.archivedData(withRootObject: CollectionMismatches(), format: .binary)
+        let decoded = try XCTUnwrap(KeyedUnarchiver.unarchivedObject(ofClass: CollectionMismatches.self, from: archive))
+        let arrayError = try XCTUnwrap(decoded.arrayError)
+        XCTAssertEqual(arrayError.code, .typeMismatch)
+        XCTAssertTrue(arrayError.path.hasSuffix(" list"), arrayError.path)
+        let dictionaryError = try XCTUnwrap(decoded.dictionaryError)
+        XCTAssertEqual(dictionaryError.code, .typeMismatch)
+        XCTAssertTrue(dictionaryError.path.hasSuffix(" table"), dictionaryError.path)
+    }
 }
 
 /// Foundation's side of ``CoderSemanticsTests/Item``.
