@@ -76,6 +76,59 @@ final class KarchiveCLITests: XCTestCase {
         XCTAssertEqual(try Data(contentsOf: output), try PropertyList.encode(.array(members), format: .xml))
     }
 
+    /// New outputs were always 0644 (`fchmod` after `mkstemp`), so a private plist converted
+    /// under `umask 077` became world-readable; a file root replaced became root's (a user's
+    /// preferences domain written by `sudo karchive defaults` locked its owner out). New files
+    /// now get the mode a shell's `>` gives under the same umask; replaced ones keep owner,
+    /// group and mode.
+    func testOutputsFollowTheUmaskAndKeepTheOwnerOfWhatTheyReplace() throws {
+        let input = scratch.appendingPathComponent("in.xml")
+        try Data("<plist><dict><key>k</key><string>v</string></dict></plist>".utf8).write(to: input)
+        let shell = URL(fileURLWithPath: "/bin/sh")
+        func mode(_ url: URL) throws -> Int {
+            try XCTUnwrap((try FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? NSNumber)?.intValue)
+        }
+        for umask in ["077", "027", "002"] {
+            let output = scratch.appendingPathComponent("out-\(umask).plist")
+            let peer = scratch.appendingPathComponent("peer-\(umask)")
+            let result = try ToolRunner.run(shell, [
+                "-c", "umask \(umask) && : > \"$3\" && exec \"$0\" convert -f binary \"$1\" -o \"$2\"",
+                ToolRunner.karchiveURL.path, input.path, output.path, peer.path,
+            ])
+            XCTAssertEqual(result.status, 0, result.standardError)
+            XCTAssertEqual(try mode(output), try mode(peer), "umask \(umask)")
+        }
+        // A replaced file keeps its mode (set-group-ID too) whatever the umask.
+        let existing = scratch.appendingPathComponent("out-077.plist")
+        XCTAssertEqual(chmod(existing.path, 0o2640), 0)
+        let again = try ToolRunner.run(shell, ["-c", "umask 077 && exec \"$0\" convert -f xml \"$1\" -o \"$2\"", ToolRunner.karchiveURL.path, input.path, existing.path])
+        XCTAssertEqual(again.status, 0, again.standardError)
+        XCTAssertEqual(try mode(existing), 0o2640)
+        XCTAssertTrue(try String(contentsOf: existing, encoding: .utf8).contains("<string>v</string>"))
+
+        // Owner and group: only root can hand a file to another user, so this part needs root
+        // (CI runs as root); the mode checks above run for everyone.
+        guard geteuid() == 0 else { return }
+        let nobody: uid_t = 65534
+        XCTAssertEqual(chown(existing.path, nobody, nobody), 0)
+        let converted = try ToolRunner.karchive(["convert", "-f", "binary", input.path, "-o", existing.path])
+        XCTAssertEqual(converted.status, 0, converted.standardError)
+        var info = stat()
+        XCTAssertEqual(stat(existing.path, &info), 0)
+        XCTAssertEqual(info.st_uid, nobody)
+        XCTAssertEqual(info.st_gid, nobody)
+        XCTAssertEqual(info.st_mode & 0o7777, 0o2640)
+
+        let domains = scratch.appendingPathComponent("prefs")
+        XCTAssertEqual(try ToolRunner.karchive(["defaults", "--dir", domains.path, "write", "dom", "a", "1"]).status, 0)
+        let domain = domains.appendingPathComponent("dom.plist")
+        XCTAssertEqual(chown(domain.path, nobody, nobody), 0)
+        XCTAssertEqual(try ToolRunner.karchive(["defaults", "--dir", domains.path, "write", "dom", "b", "2"]).status, 0)
+        XCTAssertEqual(stat(domain.path, &info), 0)
+        XCTAssertEqual(info.st_uid, nobody)
+        XCTAssertEqual(info.st_mode & 0o777, 0o600)
+    }
+
     func testConvertToJSONIsReadableByPython() throws {
         guard Python.executable != nil else {
             print("python3 not found: skipping the JSON check of karchive convert")

@@ -31,10 +31,11 @@ public struct FileAccessError: Error, Sendable, Hashable, CustomStringConvertibl
 /// systems), is flushed with `fsync`, renamed over the target (atomic on POSIX), and the
 /// directory is flushed so the rename itself survives a power loss. A reader, or a process killed
 /// at any instant, sees the old contents or the new ones, never a mix. An existing file keeps its
-/// permission bits.
+/// permission bits, and its owner and group where the process may give them (root replacing a
+/// user's file); a new file gets the default mode less the process's umask, as `open` gives.
 package enum AtomicFile {
     /// Replaces the file at `path` with `bytes` atomically and durably.
-    package static func write(_ bytes: UnsafeRawBufferPointer, to path: String, defaultMode: mode_t = 0o644) throws {
+    package static func write(_ bytes: UnsafeRawBufferPointer, to path: String, defaultMode: mode_t = 0o666) throws {
         try write(to: path, defaultMode: defaultMode) { append in try append(bytes) }
     }
 
@@ -42,14 +43,11 @@ package enum AtomicFile {
     /// order, to the function it is given; for outputs too large to hold in memory at once. If
     /// `produce` throws, the temporary file is removed and the old file is left as it was.
     package static func write(
-        to path: String, defaultMode: mode_t = 0o644,
+        to path: String, defaultMode: mode_t = 0o666,
         producing produce: (_ append: (UnsafeRawBufferPointer) throws -> Void) throws -> Void
     ) throws {
         let directory = parentDirectory(of: path)
-        var template = Array((directory + "/." + fileName(of: path) + ".tmp-XXXXXX").utf8CString)
-        let descriptor = template.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.map { mkstemp($0) } ?? -1 }
-        guard descriptor >= 0 else { throw FileAccessError(path: directory, operation: "cannot create a temporary file in") }
-        let temporaryPath = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let (descriptor, temporaryPath) = try createTemporaryFile(for: path, in: directory, mode: defaultMode)
         var renamed = false
         defer { if !renamed { unlink(temporaryPath) } }
         do {
@@ -58,9 +56,7 @@ package enum AtomicFile {
             try produce { bytes in
                 try writeFully(bytes, to: descriptor, path: temporaryPath) { writeback.wrote($0, to: descriptor) }
             }
-            // mkstemp creates the file 0600; give it the old file's mode, or the default.
-            let mode = existingMode(path) ?? defaultMode
-            guard fchmod(descriptor, mode) == 0 else { throw FileAccessError(path: temporaryPath, operation: "cannot set permissions of") }
+            try keepOwnerAndMode(of: path, on: descriptor, temporaryPath: temporaryPath)
             guard fsync(descriptor) == 0 else { throw FileAccessError(path: temporaryPath, operation: "cannot flush") }
         }
         guard rename(temporaryPath, path) == 0 else { throw FileAccessError(path: path, operation: "cannot replace") }
@@ -118,12 +114,12 @@ package enum AtomicFile {
     }
 
     /// Replaces the file at `path` with `data` atomically and durably.
-    package static func write(_ data: Data, to path: String, defaultMode: mode_t = 0o644) throws {
+    package static func write(_ data: Data, to path: String, defaultMode: mode_t = 0o666) throws {
         try data.withUnsafeBytes { try write($0, to: path, defaultMode: defaultMode) }
     }
 
     /// Replaces the file at `path` with `bytes` atomically and durably.
-    package static func write(_ bytes: [UInt8], to path: String, defaultMode: mode_t = 0o644) throws {
+    package static func write(_ bytes: [UInt8], to path: String, defaultMode: mode_t = 0o666) throws {
         try bytes.withUnsafeBytes { try write($0, to: path, defaultMode: defaultMode) }
     }
 
@@ -243,10 +239,39 @@ package enum AtomicFile {
         return String(path[path.index(after: slash)...])
     }
 
-    private static func existingMode(_ path: String) -> mode_t? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return info.st_mode & 0o7777
+    /// Creates `DIRECTORY/.NAME.tmp-XXXXXX` (six random letters or digits) for writing, failing
+    /// if it exists. Not `mkstemp`: that makes the file 0600 whatever the umask, and a new
+    /// output must get the mode `open` gives it (`umask 022`: 0644; `umask 077`: 0600), as
+    /// `cp`, a shell's `>` and Foundation's atomic writes give theirs.
+    private static func createTemporaryFile(for path: String, in directory: String, mode: mode_t) throws -> (descriptor: Int32, path: String) {
+        let prefix = directory + "/." + fileName(of: path) + ".tmp-"
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<100 {
+            let suffix = (0..<6).map { _ in alphabet[Int(generator.next(upperBound: UInt(alphabet.count)))] }
+            let candidate = prefix + String(decoding: suffix, as: UTF8.self)
+            let descriptor = open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+            if descriptor >= 0 { return (descriptor, candidate) }
+            if errno != EEXIST && errno != EINTR { break }
+        }
+        throw FileAccessError(path: directory, operation: "cannot create a temporary file in")
+    }
+
+    /// Gives the new file (open as `descriptor`) the owner, group and permission bits of the file
+    /// at `path` it is about to replace, if there is one. The owner first: changing it may clear
+    /// set-user-ID bits that the mode then sets again. An owner the process may not give (an
+    /// ordinary user replacing another's file in a shared directory) stays the process's: the
+    /// replacement still happens, as before.
+    private static func keepOwnerAndMode(of path: String, on descriptor: Int32, temporaryPath: String) throws {
+        var existing = stat()
+        guard stat(path, &existing) == 0 else { return }
+        var created = stat()
+        if fstat(descriptor, &created) == 0, created.st_uid != existing.st_uid || created.st_gid != existing.st_gid {
+            _ = fchown(descriptor, existing.st_uid, existing.st_gid)
+        }
+        guard fchmod(descriptor, existing.st_mode & 0o7777) == 0 else {
+            throw FileAccessError(path: temporaryPath, operation: "cannot set permissions of")
+        }
     }
 }
 
