@@ -142,6 +142,7 @@ public final class Preferences: Sendable {
         self.domain = domain
         self.configuration = configuration
         let directory = configuration.directory ?? PreferencesDirectory.default
+        try PreferencesDirectory.validate(directory: directory)
         self.directory = directory
         self.path = PreferencesDirectory.path(ofDomain: domain, in: directory)
         self.lockPath = directory + "/." + domain + ".plist.lock"
@@ -356,6 +357,17 @@ public final class Preferences: Sendable {
             return (Self.dictionary(of: file.entries), file.stamp, nil)
         } catch {
             return ([:], FileStamp.of(path), "cannot read \(path): \(error)")
+        }
+    }
+
+    /// Why the domain file at `path` cannot be read (it is there but is not a readable file, or
+    /// does not decode), or nil when it reads or is not there: for tools that must not take a
+    /// damaged domain as an empty one (`karchive defaults export` wrote `{}` and exited 0).
+    package static func readProblem(ofDomainFile path: String) -> String? {
+        do {
+            return try readDomainFile(path)?.unreadable.map { "\($0.error)" }
+        } catch {
+            return "\(error)"
         }
     }
 

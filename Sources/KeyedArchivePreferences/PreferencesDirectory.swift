@@ -40,6 +40,14 @@ public enum PreferencesDirectory {
         }
     }
 
+    /// Throws if `directory` is empty: `DIR + "/" + name` would put the domain's file, and its
+    /// lock, at the root of the file system (a script's `--dir "$UNSET"` run as root).
+    static func validate(directory: String) throws {
+        guard !directory.isEmpty, !directory.utf8.contains(0) else {
+            throw PreferencesError("invalid preferences directory '\(directory)'")
+        }
+    }
+
     /// Throws unless `domain` is usable as a file name (no `/`, not empty, not `.` or `..`).
     static func validate(domain: String) throws {
         guard !domain.isEmpty, domain != ".", domain != "..", !domain.contains("/"), !domain.utf8.contains(0) else {

@@ -46,6 +46,8 @@ enum DefaultsCommand: Command {
             directory = String(first.dropFirst(6))
             rest.removeFirst()
         }
+        // An empty directory would put the files at the root (`--dir "$UNSET"`).
+        if directory == "" { throw UsageError("--dir needs a directory") }
         // Help where an option can stand: instead of the verb, or as a verb's only operand
         // (`defaults --dir D read --help`); later, `--help` is a value (`write D K --help`).
         if rest.first == "--help" || rest.first == "-h" || (rest.count == 2 && rest.last == "--help") {
@@ -87,6 +89,17 @@ struct DefaultsTool {
             configuration: .init(directory: directory, argumentDomain: [:], globalDomain: nil, writeDelay: .seconds(3600)))
     }
 
+    /// The values stored in a domain; throws when its file is there but cannot be read, which
+    /// the store itself takes as an empty domain (with a warning), so that `read` and `export`
+    /// never report a damaged domain as `{}` with success.
+    private func storedValues(_ domain: String) throws -> [String: PropertyListValue] {
+        let path = PreferencesDirectory.path(ofDomain: domainName(domain), in: directory)
+        if let problem = Preferences.readProblem(ofDomainFile: path) {
+            throw ToolError("Domain \(domain) cannot be read: \(problem)")
+        }
+        return try store(domain).persistentDomain()
+    }
+
     private func exists(_ domain: String) -> Bool {
         FileStampCheck.exists(PreferencesDirectory.path(ofDomain: domainName(domain), in: directory))
     }
@@ -105,14 +118,14 @@ struct DefaultsTool {
         case 0:
             var all: [(String, PropertyListValue)] = []
             for domain in PreferencesDirectory.domains(in: directory) {
-                all.append((domain, sortedDictionary(try store(domain).persistentDomain())))
+                all.append((domain, sortedDictionary(try storedValues(domain))))
             }
             Output.write(try text(.dictionary(PropertyListDictionary(stringKeys: all))))
         case 1:
             guard exists(operands[0]) else { throw ToolError("Domain \(operands[0]) does not exist") }
-            Output.write(try text(sortedDictionary(try store(operands[0]).persistentDomain())))
+            Output.write(try text(sortedDictionary(try storedValues(operands[0]))))
         case 2:
-            guard let value = try store(operands[0]).persistentDomain()[operands[1]] else {
+            guard let value = try storedValues(operands[0])[operands[1]] else {
                 throw ToolError("The domain/default pair of (\(operands[0]), \(operands[1])) does not exist")
             }
             // Like macOS defaults: scalars print bare, containers as OpenStep text.
@@ -131,7 +144,7 @@ struct DefaultsTool {
 
     func readType(_ operands: [String]) throws -> Int32 {
         guard operands.count == 2 else { throw UsageError("read-type needs a domain and a key") }
-        guard let value = try store(operands[0]).persistentDomain()[operands[1]] else {
+        guard let value = try storedValues(operands[0])[operands[1]] else {
             throw ToolError("The domain/default pair of (\(operands[0]), \(operands[1])) does not exist")
         }
         let type: String
@@ -345,7 +358,7 @@ struct DefaultsTool {
     func export(_ operands: [String]) throws -> Int32 {
         guard operands.count == 2 else { throw UsageError("export needs a domain and a file") }
         guard exists(operands[0]) else { throw ToolError("Domain \(operands[0]) does not exist") }
-        let value = sortedDictionary(try store(operands[0]).persistentDomain())
+        let value = sortedDictionary(try storedValues(operands[0]))
         if operands[1] == "-" {
             Output.write(try PropertyList.encode(value, format: .xml))
         } else {

@@ -53,6 +53,8 @@ enum DemoCommand: Command {
         let switchOn = try parsed.value("--switch").map { try parseOnOff($0, option: "--switch") }
         let nightMode = try parsed.value("--night").map { try parseOnOff($0, option: "--night") }
 
+        // An empty directory would put the files at the root (`--dir "$UNSET"`).
+        if parsed.value("--dir") == "" { throw UsageError("--dir needs a directory") }
         let directory = parsed.value("--dir") ?? defaultDirectory()
         try AtomicFile.createDirectories(directory, mode: 0o755)
         let archivePath = directory + "/" + archiveName
@@ -167,7 +169,8 @@ enum DemoCommand: Command {
         #if canImport(Darwin)
         return home + "/Library/Application Support/KeyedArchive/Demo"
         #else
-        return (environment("XDG_DATA_HOME") ?? home + "/.local/share") + "/keyedarchive/demo"
+        // A relative XDG_DATA_HOME is invalid and ignored, as the XDG specification says.
+        return (environment("XDG_DATA_HOME").flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home + "/.local/share") + "/keyedarchive/demo"
         #endif
     }
 
