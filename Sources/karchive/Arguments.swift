@@ -4,7 +4,9 @@ import KeyedArchive
 /// flags, and positional arguments. `--` ends the options.
 struct Arguments {
     private(set) var positional: [String] = []
-    private var values: [String: String] = [:]
+    /// Each value option's last value and where it stood, so that of two spellings of one
+    /// option (`-o` and `--output`) the later wins, as a repeated option's later value does.
+    private var values: [String: (value: String, position: Int)] = [:]
     private var flags: Set<String> = []
 
     /// Parses `arguments`; `valueOptions` take a value, `flagOptions` do not.
@@ -20,10 +22,10 @@ struct Arguments {
                 optionsEnded = true
             } else if valueOptions.contains(argument) {
                 guard index < arguments.count else { throw UsageError("option \(argument) needs a value") }
-                values[argument] = arguments[index]
+                values[argument] = (arguments[index], index)
                 index += 1
             } else if let equals = argument.firstIndex(of: "="), valueOptions.contains(String(argument[..<equals])) {
-                values[String(argument[..<equals])] = String(argument[argument.index(after: equals)...])
+                values[String(argument[..<equals])] = (String(argument[argument.index(after: equals)...]), index)
             } else if flagOptions.contains(argument) {
                 flags.insert(argument)
             } else {
@@ -32,9 +34,9 @@ struct Arguments {
         }
     }
 
-    /// The value of an option, by any of its spellings.
+    /// The value of an option, by any of its spellings: the one given last.
     func value(_ names: String...) -> String? {
-        names.lazy.compactMap { values[$0] }.first
+        names.compactMap { values[$0] }.max { $0.position < $1.position }?.value
     }
 
     /// True when a flag was given.
@@ -168,24 +170,18 @@ enum Destination {
 }
 
 enum FileHandleReader {
+    /// All of standard input. Memory running out is an error (exit 1), not a trap.
     static func readStandardInput() throws -> Data {
-        var data = Data()
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { systemRead(0, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            if count < 0 { throw FileAccessError(path: "<stdin>", operation: "cannot read") }
-            if count == 0 { break }
-            data.append(contentsOf: buffer[0..<count])
+        do {
+            return try AtomicFile.readToEnd(descriptor: 0, path: "standard input", limit: .max)
+        } catch let error as FileAccessError {
+            throw ToolError("standard input: cannot read: \(String(cString: strerror(error.code)))")
         }
-        return data
     }
 }
 
 #if canImport(Glibc)
 import Glibc
-private let systemRead = Glibc.read
 #elseif canImport(Darwin)
 import Darwin
-private let systemRead = Darwin.read
 #endif

@@ -65,6 +65,33 @@ enum Karchive {
     }
 
     static func main(_ arguments: [String]) -> Int32 {
+        let status = dispatch(arguments)
+        // A failed write to standard output (a full disk under `> file`) is a failure:
+        // reported as success, `karchive convert ... > out && mv out ...` lost data. Help too.
+        guard Output.standardOutputError == 0 else {
+            let name = commands.first { $0.name == arguments.first }.map { "karchive " + $0.name } ?? "karchive"
+            Output.error("\(name): cannot write to standard output: \(String(cString: strerror(Output.standardOutputError)))\n")
+            return 1
+        }
+        return status
+    }
+
+    /// The first argument (counted from 1) whose bytes are not UTF-8, or nil. Swift's
+    /// `CommandLine.arguments` replaces such bytes, so a file name `caf\xE9` would be opened,
+    /// or written, as another name (`caf\u{FFFD}`): the tool refuses it instead.
+    static func firstArgumentNotUTF8() -> Int? {
+        for index in 1..<Int(CommandLine.argc) {
+            guard let argument = CommandLine.unsafeArgv[index] else { continue }
+            if String(validatingCString: argument) == nil { return index }
+        }
+        return nil
+    }
+
+    private static func dispatch(_ arguments: [String]) -> Int32 {
+        if let index = firstArgumentNotUTF8() {
+            Output.error("karchive: argument \(index) is not valid UTF-8; karchive takes UTF-8 file names and text\n")
+            return 2
+        }
         guard let first = arguments.first else {
             Output.error(help)
             return 2
@@ -82,21 +109,13 @@ enum Karchive {
         // `defaults write D K -h` is not mistaken for it), or last, for a command whose
         // arguments are not free text (`defaults write D K --help` stores the string; the
         // command finds its own help among its options).
-        let trailingHelp = rest.last == "--help" && !rest.contains("--") && !command.takesFreeText
+        let trailingHelp = (rest.last == "--help" || rest.last == "-h") && !rest.contains("--") && !command.takesFreeText
         if rest.first == "--help" || rest.first == "-h" || trailingHelp {
             Output.write(command.help)
             return 0
         }
         do {
-            let status = try command.run(rest)
-            // A failed write to standard output (a full disk under `> file`) is a failure:
-            // reported as success, `karchive convert ... > out && mv out ...` lost data.
-            if Output.standardOutputError != 0 {
-                let reason = String(cString: strerror(Output.standardOutputError))
-                Output.error("karchive \(command.name): cannot write to standard output: \(reason)\n")
-                return 1
-            }
-            return status
+            return try command.run(rest)
         } catch let error as UsageError {
             Output.error("karchive \(command.name): \(oneLine(error))\n")
             return 2
@@ -125,16 +144,18 @@ enum Karchive {
     }
 
     /// How the tool writes a control character (Unicode's C0 controls, DEL and the C1
-    /// controls, U+0000-001F and U+007F-009F) that comes from input: as Swift spells it in a
-    /// string literal, `\n`, `\r`, `\t` and otherwise `\u{1B}` (hexadecimal), so that a crafted
-    /// file cannot send the terminal escape sequences (ESC, CSI) or rewrite a line (CR, BS);
-    /// `nil` for any other character.
+    /// controls, U+0000-001F and U+007F-009F; the line and paragraph separators U+2028-2029; and
+    /// the bidirectional formatting characters U+061C, U+200E-200F, U+202A-202E and
+    /// U+2066-2069) that comes from input: as Swift spells it in a string literal, `\n`, `\r`,
+    /// `\t` and otherwise `\u{1B}` (hexadecimal), so that a crafted file cannot send the
+    /// terminal escape sequences (ESC, CSI), rewrite a line (CR, BS) or make text display in
+    /// another order than it is stored (U+202E); `nil` for any other character.
     static func controlEscape(_ scalar: Unicode.Scalar) -> String? {
         switch scalar.value {
         case 0x0A: return "\\n"
         case 0x0D: return "\\r"
         case 0x09: return "\\t"
-        case 0x00...0x1F, 0x7F...0x9F: return "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+        case 0x00...0x1F, 0x7F...0x9F, 0x2028...0x2029, 0x061C, 0x200E...0x200F, 0x202A...0x202E, 0x2066...0x2069: return "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
         default: return nil
         }
     }

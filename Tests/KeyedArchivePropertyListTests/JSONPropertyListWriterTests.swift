@@ -60,6 +60,33 @@ final class JSONPropertyListWriterTests: XCTestCase {
         }
     }
 
+    /// C1 controls (U+009B, CSI, is a terminal escape on its own), DEL and U+2028/2029 were
+    /// written raw: valid JSON, but `karchive convert -f json` sent them to the terminal. Now
+    /// `\uXXXX`; Foundation's JSONSerialization and Python's json read the same strings back.
+    func testControlCharactersAndLineSeparatorsAreEscaped() throws {
+        let strings = [
+            "a\u{7F}b", "\u{80}", "csi\u{9B}31m", "\u{9F}\u{A0}é", "line\u{2028}para\u{2029}end", "\u{2027}\u{202A}",
+            "\u{1B}[2J\u{0}", "e\u{301}🙂\u{C2}", String(repeating: "\u{85}", count: 3),
+        ]
+        let value = PropertyListValue.array(strings.map { .string(PropertyListString($0)) })
+        for pretty in [false, true] {
+            let bytes = try JSONPropertyListWriter.write(value, pretty: pretty)
+            // No control or separator left raw.
+            let text = String(decoding: bytes, as: UTF8.self)
+            let raw = text.unicodeScalars.filter { $0.value < 0x20 && $0 != "\n" && $0 != " " || (0x7F...0x9F).contains($0.value) || $0.value == 0x2028 || $0.value == 0x2029 }
+            XCTAssertTrue(raw.isEmpty, "raw: \(raw.map { String($0.value, radix: 16) })")
+            XCTAssertTrue(text.contains("\\u009b") && text.contains("\\u2028") && text.contains("\\u007f"), text)
+            // Unchanged where nothing needs it: U+00A0, U+2027, U+202A and U+00C2 itself stay raw.
+            XCTAssertTrue(text.contains("\u{A0}é") && text.contains("\u{2027}\u{202A}") && text.contains("🙂\u{C2}"), text)
+            let foundation = try JSONSerialization.jsonObject(with: Data(bytes)) as? [String]
+            XCTAssertEqual(foundation, strings)
+            if Python.executable != nil {
+                let python = try Python.run("import sys, json\nfor s in json.loads(sys.stdin.buffer.read()): print(s.encode('utf-8').hex())", input: Data(bytes))
+                XCTAssertEqual(String(decoding: python, as: UTF8.self), strings.map { Data($0.utf8).map { String(format: "%02x", $0) }.joined() + "\n" }.joined())
+            }
+        }
+    }
+
     func testNonFiniteRealsThrowWithKeyPath() {
         for real in [Double.nan, .infinity, -.infinity] {
             let value: PropertyListValue = ["a": [1, .real(PropertyListReal(real))]]

@@ -182,6 +182,13 @@ package enum AtomicFile {
         return try readToEnd(descriptor, into: buffer, atOffsets: true, limit: limit, path: path)
     }
 
+    /// Everything left to read on an open descriptor (standard input), in sequence, refusing
+    /// more than `limit` bytes; when memory runs out the read fails (`ENOMEM`) instead of the
+    /// process trapping, as `Data`'s growth does. `path` names the input in errors.
+    package static func readToEnd(descriptor: Int32, path: String, limit: Int) throws -> Data {
+        try readToEnd(descriptor, into: try ReadBuffer(capacity: 1 << 16, path: path), atOffsets: false, limit: limit, path: path)
+    }
+
     /// Files this long and longer are read by two threads.
     package static let twoThreadReadLength = 8 << 20
 

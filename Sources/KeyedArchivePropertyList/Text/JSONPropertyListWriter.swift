@@ -7,7 +7,7 @@
 /// |---|---|
 /// | dictionary | object, entries in stored order; non-string keys stringified (integer `12` -> `"12"`, real, boolean `"true"`, date, base64 data, UID `"CF$UID:7"`, null `"null"`) |
 /// | array, set | array |
-/// | string | string (`"`, `\`, and control characters escaped; everything else raw UTF-8) |
+/// | string | string (`"`, `\`, control characters (C0, DEL, C1) and U+2028/2029 escaped; everything else raw UTF-8) |
 /// | integer | number (full `Int64.min ... UInt64.max` range, in decimal) |
 /// | real | number, shortest round-trip form; NaN and infinities throw |
 /// | boolean | `true` / `false` |
@@ -178,12 +178,17 @@ private struct JSONWriter {
     }
 
     /// Appends a JSON string literal: `"` and `\` escaped, control characters as `\n`, `\t`, ...
-    /// or `\u00XX`; everything else as raw UTF-8.
+    /// or `\uXXXX`; everything else as raw UTF-8. The controls escaped are C0 (which JSON
+    /// requires), DEL and C1 (U+0080-009F: CSI, U+009B, is a terminal escape on its own), and
+    /// U+2028 and U+2029 (line breaks to JavaScript): `karchive convert -f json` output may go
+    /// to a terminal or into a script, and each is still the same JSON string.
     private mutating func appendString(_ string: String) {
         output.append(UInt8(ascii: "\""))
         var string = string
         string.withUTF8 { utf8 in
-            for byte in utf8 {
+            var index = 0
+            while index < utf8.count {
+                let byte = utf8[index]
                 switch byte {
                 case UInt8(ascii: "\""): output.append(contentsOf: "\\\"".utf8)
                 case UInt8(ascii: "\\"): output.append(contentsOf: "\\\\".utf8)
@@ -192,16 +197,30 @@ private struct JSONWriter {
                 case 0x09: output.append(contentsOf: "\\t".utf8)
                 case 0x08: output.append(contentsOf: "\\b".utf8)
                 case 0x0C: output.append(contentsOf: "\\f".utf8)
-                case 0..<0x20:
-                    let hex = Array("0123456789abcdef".utf8)
-                    output.append(contentsOf: "\\u00".utf8)
-                    output.append(hex[Int(byte >> 4)])
-                    output.append(hex[Int(byte & 0xF)])
+                case 0..<0x20, 0x7F: appendEscape(UInt16(byte))
+                // U+0080-009F are C2 80 ... C2 9F (the input is valid UTF-8: a continuation follows).
+                case 0xC2 where index + 1 < utf8.count && utf8[index + 1] < 0xA0:
+                    index += 1
+                    appendEscape(UInt16(utf8[index]))
+                // U+2028 and U+2029 are E2 80 A8 and E2 80 A9.
+                case 0xE2 where index + 2 < utf8.count && utf8[index + 1] == 0x80 && (utf8[index + 2] == 0xA8 || utf8[index + 2] == 0xA9):
+                    index += 2
+                    appendEscape(0x2000 | UInt16(utf8[index] - 0x80))
                 default: output.append(byte)
                 }
+                index += 1
             }
         }
         output.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends `\uXXXX` for a code unit.
+    private mutating func appendEscape(_ unit: UInt16) {
+        let hex = Array("0123456789abcdef".utf8)
+        output.append(contentsOf: "\\u".utf8)
+        for shift in stride(from: 12, through: 0, by: -4) {
+            output.append(hex[Int((unit >> UInt16(shift)) & 0xF)])
+        }
     }
 
     private func failure(_ message: String) -> PropertyListError {

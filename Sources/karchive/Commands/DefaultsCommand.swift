@@ -351,7 +351,7 @@ struct DefaultsTool {
 
     func domains(_ operands: [String]) throws -> Int32 {
         guard operands.isEmpty else { throw UsageError("domains takes no arguments") }
-        Output.write(PreferencesDirectory.domains(in: directory).joined(separator: ", ") + "\n")
+        Output.write(PreferencesDirectory.domains(in: directory).map(Karchive.escapingControlCharacters).joined(separator: ", ") + "\n")
         return 0
     }
 

@@ -63,7 +63,7 @@ enum DemoCommand: Command {
         if parsed.flag("--clear") {
             try settings.clear()
             if unlink(archivePath) != 0 && errno != ENOENT { throw FileAccessError(path: archivePath, operation: "cannot remove") }
-            Output.write("Cleared the profile archive and the demo preferences in \(directory).\n")
+            Output.write("Cleared the profile archive and the demo preferences in \(Karchive.escapingControlCharacters(directory)).\n")
             return 0
         }
 
@@ -99,7 +99,7 @@ enum DemoCommand: Command {
         }
 
         var report = "KeyedArchive demo: the ArchivingData settings screen\n\n"
-        report += "Profile archive: \(archivePath) (\(fileSize(archivePath)) bytes, \(status))\n"
+        report += "Profile archive: \(Karchive.escapingControlCharacters(archivePath)) (\(fileSize(archivePath)) bytes, \(status))\n"
         report += describe(profile)
         report += "\n" + (try settings.launch(now: Date(), nightMode: nightMode))
         Output.write(report)
@@ -116,10 +116,10 @@ enum DemoCommand: Command {
         }
         let size = pngSize(profile.image).map { ", \($0.width)x\($0.height) PNG" } ?? ""
         return """
-              Name:      \(profile.name)
-              Gender:    \(profile.gender)
-              Vocation:  \(profile.vocation)
-              Page:      \(profile.page)
+              Name:      \(Karchive.escapingControlCharacters(profile.name))
+              Gender:    \(Karchive.escapingControlCharacters(profile.gender))
+              Vocation:  \(Karchive.escapingControlCharacters(profile.vocation))
+              Page:      \(Karchive.escapingControlCharacters(profile.page))
               Slider:    \(profile.theSlider)
               Switch:    \(profile.isSwitchOn ? "on" : "off")
               Image:     \(picture) (\(profile.image.count) bytes\(size))
@@ -212,7 +212,7 @@ struct DemoSettings {
         if let newNightMode { preferences[Self.nightMode] = newNightMode }
         lines += "Night mode: \(preferences[Self.nightMode] ? "on" : "off")\n"
         try preferences.synchronize()
-        lines += "Preferences: \(preferences.path)\n"
+        lines += "Preferences: \(Karchive.escapingControlCharacters(preferences.path))\n"
         return lines
     }
 

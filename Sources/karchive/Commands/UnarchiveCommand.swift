@@ -29,6 +29,7 @@ enum UnarchiveCommand: Command {
         guard parsed.positional.count == 1, let input = parsed.positional.first else {
             throw UsageError("expected one INPUT (see --help)")
         }
+        if parsed.flag("--all"), parsed.value("--key") != nil { throw UsageError("--all and --key cannot be used together") }
         let format = try OutputFormat(parsed.value("-f", "--format") ?? "xml", allowed: ["binary", "xml", "json"])
         let (archive, length) = try Inputs.readPropertyListAndLength(input)
         let resolved = try Inputs.describingFailures(of: input) {
