@@ -105,6 +105,24 @@ final class CLIReviewTests: XCTestCase {
         XCTAssertEqual(try ToolRunner.karchive(["defaults", "--dir", domains, "read", "dom", "k"]).output, "-h\n")
     }
 
+    /// The temporary file beside an output is named `.NAME.tmp-XXXXXX`, which for a name of
+    /// more than 243 bytes was longer than a file name may be: `cp` wrote such outputs and
+    /// `karchive` failed. The temporary name now takes at most 200 bytes of the name.
+    func testOutputsWithLongNamesAreWritten() throws {
+        _ = try plist("in.xml")
+        for name in [String(repeating: "x", count: 249) + ".plist", String(repeating: "é", count: 124) + "x.plist"] {
+            XCTAssertEqual(name.utf8.count, 255)
+            // The peer: the shell's `cp` makes a file of that name.
+            XCTAssertEqual(try sh("cp in.xml \"$1\" && rm \"$1\"", [name]).status, 0)
+            let result = try ToolRunner.karchive(["convert", "-f", "binary", scratch.appendingPathComponent("in.xml").path, "-o", scratch.appendingPathComponent(name).path])
+            XCTAssertEqual(result.status, 0, result.standardError)
+            let written = try Data(contentsOf: scratch.appendingPathComponent(name))
+            XCTAssertEqual(try PropertyListSerialization.propertyList(from: written, format: nil) as? String, "x")
+            XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: scratch.path).sorted(), ["in.xml", name].sorted())
+            try FileManager.default.removeItem(at: scratch.appendingPathComponent(name))
+        }
+    }
+
     /// Text from input that reached the terminal raw: the demo's fields and paths, domain
     /// names in `defaults domains`, and bidirectional overrides (U+202E shows text in another
     /// order than it is stored) in `print`.

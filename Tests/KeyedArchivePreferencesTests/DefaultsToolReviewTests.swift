@@ -49,6 +49,24 @@ final class DefaultsToolReviewTests: PreferencesTestCase {
         }
     }
 
+    /// A domain name of 239 to 249 bytes made a domain file the file system takes but a lock
+    /// file (`.D.plist.lock`) or temporary file it does not: every write failed with "File name
+    /// too long". Names are limited to what all of a domain's files allow.
+    func testDomainNamesFitEveryFileOfTheDomain() throws {
+        let longest = String(repeating: "d", count: PreferencesDirectory.maximumDomainNameLength)
+        XCTAssertEqual(try run(["write", longest, "k", "v"]).0, 0)
+        XCTAssertEqual(try foundationRead(longest)["k"] as? String, "v")
+        // The longest of the domain's files, a damaged file's kept bytes, fits too.
+        try Data("garbage{".utf8).write(to: URL(fileURLWithPath: PreferencesDirectory.path(ofDomain: longest, in: directory)))
+        XCTAssertEqual(try run(["write", longest, "k", "w"]).0, 0)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: PreferencesDirectory.path(ofDomain: longest, in: directory) + Preferences.unreadableSuffix))
+        let tooLong = longest + "d"
+        let (status, _, error) = try run(["write", tooLong, "k", "v"])
+        XCTAssertEqual(status, 1)
+        XCTAssertTrue(error.contains("domain name longer than"), error)
+        XCTAssertThrowsError(try makeStore(tooLong))
+    }
+
     /// `--dir ""` (a script's `--dir "$UNSET"`) wrote `/D.plist` and `/.D.plist.lock`; so did a
     /// store configured with an empty directory.
     func testAnEmptyDirectoryIsRefused() throws {

@@ -250,8 +250,12 @@ package enum AtomicFile {
     /// if it exists. Not `mkstemp`: that makes the file 0600 whatever the umask, and a new
     /// output must get the mode `open` gives it (`umask 022`: 0644; `umask 077`: 0600), as
     /// `cp`, a shell's `>` and Foundation's atomic writes give theirs.
+    /// The name's first 200 bytes at most (whole characters) go into the temporary name, so
+    /// that a name near the file system's 255-byte limit can still be written.
     private static func createTemporaryFile(for path: String, in directory: String, mode: mode_t) throws -> (descriptor: Int32, path: String) {
-        let prefix = directory + "/." + fileName(of: path) + ".tmp-"
+        var name = Substring(fileName(of: path))
+        while name.utf8.count > 200 { name.removeLast() }
+        let prefix = directory + "/." + name + ".tmp-"
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<100 {
