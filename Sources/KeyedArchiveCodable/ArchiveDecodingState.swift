@@ -548,7 +548,10 @@ final class ArchiveDecodingState: Decoder {
     }
 
     /// An NSDictionary's entries by string key (string keys as they are, integer keys as their
-    /// decimal text, as Swift's `[Int: T]` coding expects).
+    /// decimal text, as Swift's `[Int: T]` coding expects). A whole real or a boolean key is
+    /// the integer it equals: Foundation on Linux archives NSNumbers that compare equal as one
+    /// object, so the key `1` after a `1.0` (or a `true`) elsewhere in the archive is stored as
+    /// that real (or boolean).
     private func dictionaryEntries(_ fields: PropertyListDictionary, uid: UInt32, name: String) throws -> [String: PropertyListValue] {
         let (keyList, valueList) = try dictionaryLists(fields, uid: uid, name: name)
         var map: [String: PropertyListValue] = [:]
@@ -559,7 +562,9 @@ final class ArchiveDecodingState: Decoder {
             switch leaf {
             case .string(let string): name = string.value
             case .integer(let integer): name = integer.description
-            default: throw corrupted("NSDictionary key \(index) is a \(leaf.typeName); a keyed value needs string keys")
+            case .real(let real) where Int64(exactly: real.value) != nil: name = Int64(real.value).description
+            case .bool(let bool): name = bool ? "1" : "0"
+            default: throw corrupted("NSDictionary key \(index) is a \(leaf.typeName); a keyed value needs string or integer keys")
             }
             map[name] = valueList[index]
         }
@@ -978,6 +983,11 @@ final class ArchiveDecodingState: Decoder {
         case .real(let real):
             guard let result = I(exactly: real.value) else { throw corrupted("number \(real.value) does not fit in \(type)", key: key) }
             return result
+        case .bool(let bool):
+            // Foundation on Linux archives NSNumbers that compare equal as one object, so a 0
+            // after a `false` (a 1 after a `true`) is stored as that boolean; NSNumber's
+            // `intValue` reads it as 0 or 1, as ``KeyedUnarchiver/decodeInt64(forKey:)`` does.
+            return bool ? 1 : 0
         default:
             throw leafMismatch(type, expected: "a number", value, key: key)
         }
@@ -993,6 +1003,7 @@ final class ArchiveDecodingState: Decoder {
             let double = integer.isAboveInt64Max ? Double(exactly: integer.bitPattern) : Double(exactly: Int64(bitPattern: integer.bitPattern))
             guard let double else { throw corrupted("number \(integer) does not fit in Double", key: key) }
             return double
+        case .bool(let bool): return bool ? 1 : 0  // a merged NSNumber, as in `decodeInteger`
         default:
             throw leafMismatch(Double.self, expected: "a number", value, key: key)
         }

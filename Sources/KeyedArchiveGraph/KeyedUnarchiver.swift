@@ -650,7 +650,7 @@ public final class KeyedUnarchiver {
         }
     }
 
-    /// A double; 0 when missing. Integers are converted.
+    /// A double; 0 when missing. Integers are converted, booleans read as 0/1.
     public func decodeDouble(forKey key: String) throws -> Double {
         guard let value = try primitive(forKey: key) else { return 0 }
         switch value {
@@ -658,6 +658,7 @@ public final class KeyedUnarchiver {
         case .integer(let integer):
             if let signed = integer.int64Value { return Double(signed) }
             return Double(integer.bitPattern)
+        case .bool(let bool): return bool ? 1 : 0  // as `decodeInt64` reads one, and NSNumber's `doubleValue`
         default: throw error(.typeMismatch, "expected a real, found \(value.typeName)", key: key)
         }
     }
