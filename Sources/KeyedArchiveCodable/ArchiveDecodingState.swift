@@ -18,6 +18,8 @@ final class ArchiveDecodingState: Decoder {
     /// The number of `$objects` entries.
     let objectCount: Int
     let limits: DecodingLimits
+    /// The values this decode may build (``DecodingLimits/expandedNodeLimit(objectCount:)``).
+    private let expandedLimit: Int
     private let isStrict: Bool
     private let classNameOverrides: [ObjectIdentifier: String]
     private let mappedNames: [String: [ObjectIdentifier]]
@@ -107,6 +109,7 @@ final class ArchiveDecodingState: Decoder {
         self.document = document
         self.objectCount = document.objectCount
         self.limits = document.limits
+        self.expandedLimit = document.limits.expandedNodeLimit(objectCount: document.objectCount)
         self.isStrict = options.isStrict
         self.classNameOverrides = options.classNameOverrides
         self.mappedNames = options.mappedNames
@@ -944,13 +947,22 @@ final class ArchiveDecodingState: Decoder {
         return string.value
     }
 
-    /// Counts values toward ``DecodingLimits/maximumExpandedNodeCount``.
+    /// Counts values toward ``DecodingLimits/maximumExpandedNodeCount`` and
+    /// ``DecodingLimits/maximumExpansionFactor``.
     func countExpansion(_ count: Int) throws {
         let (sum, overflow) = expanded.addingReportingOverflow(count)
-        guard !overflow, sum <= limits.maximumExpandedNodeCount else {
-            throw corrupted("more than \(limits.maximumExpandedNodeCount) values once shared references are expanded")
-        }
+        guard !overflow, sum <= expandedLimit else { throw expansionError() }
         expanded = sum
+    }
+
+    @inline(never)
+    private func expansionError() -> DecodingError {
+        guard expandedLimit < limits.maximumExpandedNodeCount else {
+            return corrupted("more than \(limits.maximumExpandedNodeCount) values once shared references are expanded")
+        }
+        return corrupted(
+            "more than \(expandedLimit) values once shared references are expanded: \(limits.maximumExpansionFactor) per object "
+                + "of the archive's \(objectCount) (DecodingLimits.maximumExpansionFactor)")
     }
 
     /// Counts string and data bytes toward ``DecodingLimits/maximumExpandedByteCount``: values

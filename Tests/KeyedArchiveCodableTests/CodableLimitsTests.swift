@@ -36,6 +36,33 @@ final class CodableLimitsTests: XCTestCase {
         assertLimit([[Int]].self, data, DecodingLimits(maximumExpandedNodeCount: values - 1), "values once shared references")
     }
 
+    /// 26 arrays, each holding the next twice (884 bytes), built 33 million values before the
+    /// expansion limit stopped them: 18 s and 860 MB for a generic `enum` tree. A decode now
+    /// builds at most 64 values per object of its input past 1,048,576.
+    func testExpansionIsBoundedByTheArchivesSize() throws {
+        // 1,100 × 1,100 integers through 2 array objects: 1,212,201 values from 6 objects.
+        let data = try Self.sharedArrays(fan: 1_100, leaf: 7)
+        let values = 1 + 1_100 + 1_100 + 1_100 * 1_100
+        XCTAssertGreaterThan(values, DecodingLimits.expansionFactorFloor)
+        assertLimit([[Int]].self, data, .default, "64 per object of the archive's")
+        assertLimit([[Int]].self, data, .default, "DecodingLimits.maximumExpansionFactor")
+        // Raised, the absolute limit is what counts again.
+        var raised = DecodingLimits.default
+        raised.maximumExpansionFactor = .max
+        XCTAssertEqual(try decode([[Int]].self, data, raised).map(\.count).reduce(0, +), 1_100 * 1_100)
+        raised.maximumExpandedNodeCount = values - 1
+        assertLimit([[Int]].self, data, raised, "more than \(values - 1) values once shared references")
+        // Under the floor, sharing is never refused: 1,000 × 1,000 (1,002,001 values).
+        XCTAssertEqual(try decode([[Int]].self, try Self.sharedArrays(fan: 1_000, leaf: 7), .default).count, 1_000)
+
+        // An archive of many objects with ordinary sharing (one string used by every record)
+        // expands to more than the floor and reads under the default limits.
+        struct Record: Codable, Equatable { var id: Int; var kind: String; var note: String }
+        let records = (0..<360_000).map { Record(id: $0, kind: "shared", note: $0 % 2 == 0 ? "even" : "odd") }
+        let archive = try KeyedArchiver.archivedData(withRootObject: records)
+        XCTAssertEqual(try decode([Record].self, archive, .default), records)
+    }
+
     func testSharedStringsCountTheirBytesAtEveryUse() throws {
         // 64 × 64 uses of one 1,000-character string: 4,096,000 bytes from a few KB.
         let data = try Self.sharedArrays(fan: 64, leaf: PropertyListValue(String(repeating: "z", count: 1_000)))
