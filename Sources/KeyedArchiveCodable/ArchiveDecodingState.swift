@@ -657,6 +657,7 @@ final class ArchiveDecodingState: Decoder {
     func decodeValue<T: Decodable>(_ type: T.Type, from value: PropertyListValue, checkCycle: Bool) throws -> T {
         let kind = typeKinds.kind(of: T.self)
         if kind.isLeaf { return try decodeLeaf(type, kind: kind, from: value) }
+        if case .decimal = kind, let decimal = try decodeDecimalNumber(value) { return try typed(decimal, as: type) }
         depth += 1
         defer { depth -= 1 }
         guard depth <= limits.maximumDepth else {
@@ -782,7 +783,7 @@ final class ArchiveDecodingState: Decoder {
     /// stack frame stays small: it recurses once per nesting level).
     private func decodeLeaf<T>(_ type: T.Type, kind: CodableTypeKind, from value: PropertyListValue) throws -> T {
         switch kind {
-        case .plain, .object, .decodableArray, .dictionary, .set, .encodableArray, .optional:
+        case .plain, .object, .decodableArray, .dictionary, .set, .encodableArray, .optional, .decimal:
             throw mismatch(type, "internal: \(T.self) is not a leaf type")
         case .string: return try typed(decodeString(value), as: type)
         case .int: return try typed(decodeInteger(Int.self, value), as: type)
@@ -1082,6 +1083,32 @@ final class ArchiveDecodingState: Decoder {
         let url = try checked { () throws(KeyedArchiveError) in try document.urlValue(ofObject: object.fields, path: object.path) }
         try countBytes(url.absoluteString.utf8.count)
         return url
+    }
+
+    /// A `Decimal` from an NSDecimalNumber object (Apple's or corelibs' fields) or a number (as
+    /// NSNumber's `decimalValue`); nil for anything else, which `Decimal(from:)` then reads (the
+    /// keyed form this bridge wrote before session 66, an object of class "Decimal").
+    @inline(never)
+    func decodeDecimalNumber(_ value: PropertyListValue) throws -> Decimal? {
+        if case .uid(0) = value { throw notFound(Decimal.self) }
+        if case .uid(let uid) = value, case .dictionary(let fields) = try object(uid) {
+            guard fields[DecimalNumberFields.mantissaKey] != nil else { return nil }
+            let (info, _) = try classOf(fields, uid: uid)
+            if info.kind == .null { throw notFound(Decimal.self) }
+            return try checked { () throws(KeyedArchiveError) in
+                try document.decimalValue(ofObject: fields, path: "$objects[\(uid)] (\(info.name))")
+            }
+        }
+        switch try resolveLeaf(value) {
+        case .integer(let integer):
+            if let signed = integer.int64Value { return Decimal(signed) }
+            return Decimal(integer.bitPattern)
+        case .real(let real):
+            guard real.value.isFinite else { throw corrupted("\(real.value) is not a decimal number") }
+            return Decimal(real.value)
+        case .bool(let bool): return bool ? 1 : 0  // a merged NSNumber (see `decodeInteger`)
+        case let other: throw leafMismatch(Decimal.self, expected: "a decimal number", other)
+        }
     }
 
     func decodeUUID(_ value: PropertyListValue) throws -> UUID {

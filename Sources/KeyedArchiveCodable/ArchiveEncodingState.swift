@@ -511,7 +511,7 @@ final class ArchiveEncodingState: Encoder {
         return nil
     }
 
-    /// Data, Date, URL, UUID, dictionaries and sets: stored as the Foundation objects an
+    /// Data, Date, URL, UUID, Decimal, dictionaries and sets: stored as the Foundation objects an
     /// Objective-C reader expects (not through their own `encode(to:)`).
     private func boxSpecial<T: Encodable>(_ value: T) throws -> PropertyListValue? {
         // Reinterpreted after the identity check, as in ``primitive(_:)``.
@@ -519,6 +519,7 @@ final class ArchiveEncodingState: Encoder {
         if T.self == Date.self { return .uid(try dateUID(unsafeBitCast(value, to: Date.self))) }
         if T.self == URL.self { return .uid(urlUID(unsafeBitCast(value, to: URL.self))) }
         if T.self == UUID.self { return .uid(uuidUID(unsafeBitCast(value, to: UUID.self))) }
+        if T.self == Decimal.self { return .uid(decimalUID(unsafeBitCast(value, to: Decimal.self))) }
         if let dictionary = value as? any ArchiveDictionaryEncodable {
             return .uid(try encodeDictionary(dictionary, value))
         }
@@ -604,6 +605,15 @@ final class ArchiveEncodingState: Encoder {
         var fields = PropertyListDictionary()
         fields.entries.append((ArchiveKeys.classReferenceValue, .uid(table.classUID(chain: FoundationClassNames.uuidChain))))
         fields.entries.append((PropertyListValue(FoundationClassNames.uuidBytesKey), .data(withUnsafeBytes(of: uuid.uuid) { Data($0) })))
+        return table.valueObjectUID(.dictionary(fields))
+    }
+
+    /// An NSDecimalNumber, as Apple's archiver writes one (``DecimalNumberFields``): Decimal's
+    /// own coding wrote an object of class "Decimal" that no NSKeyedUnarchiver reads.
+    func decimalUID(_ decimal: Decimal) -> UInt32 {
+        var fields = PropertyListDictionary()
+        fields.entries.append((ArchiveKeys.classReferenceValue, .uid(table.classUID(chain: DecimalNumberFields.classChain))))
+        for (key, value) in DecimalNumberFields(decimal).archivedFields { fields.entries.append((PropertyListValue(key), value)) }
         return table.valueObjectUID(.dictionary(fields))
     }
 

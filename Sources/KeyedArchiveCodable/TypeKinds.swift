@@ -9,6 +9,8 @@
 enum CodableTypeKind {
     case string, int, double, bool, float, int64, int32, int16, int8, uint, uint64, uint32, uint16, uint8
     case data, date, url, uuid
+    /// `Decimal`: NSDecimalNumber's fields (``DecimalNumberFields``), not its own coding.
+    case decimal
     /// `Dictionary` (encoded as NSDictionary by the bridge itself).
     case dictionary
     /// `Set` (encoded as NSSet by the bridge itself).
@@ -33,7 +35,7 @@ enum CodableTypeKind {
         case .string, .int, .double, .bool, .float, .int64, .int32, .int16, .int8, .uint, .uint64, .uint32, .uint16, .uint8,
             .data, .date, .url, .uuid:
             return true
-        case .dictionary, .set, .decodableArray, .encodableArray, .optional, .object, .plain:
+        case .dictionary, .set, .decodableArray, .encodableArray, .optional, .object, .plain, .decimal:
             return false
         }
     }
@@ -42,7 +44,7 @@ enum CodableTypeKind {
     /// (dictionaries, sets; optionals are checked per value, see ``optional``).
     var isSpecial: Bool {
         switch self {
-        case .dictionary, .set, .optional: return true
+        case .dictionary, .set, .optional, .decimal: return true
         default: return false
         }
     }
@@ -68,6 +70,7 @@ enum CodableTypeKind {
         if type == Date.self { return .date }
         if type == URL.self { return .url }
         if type == UUID.self { return .uuid }
+        if type == Decimal.self { return .decimal }
         return nil
     }
 

@@ -261,14 +261,14 @@ extension ArchiveDocument {
 
     // MARK: Following references
 
-    private enum Followed {
+    enum Followed {
         case inline(PropertyListValue)
         case object(PropertyListDictionary, path: String)
     }
 
     /// A field value: inline values as they are; a UID followed to a leaf entry, or to an object
     /// whose class is of `kind` (any other class is an error). UID 0 is an error (nil).
-    private func followed(
+    func followed(
         _ value: PropertyListValue, kind: KeyedArchiveClass.Kind, path: @autoclosure () -> String, remaining: Int
     ) throws(KeyedArchiveError) -> Followed {
         guard case .uid = value else { return .inline(value) }
