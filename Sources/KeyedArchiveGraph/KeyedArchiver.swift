@@ -425,6 +425,7 @@ public final class KeyedArchiver {
             queue.append(.url(uid, value))
             return uid
         case let value as UUID: return uuidUID(value)
+        case let value as Decimal: return decimalUID(value)
         case is ArchivedNull: return nullUID()
         case let value as ArchivedOrderedSet:
             let uid = table.reserveUID()
@@ -630,6 +631,13 @@ public final class KeyedArchiver {
         var fields = ArchiveObjectFields(classUID: table.classUID(chain: FoundationClassNames.uuidChain))
         let bytes = withUnsafeBytes(of: uuid.uuid) { Data($0) }
         fields.set(.data(bytes), forKey: FoundationClassNames.uuidBytesKey)
+        return table.valueObjectUID(fields.value)
+    }
+
+    /// An NSDecimalNumber, as Apple's archiver writes one (``DecimalNumberFields``).
+    private func decimalUID(_ decimal: Decimal) -> UInt32 {
+        var fields = ArchiveObjectFields(classUID: table.classUID(chain: DecimalNumberFields.classChain))
+        for (key, value) in DecimalNumberFields(decimal).archivedFields { fields.set(value, forKey: key) }
         return table.valueObjectUID(fields.value)
     }
 

@@ -682,6 +682,30 @@ public final class KeyedUnarchiver {
         return data
     }
 
+    /// The NSDecimalNumber under a key as a `Decimal` (Apple's fields, or corelibs'; see
+    /// ``DecimalNumberFields``), or a number as NSNumber's `decimalValue` gives it; `nil` when
+    /// the key is missing or nil. Apple's `decodeObject(of: NSDecimalNumber.self, forKey:)`.
+    public func decodeDecimal(forKey key: String) throws -> Decimal? {
+        guard let value = try storedValue(forKey: key) else { return nil }
+        if case .uid(let uid) = value {
+            if uid == 0 { return nil }
+            let path = self.pathString(adding: .key(key))
+            if case .object(let fields, let description, _) = try document.entry(uid, path: path) {
+                guard fields[DecimalNumberFields.mantissaKey] != nil else {
+                    throw error(.typeMismatch, "expected an NSDecimalNumber, found \(description.name)", key: key)
+                }
+                return try document.decimalValue(ofObject: fields, path: path + " > $objects[\(uid)] (\(description.name))")
+            }
+        }
+        switch try primitive(forKey: key) {
+        case .integer(let integer)?: return integer.int64Value.map { Decimal($0) } ?? Decimal(integer.bitPattern)
+        case .real(let real)? where real.value.isFinite: return Decimal(real.value)
+        case .bool(let bool)?: return bool ? 1 : 0
+        case nil: return nil
+        case let other?: throw error(.typeMismatch, "expected a decimal number, found \(other.typeName)", key: key)
+        }
+    }
+
     /// The inline value under a key; a UID is followed to a leaf in `$objects` (some writers
     /// store numbers by reference).
     private func primitive(forKey key: String) throws -> PropertyListValue? {

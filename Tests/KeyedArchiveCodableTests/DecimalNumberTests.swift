@@ -120,6 +120,55 @@ final class DecimalNumberTests: XCTestCase {
         XCTAssertEqual(try KeyedUnarchiver.unarchivedObject(ofType: [Decimal].self, from: try KeyedArchiver.archivedData(withRootObject: [7, 2.5] as [Any], format: .binary)), [7, 2.5])
     }
 
+    /// An Objective-C class migrated to ``KeyedArchiving`` writes `Decimal` (NSDecimalNumber)
+    /// with `encode(_:forKey:)` and reads it with `decodeDecimal(forKey:)`.
+    final class Invoice: KeyedArchiving {
+        var total: Decimal
+        var tax: Decimal?
+        init(total: Decimal, tax: Decimal?) {
+            self.total = total
+            self.tax = tax
+        }
+        func encode(with coder: KeyedArchiver) throws {
+            try coder.encode(total, forKey: "total")
+            try coder.encode(tax, forKey: "tax")
+        }
+        init(coder: KeyedUnarchiver) throws {
+            total = try coder.decodeDecimal(forKey: "total") ?? -1
+            tax = try coder.decodeDecimal(forKey: "tax")
+        }
+    }
+
+    func testNSCodingStyleCodersWriteAndReadNSDecimalNumber() throws {
+        for value in randomDecimals(count: 60) where !value.isNaN {
+            let archive = try KeyedArchiver.archivedData(withRootObject: Invoice(total: value, tax: nil), format: .binary)
+            let decoded = try XCTUnwrap(KeyedUnarchiver.unarchivedObject(ofClass: Invoice.self, from: archive))
+            XCTAssertEqual(decoded.total, value)
+            XCTAssertNil(decoded.tax)
+            // The same object the Codable bridge writes (whose parts are checked against Foundation's).
+            func withoutClass(_ objects: [PropertyListValue]) -> [[PropertyListDictionary.Entry]] {
+                objects.map { object in
+                    guard case .dictionary(let fields) = object else { return [] }
+                    return fields.entries.filter { $0.key != "$class" }
+                }
+            }
+            let ours = withoutClass(try archivedDecimalNumbers(archive))
+            let codable = withoutClass(try archivedDecimalNumbers(try KeyedArchiver.archivedData(withRootObject: value)))
+            XCTAssertEqual(ours.count, 1)
+            XCTAssertTrue(ours.elementsEqual(codable) { $0.elementsEqual($1) { $0.key == $1.key && $0.value == $1.value } }, "\(value)")
+        }
+        // Apple's NSDecimalNumber at the top, read by key.
+        let apple = try archive([("NS.exponent", -2), ("NS.length", 1), ("NS.negative", true), ("NS.compact", true), ("NS.mantissa.bo", 1), ("NS.mantissa", .data(mantissa([314])))])
+        let unarchiver = try KeyedUnarchiver(data: apple)
+        XCTAssertEqual(try unarchiver.decodeDecimal(forKey: "root"), Decimal(string: "-3.14"))
+        XCTAssertNil(try unarchiver.decodeDecimal(forKey: "missing"))
+        // Another class under the key is a type mismatch naming the key.
+        let other = try KeyedArchiver.archivedData(withRootObject: ["not", "decimal"] as [Any], format: .binary)
+        XCTAssertThrowsError(try KeyedUnarchiver(data: other).decodeDecimal(forKey: "root")) { error in
+            XCTAssertEqual((error as? KeyedArchiveError)?.code, .typeMismatch)
+        }
+    }
+
     /// Archives this bridge wrote before session 66 (Decimal's own coding: class "Decimal",
     /// `exponent`, `length`, `isNegative`, `isCompact`, `mantissa`) still read.
     func testTheEarlierFormStillDecodes() throws {
