@@ -24,17 +24,20 @@ final class FuzzBox: Codable, Equatable {
     var counts: [Int] = []
     var ratios: [Double] = []
     var flags: [Bool] = []
-    init(label: String, numbers: [Int64], counts: [Int] = [], ratios: [Double] = [], flags: [Bool] = []) {
+    // NSDecimalNumber objects (since session 66).
+    var amounts: [Decimal] = []
+    init(label: String, numbers: [Int64], counts: [Int] = [], ratios: [Double] = [], flags: [Bool] = [], amounts: [Decimal] = []) {
         self.label = label
         self.numbers = numbers
         self.counts = counts
         self.ratios = ratios
         self.flags = flags
+        self.amounts = amounts
     }
-    /// Ratios by bit pattern (NaN is not equal to itself).
+    /// Ratios by bit pattern, amounts by description (NaN is not equal to itself).
     static func == (lhs: FuzzBox, rhs: FuzzBox) -> Bool {
         lhs.label == rhs.label && lhs.numbers == rhs.numbers && lhs.counts == rhs.counts && lhs.flags == rhs.flags
-            && lhs.ratios.map(\.bitPattern) == rhs.ratios.map(\.bitPattern)
+            && lhs.ratios.map(\.bitPattern) == rhs.ratios.map(\.bitPattern) && lhs.amounts.map(\.description) == rhs.amounts.map(\.description)
     }
 }
 
@@ -97,7 +100,8 @@ public func fuzzCodableRecursiveInitialize(_ argc: UnsafeMutablePointer<CInt>?, 
         let box = FuzzBox(
             label: "box\(made)", numbers: (0..<Int.random(in: 0...4, using: &random)).map { _ in Int64.random(in: -1000...1000, using: &random) },
             counts: (0..<Int.random(in: 0...3, using: &random)).map { _ in Int.random(in: -70_000...70_000, using: &random) },
-            ratios: random.chance(0.5) ? [0.5, -2, 1e300] : [], flags: random.chance(0.5) ? [true, false] : [])
+            ratios: random.chance(0.5) ? [0.5, -2, 1e300] : [], flags: random.chance(0.5) ? [true, false] : [],
+            amounts: random.chance(0.5) ? [Decimal(string: "-3.14") ?? 0, .nan, Decimal(UInt64.max), Decimal(sign: .plus, exponent: -128, significand: 7)] : [])
         func tree(_ depth: Int) -> FuzzTree {
             let kinds: [FuzzTree.Kind] = [.leaf(Int.random(in: -5...5, using: &random)), .named("n", tags: ["a", "b"]), .empty]
             return FuzzTree(
