@@ -100,4 +100,58 @@ final class FileReadingTests: XCTestCase {
         for expected in 0..<count where queue.take() != expected { outOfOrder += 1 }
         XCTAssertEqual(outOfOrder, 0)
     }
+
+    /// The temporary file of a write that replaces a file got the old file's mode only after
+    /// the whole write, and was 0644 (umask 022) until then: a 0600 file being replaced was
+    /// readable by every user for as long as the write took. Checked from inside the write.
+    func testAReplacedFileIsNeverMoreReadableWhileItIsWritten() throws {
+        let target = directory.appendingPathComponent("secret.plist")
+        func temporaryFiles() throws -> [String] {
+            try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix(".secret.plist.tmp-") }
+        }
+        func mode(_ path: String) -> mode_t {
+            var info = stat()
+            return stat(path, &info) == 0 ? info.st_mode & 0o7777 : 0o7777
+        }
+        for oldMode: mode_t in [0o600, 0o640, 0o2640] {
+            try Data("old".utf8).write(to: target)
+            XCTAssertEqual(chmod(target.path, oldMode), 0)
+            var seen: [mode_t] = []
+            try AtomicFile.write(to: target.path) { append in
+                try [UInt8]("new".utf8).withUnsafeBytes { try append($0) }
+                // Mid-write: the temporary file is there, with the old mode already.
+                for name in try temporaryFiles() { seen.append(mode(directory.appendingPathComponent(name).path)) }
+                try [UInt8](" contents".utf8).withUnsafeBytes { try append($0) }
+            }
+            XCTAssertEqual(seen, [oldMode])
+            XCTAssertEqual(mode(target.path), oldMode)
+            XCTAssertEqual(try String(contentsOf: target, encoding: .utf8), "new contents")
+        }
+        // A new file is written with its final mode from the start: the default less the umask.
+        let fresh = directory.appendingPathComponent("fresh.plist")
+        // The umask, read without setting it (the process's other threads may be creating files).
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("Umask:") }
+        let mask = try XCTUnwrap(line.flatMap { mode_t($0.dropFirst(6).trimmingCharacters(in: .whitespaces), radix: 8) })
+        var seenNew: [mode_t] = []
+        try AtomicFile.write(to: fresh.path) { append in
+            for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) where name.hasPrefix(".fresh.plist.tmp-") {
+                seenNew.append(mode(directory.appendingPathComponent(name).path))
+            }
+            try [UInt8]("x".utf8).withUnsafeBytes { try append($0) }
+        }
+        XCTAssertEqual(seenNew, [0o666 & ~mask])
+        XCTAssertEqual(mode(fresh.path), 0o666 & ~mask)
+        // A link is replaced by a file with its target's permission bits, not its set-ID bits.
+        let linkTarget = directory.appendingPathComponent("target")
+        try Data("t".utf8).write(to: linkTarget)
+        XCTAssertEqual(chmod(linkTarget.path, 0o4750), 0)
+        let link = directory.appendingPathComponent("link")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: linkTarget)
+        try AtomicFile.write(Data("replaced".utf8), to: link.path)
+        var info = stat()
+        XCTAssertEqual(lstat(link.path, &info), 0)
+        XCTAssertEqual(info.st_mode & S_IFMT, S_IFREG)
+        XCTAssertEqual(info.st_mode & 0o7777, 0o750)
+    }
 }

@@ -47,16 +47,21 @@ package enum AtomicFile {
         producing produce: (_ append: (UnsafeRawBufferPointer) throws -> Void) throws -> Void
     ) throws {
         let directory = parentDirectory(of: path)
-        let (descriptor, temporaryPath) = try createTemporaryFile(for: path, in: directory, mode: defaultMode)
+        // A replaced file's temporary starts owner-only and takes the old file's owner and mode
+        // before a byte is written: whoever may not read the old file must not read the new
+        // one while it is written (a 0600 file converted in place was readable, 0644, for the
+        // whole write). A new file starts with its final mode, the default less the umask.
+        let existing = ExistingFile(path)
+        let (descriptor, temporaryPath) = try createTemporaryFile(for: path, in: directory, mode: existing == nil ? defaultMode : 0o600)
         var renamed = false
         defer { if !renamed { unlink(temporaryPath) } }
         do {
             defer { close(descriptor) }
+            if let existing { try existing.give(to: descriptor, temporaryPath: temporaryPath) }
             var writeback = Writeback()
             try produce { bytes in
                 try writeFully(bytes, to: descriptor, path: temporaryPath) { writeback.wrote($0, to: descriptor) }
             }
-            try keepOwnerAndMode(of: path, on: descriptor, temporaryPath: temporaryPath)
             guard fsync(descriptor) == 0 else { throw FileAccessError(path: temporaryPath, operation: "cannot flush") }
         }
         guard rename(temporaryPath, path) == 0 else { throw FileAccessError(path: path, operation: "cannot replace") }
@@ -267,20 +272,41 @@ package enum AtomicFile {
         }
         throw FileAccessError(path: directory, operation: "cannot create a temporary file in")
     }
+}
 
-    /// Gives the new file (open as `descriptor`) the owner, group and permission bits of the file
-    /// at `path` it is about to replace, if there is one. The owner first: changing it may clear
-    /// set-user-ID bits that the mode then sets again. An owner the process may not give (an
-    /// ordinary user replacing another's file in a shared directory) stays the process's: the
-    /// replacement still happens, as before.
-    private static func keepOwnerAndMode(of path: String, on descriptor: Int32, temporaryPath: String) throws {
-        var existing = stat()
-        guard stat(path, &existing) == 0 else { return }
+/// The owner, group and permission bits of a file about to be replaced.
+private struct ExistingFile {
+    var owner: uid_t
+    var group: gid_t
+    var mode: mode_t
+    /// Whether the path is a link (the rename replaces the link, not its target).
+    var isLink: Bool
+
+    /// The file at `path`, through links; nil when there is none.
+    init?(_ path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        var link = stat()
+        isLink = lstat(path, &link) == 0 && link.st_mode & S_IFMT == S_IFLNK
+        owner = info.st_uid
+        group = info.st_gid
+        mode = info.st_mode & 0o7777
+    }
+
+    /// Gives the new file (open as `descriptor`) this owner, group and mode. The owner first:
+    /// changing it may clear set-user-ID bits that the mode then sets again. An owner the
+    /// process may not give (an ordinary user replacing another's file in a shared directory)
+    /// stays the process's, the group kept if it may be; the replacement still happens. A
+    /// link's target lends only its permission bits (no owner, no set-ID bits) to the file
+    /// that replaces the link.
+    func give(to descriptor: Int32, temporaryPath: String) throws {
         var created = stat()
-        if fstat(descriptor, &created) == 0, created.st_uid != existing.st_uid || created.st_gid != existing.st_gid {
-            _ = fchown(descriptor, existing.st_uid, existing.st_gid)
+        if !isLink, fstat(descriptor, &created) == 0, created.st_uid != owner || created.st_gid != group {
+            if fchown(descriptor, owner, group) != 0 && created.st_gid != group {
+                _ = fchown(descriptor, uid_t.max, group)  // -1: the owner unchanged
+            }
         }
-        guard fchmod(descriptor, existing.st_mode & 0o7777) == 0 else {
+        guard fchmod(descriptor, isLink ? mode & 0o777 : mode) == 0 else {
             throw FileAccessError(path: temporaryPath, operation: "cannot set permissions of")
         }
     }
