@@ -109,7 +109,7 @@ final class ArchiveDecodingState: Decoder {
         self.document = document
         self.objectCount = document.objectCount
         self.limits = document.limits
-        self.expandedLimit = document.limits.expandedNodeLimit(objectCount: document.objectCount)
+        self.expandedLimit = document.limits.expandedNodeLimit(inputSize: max(document.objectCount, document.inputByteCount))
         self.isStrict = options.isStrict
         self.classNameOverrides = options.classNameOverrides
         self.mappedNames = options.mappedNames
@@ -961,9 +961,10 @@ final class ArchiveDecodingState: Decoder {
         guard expandedLimit < limits.maximumExpandedNodeCount else {
             return corrupted("more than \(limits.maximumExpandedNodeCount) values once shared references are expanded")
         }
+        let size = document.inputByteCount >= objectCount ? "byte of the archive's \(document.inputByteCount)" : "object of the archive's \(objectCount)"
         return corrupted(
-            "more than \(expandedLimit) values once shared references are expanded: \(limits.maximumExpansionFactor) per object "
-                + "of the archive's \(objectCount) (DecodingLimits.maximumExpansionFactor)")
+            "more than \(expandedLimit) values once shared references are expanded: \(limits.maximumExpansionFactor) per \(size) "
+                + "(DecodingLimits.maximumExpansionFactor)")
     }
 
     /// Counts string and data bytes toward ``DecodingLimits/maximumExpandedByteCount``: values

@@ -38,13 +38,13 @@ final class CodableLimitsTests: XCTestCase {
 
     /// 26 arrays, each holding the next twice (884 bytes), built 33 million values before the
     /// expansion limit stopped them: 18 s and 860 MB for a generic `enum` tree. A decode now
-    /// builds at most 64 values per object of its input past 1,048,576.
+    /// builds at most 64 values per byte of its input past 1,048,576.
     func testExpansionIsBoundedByTheArchivesSize() throws {
         // 1,100 × 1,100 integers through 2 array objects: 1,212,201 values from 6 objects.
         let data = try Self.sharedArrays(fan: 1_100, leaf: 7)
         let values = 1 + 1_100 + 1_100 + 1_100 * 1_100
         XCTAssertGreaterThan(values, DecodingLimits.expansionFactorFloor)
-        assertLimit([[Int]].self, data, .default, "64 per object of the archive's")
+        assertLimit([[Int]].self, data, .default, "64 per byte of the archive's \(data.count)")
         assertLimit([[Int]].self, data, .default, "DecodingLimits.maximumExpansionFactor")
         // Raised, the absolute limit is what counts again.
         var raised = DecodingLimits.default
@@ -61,6 +61,17 @@ final class CodableLimitsTests: XCTestCase {
         let records = (0..<360_000).map { Record(id: $0, kind: "shared", note: $0 % 2 == 0 ? "even" : "odd") }
         let archive = try KeyedArchiver.archivedData(withRootObject: records)
         XCTAssertEqual(try decode([Record].self, archive, .default), records)
+
+        // One array of a million references to a few shared values (the encoder stores equal
+        // values once): its size is in its bytes, not its handful of objects. The first form
+        // of the limit (per object) refused these.
+        let zeros = [Int](repeating: 0, count: 1_100_000)
+        XCTAssertEqual(try decode([Int].self, try KeyedArchiver.archivedData(withRootObject: zeros), .default), zeros)
+        var random = SeededGenerator(seed: 7)
+        let bytes = (0..<1_200_000).map { _ in UInt8.random(in: 0...255, using: &random) }
+        XCTAssertEqual(try decode([UInt8].self, try KeyedArchiver.archivedData(withRootObject: bytes), .default), bytes)
+        let reals = (0..<1_200_000).map { Double($0 % 1_000) / 8 }
+        XCTAssertEqual(try KeyedArchiveDecoder().decode([Double].self, from: try KeyedArchiveEncoder().encode(reals)), reals)
     }
 
     func testSharedStringsCountTheirBytesAtEveryUse() throws {

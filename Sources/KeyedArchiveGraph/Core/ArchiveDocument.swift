@@ -36,6 +36,10 @@ package final class ArchiveDocument {
     private let lookupTemplate: InPlaceLookup?
     /// The number of entries in `$objects`.
     package let objectCount: Int
+    /// The length of the bytes the archive was read from (0 when made from a property list):
+    /// with ``objectCount``, the input's size that ``DecodingLimits/maximumExpansionFactor``
+    /// scales by.
+    package private(set) var inputByteCount = 0
     /// The limits in force.
     package let limits: DecodingLimits
     /// The class descriptions read, by UID.
@@ -61,6 +65,7 @@ package final class ArchiveDocument {
     package convenience init(data: Data, limits: DecodingLimits = .default, byIndex: Bool = false) throws(KeyedArchiveError) {
         if byIndex, PropertyList.detectFormat(data) == .binary {
             try self.init(binary: { try BinaryPropertyListObjectReader(data, limits: limits) }, limits: limits)
+            inputByteCount = data.count
             return
         }
         let value: PropertyListValue
@@ -72,6 +77,7 @@ package final class ArchiveDocument {
             throw KeyedArchiveError(.propertyList, "not a readable property list: \(error)")
         }
         try self.init(propertyList: value, limits: limits)
+        inputByteCount = data.count
     }
 
     /// Validates the envelope of an already decoded property list.
@@ -87,6 +93,7 @@ package final class ArchiveDocument {
     /// ``withBinaryArchive(_:limits:notAnArchive:body:orElse:)``).
     package convenience init(borrowingBinary bytes: UnsafeRawBufferPointer, limits: DecodingLimits) throws(KeyedArchiveError) {
         try self.init(binary: { try BinaryPropertyListObjectReader(borrowing: bytes, limits: limits) }, limits: limits)
+        inputByteCount = bytes.count
     }
 
     /// Runs `body` over the archive in `data`: a binary one read by index in place, from the

@@ -14,12 +14,14 @@ public struct DecodingLimits: Sendable, Hashable {
     /// tree would not be, so readers stop at this count.
     public var maximumExpandedNodeCount: Int
     /// The most values a decode that builds one value per use of a shared object (the Codable
-    /// decoder) may build per object of its input, once past ``expansionFactorFloor`` values.
-    /// ``maximumExpandedNodeCount`` alone let an 884-byte archive of 26 arrays, each holding
-    /// the next twice, build 33 million values (18 s and 860 MB for a generic `enum` tree): this
-    /// bounds the work to a multiple of the input's size, as Expat's maximum amplification
-    /// bounds entity expansion. Readers and the archive resolver measure expansions before
-    /// doing any work and need no such bound.
+    /// decoder) may build per byte of its input (or per object, if more), once past
+    /// ``expansionFactorFloor`` values. ``maximumExpandedNodeCount`` alone let an 884-byte
+    /// archive of 26 arrays, each holding the next twice, build 33 million values (18 s and
+    /// 860 MB for a generic `enum` tree): this bounds the work to a multiple of the input's
+    /// size, as Expat's maximum amplification bounds entity expansion. (Not per object alone:
+    /// one array object can hold a million references to a few shared values, one or more
+    /// bytes each.) Readers and the archive resolver measure expansions before doing any work
+    /// and need no such bound.
     public var maximumExpansionFactor: Int
     /// The longest string accepted, in bytes of its stored encoding.
     public var maximumStringLength: Int
@@ -56,16 +58,16 @@ public struct DecodingLimits: Sendable, Hashable {
     /// for its size (so that small archives with ordinary sharing always read).
     public static let expansionFactorFloor = 1 << 20
 
-    /// The values a decode of an input with `objectCount` objects may build: the lower of
-    /// ``maximumExpandedNodeCount`` and ``maximumExpansionFactor`` times the objects (at least
-    /// ``expansionFactorFloor``).
-    package func expandedNodeLimit(objectCount: Int) -> Int {
-        let (scaled, overflow) = max(objectCount, 0).multipliedReportingOverflow(by: max(maximumExpansionFactor, 0))
+    /// The values a decode of an input of `inputSize` (bytes, or objects if more) may build:
+    /// the lower of ``maximumExpandedNodeCount`` and ``maximumExpansionFactor`` times the size
+    /// (at least ``expansionFactorFloor``).
+    package func expandedNodeLimit(inputSize: Int) -> Int {
+        let (scaled, overflow) = max(inputSize, 0).multipliedReportingOverflow(by: max(maximumExpansionFactor, 0))
         return min(maximumExpandedNodeCount, overflow ? .max : max(Self.expansionFactorFloor, scaled))
     }
 
     /// Depth 512, 16,777,216 objects, 33,554,432 expanded values, 256 MiB strings, 1 GiB data,
-    /// 1 GiB of expanded string and data bytes, 64 values built per object past 1,048,576.
+    /// 1 GiB of expanded string and data bytes, 64 values built per byte of input past 1,048,576.
     public static let `default` = DecodingLimits()
 
     /// For reading back bytes this package has just written (an archive as a property list):
