@@ -1038,6 +1038,8 @@ final class ArchiveDecodingState: Decoder {
         case .bool(let bool): return bool
         case .integer(let integer) where integer.bitPattern <= 1 && !integer.isAboveInt64Max:
             return integer.bitPattern == 1  // encodeInt:forKey: of a BOOL in old Objective-C code
+        case .real(let real) where real.value == 0 || real.value == 1:
+            return real.value == 1  // a `true` Foundation on Linux merged into an earlier 1.0 (see `decodeInteger`)
         default:
             throw leafMismatch(Bool.self, expected: "a boolean", value, key: key)
         }

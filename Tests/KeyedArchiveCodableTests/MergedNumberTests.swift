@@ -31,31 +31,47 @@ final class MergedNumberTests: XCTestCase {
     }
 
     func testNumbersFoundationMergedIntoBooleansDecode() throws {
-        let dictionary = NSDictionary(dictionary: ["enabled": false, "count": 0, "ratio": 1.0, "small": 1, "level": true])
-        let archive = try NSKeyedArchiver.archivedData(withRootObject: dictionary, requiringSecureCoding: false)
-        // The peer merged: no integer 0 or 1 is stored, only the booleans (and the real 1.0).
+        // Fields written in a fixed order (an NSDictionary's order follows the process's hash
+        // seed): the 0 after the `false` is stored as that boolean.
+        let peer = MergedNumbersPeerSettings(order: ["enabled", "count", "ratio", "small", "level"])
+        let archive = try NSKeyedArchiver.archivedData(withRootObject: peer, requiringSecureCoding: false)
         let stored = try objects(archive)
-        XCTAssertFalse(stored.contains(.integer(0)), "\(stored)")
+        XCTAssertFalse(stored.contains(.integer(0)), "the peer merged 0 into false: \(stored)")
         XCTAssertTrue(stored.contains(.bool(false)), "\(stored)")
 
         // Foundation's own reading of each field, through NSNumber.
-        let unarchiver = try NSKeyedUnarchiver(forReadingFrom: archive)
-        unarchiver.requiresSecureCoding = false
-        let theirs = try XCTUnwrap(unarchiver.decodeObject(forKey: NSKeyedArchiveRootObjectKey) as? NSDictionary)
-        let expected = Settings(
-            enabled: (theirs["enabled"] as? NSNumber)?.boolValue ?? true, count: (theirs["count"] as? NSNumber)?.intValue ?? -1,
-            ratio: (theirs["ratio"] as? NSNumber)?.doubleValue ?? -1, small: (theirs["small"] as? NSNumber)?.uint8Value ?? 9,
-            level: (theirs["level"] as? NSNumber)?.floatValue ?? -1)
+        let expected = try foundationReading(archive)
         XCTAssertEqual(expected, Settings(enabled: false, count: 0, ratio: 1, small: 1, level: 1))
         XCTAssertEqual(try KeyedUnarchiver.unarchivedObject(ofType: Settings.self, from: archive), expected)
+
+        // The other way: a `true` after the 1.0 is stored as the real, and reads as a Bool.
+        let realFirst = try NSKeyedArchiver.archivedData(
+            withRootObject: MergedNumbersPeerSettings(order: ["ratio", "level", "small", "enabled", "count"], enabled: true), requiringSecureCoding: false)
+        let storedRealFirst = try objects(realFirst)
+        XCTAssertFalse(storedRealFirst.contains(.bool(true)), "the peer merged true into 1.0: \(storedRealFirst)")
+        XCTAssertEqual(try foundationReading(realFirst), Settings(enabled: true, count: 0, ratio: 1, small: 1, level: 1))
+        XCTAssertEqual(try KeyedUnarchiver.unarchivedObject(ofType: Settings.self, from: realFirst), try foundationReading(realFirst))
 
         // In arrays too.
         let array = try NSKeyedArchiver.archivedData(withRootObject: NSArray(array: [true, 1, 1.0, false, 0]), requiringSecureCoding: false)
         XCTAssertEqual(try KeyedUnarchiver.unarchivedObject(ofType: [Double].self, from: array), [1, 1, 1, 0, 0])
         XCTAssertEqual(try KeyedUnarchiver.unarchivedObject(ofType: [Int].self, from: array), [1, 1, 1, 0, 0])
+        let reals = try NSKeyedArchiver.archivedData(withRootObject: NSArray(array: [1.0, true, 0.0, false]), requiringSecureCoding: false)
+        XCTAssertEqual(try KeyedUnarchiver.unarchivedObject(ofType: [Bool].self, from: reals), [true, true, false, false])
         // A boolean that is neither 0 nor 1 cannot arise; a string is still refused.
         let text = try NSKeyedArchiver.archivedData(withRootObject: NSArray(array: ["1"]), requiringSecureCoding: false)
         XCTAssertThrowsError(try KeyedUnarchiver.unarchivedObject(ofType: [Int].self, from: text))
+    }
+
+    /// Foundation's reading of a ``MergedNumbersPeerSettings`` archive, through NSNumber.
+    private func foundationReading(_ archive: Data) throws -> Settings {
+        let unarchiver = try NSKeyedUnarchiver(forReadingFrom: archive)
+        unarchiver.requiresSecureCoding = false
+        let theirs = try XCTUnwrap(unarchiver.decodeObject(forKey: NSKeyedArchiveRootObjectKey) as? MergedNumbersPeerSettings)
+        func number(_ key: String) throws -> NSNumber { try XCTUnwrap(theirs.values[key]) }
+        return Settings(
+            enabled: try number("enabled").boolValue, count: try number("count").intValue, ratio: try number("ratio").doubleValue,
+            small: try number("small").uint8Value, level: try number("level").floatValue)
     }
 
     /// NSCoding classes too: `decodeDouble(forKey:)` read a boolean as a mismatch where
@@ -112,5 +128,24 @@ final class MergedKeysPeerLabels: NSObject, NSCoding {
         guard let scale = coder.decodeObject(forKey: "scale") as? NSNumber, let names = coder.decodeObject(forKey: "names") as? NSDictionary else { return nil }
         self.scale = scale
         self.names = names
+    }
+}
+
+/// An Objective-C-style settings class writing its NSNumber fields in a given order.
+final class MergedNumbersPeerSettings: NSObject, NSCoding {
+    static let keys = ["enabled", "count", "ratio", "small", "level"]
+    let order: [String]
+    var values: [String: NSNumber]
+    init(order: [String], enabled: Bool = false) {
+        self.order = order
+        values = ["enabled": NSNumber(value: enabled), "count": NSNumber(value: 0), "ratio": NSNumber(value: 1.0), "small": NSNumber(value: 1), "level": NSNumber(value: true)]
+    }
+    func encode(with coder: NSCoder) {
+        for key in order { coder.encode(values[key], forKey: key) }
+    }
+    init?(coder: NSCoder) {
+        order = Self.keys
+        values = [:]
+        for key in Self.keys { values[key] = coder.decodeObject(forKey: key) as? NSNumber }
     }
 }
