@@ -1095,9 +1095,9 @@ final class ArchiveDecodingState: Decoder {
     func decodeDecimalNumber(_ value: PropertyListValue) throws -> Decimal? {
         if case .uid(0) = value { throw notFound(Decimal.self) }
         if case .uid(let uid) = value, case .dictionary(let fields) = try object(uid) {
-            guard fields[DecimalNumberFields.mantissaKey] != nil else { return nil }
             let (info, _) = try classOf(fields, uid: uid)
             if info.kind == .null { throw notFound(Decimal.self) }
+            guard fields[DecimalNumberFields.mantissaKey] != nil || info.name == DecimalNumberFields.classChain[0] else { return nil }
             return try checked { () throws(KeyedArchiveError) in
                 try document.decimalValue(ofObject: fields, path: "$objects[\(uid)] (\(info.name))")
             }
@@ -1107,8 +1107,12 @@ final class ArchiveDecodingState: Decoder {
             if let signed = integer.int64Value { return Decimal(signed) }
             return Decimal(integer.bitPattern)
         case .real(let real):
-            guard real.value.isFinite else { throw corrupted("\(real.value) is not a decimal number") }
-            return Decimal(real.value)
+            // The shortest text that reads back as the double (123.456, not Decimal(Double)'s
+            // 123.45599999999997952); past Decimal's range (1e300, 5e-324) an error, not NaN.
+            guard real.value.isFinite, let decimal = Decimal(string: String(describing: real.value)), !decimal.isNaN else {
+                throw corrupted("\(real.value) is outside the range of Decimal")
+            }
+            return decimal
         case .bool(let bool): return bool ? 1 : 0  // a merged NSNumber (see `decodeInteger`)
         case let other: throw leafMismatch(Decimal.self, expected: "a decimal number", other)
         }

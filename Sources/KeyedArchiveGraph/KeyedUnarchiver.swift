@@ -691,7 +691,7 @@ public final class KeyedUnarchiver {
             if uid == 0 { return nil }
             let path = self.pathString(adding: .key(key))
             if case .object(let fields, let description, _) = try document.entry(uid, path: path) {
-                guard fields[DecimalNumberFields.mantissaKey] != nil else {
+                guard fields[DecimalNumberFields.mantissaKey] != nil || description.name == DecimalNumberFields.classChain[0] else {
                     throw error(.typeMismatch, "expected an NSDecimalNumber, found \(description.name)", key: key)
                 }
                 return try document.decimalValue(ofObject: fields, path: path + " > $objects[\(uid)] (\(description.name))")
@@ -699,7 +699,12 @@ public final class KeyedUnarchiver {
         }
         switch try primitive(forKey: key) {
         case .integer(let integer)?: return integer.int64Value.map { Decimal($0) } ?? Decimal(integer.bitPattern)
-        case .real(let real)? where real.value.isFinite: return Decimal(real.value)
+        case .real(let real)?:
+            // As the Codable bridge reads one: the double's shortest text, within Decimal's range.
+            guard real.value.isFinite, let decimal = Decimal(string: String(describing: real.value)), !decimal.isNaN else {
+                throw error(.valueOutOfRange, "\(real.value) is outside the range of Decimal", key: key)
+            }
+            return decimal
         case .bool(let bool)?: return bool ? 1 : 0
         case nil: return nil
         case let other?: throw error(.typeMismatch, "expected a decimal number, found \(other.typeName)", key: key)

@@ -81,8 +81,13 @@ package struct DecimalNumberFields: Equatable, Sendable {
             }
             digits.append(UInt8(ascii: "0") + UInt8(remainder))
         }
-        guard let significand = Decimal(string: String(decoding: digits.reversed(), as: UTF8.self)) else { return nil }
-        return Decimal(sign: isNegative ? .minus : .plus, exponent: exponent, significand: significand)
+        // Parsed whole, digits and exponent together: `Decimal(sign:exponent:significand:)`
+        // added the exponent to the significand's own, which parsing compacts ("1000" is
+        // 1 × 10^3), and a sum past 127 was NaN although the value (1000 × 10^125) fits.
+        // A zero mantissa of non-zero length is zero, as NSDecimal reads it.
+        let text = (isNegative ? "-" : "") + (digits.isEmpty ? "0" : String(decoding: digits.reversed(), as: UTF8.self)) + "E" + String(exponent)
+        guard let decimal = Decimal(string: text), !decimal.isNaN else { return nil }
+        return decimal
     }
 
     /// The fields of an archived NSDecimalNumber (without `$class`), as Apple writes them.
