@@ -48,18 +48,12 @@ public enum PreferencesDirectory {
         }
     }
 
-    /// Throws unless `domain` is usable as a file name (no `/`, not empty, not `.` or `..`) and
-    /// short enough for all of its files (``maximumDomainNameLength``).
+    /// Throws unless `domain` is usable as a file name (no `/`, not empty, not `.` or `..`).
+    /// Its length is the file system's business: a name whose lock file (`.D.plist.lock`, 12
+    /// bytes more) does not fit fails when written, with the system's error, and still reads.
     static func validate(domain: String) throws {
         guard !domain.isEmpty, domain != ".", domain != "..", !domain.contains("/"), !domain.utf8.contains(0) else {
             throw PreferencesError("invalid domain name '\(domain)'")
         }
-        guard domain.utf8.count <= maximumDomainNameLength else {
-            throw PreferencesError("domain name longer than \(maximumDomainNameLength) bytes: '\(domain.prefix(40))...'")
-        }
     }
-
-    /// The longest domain name, in UTF-8 bytes: a file name has at most 255, and the longest
-    /// of a domain's files is `D.plist.unreadable` (a damaged file's bytes kept).
-    public static let maximumDomainNameLength = 255 - ".plist.unreadable".utf8.count
 }

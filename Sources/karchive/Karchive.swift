@@ -80,7 +80,9 @@ enum Karchive {
     /// `CommandLine.arguments` replaces such bytes, so a file name `caf\xE9` would be opened,
     /// or written, as another name (`caf\u{FFFD}`): the tool refuses it instead.
     static func firstArgumentNotUTF8() -> Int? {
-        for index in 1..<Int(CommandLine.argc) {
+        // `1..<argc` traps when argc is 0 (an execve with an empty argv, which kernels before
+        // Linux 5.18 allow).
+        for index in stride(from: 1, to: Int(CommandLine.argc), by: 1) {
             guard let argument = CommandLine.unsafeArgv[index] else { continue }
             if String(validatingCString: argument) == nil { return index }
         }

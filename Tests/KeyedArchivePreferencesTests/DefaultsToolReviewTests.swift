@@ -49,22 +49,30 @@ final class DefaultsToolReviewTests: PreferencesTestCase {
         }
     }
 
-    /// A domain name of 239 to 249 bytes made a domain file the file system takes but a lock
-    /// file (`.D.plist.lock`) or temporary file it does not: every write failed with "File name
-    /// too long". Names are limited to what all of a domain's files allow.
-    func testDomainNamesFitEveryFileOfTheDomain() throws {
-        let longest = String(repeating: "d", count: PreferencesDirectory.maximumDomainNameLength)
+    /// A domain name of 238 to 243 bytes made a domain file and a lock file the file system
+    /// takes but a temporary file (`.D.plist.tmp-XXXXXX`, 19 bytes more) it does not: every
+    /// write failed with "File name too long". The temporary name now takes at most 200 bytes
+    /// of the name. Longer names (whose lock file cannot exist) still read, list and delete.
+    func testLongDomainNamesAreWrittenAndRead() throws {
+        let longest = String(repeating: "d", count: 255 - ".plist.lock".utf8.count - 1)
         XCTAssertEqual(try run(["write", longest, "k", "v"]).0, 0)
         XCTAssertEqual(try foundationRead(longest)["k"] as? String, "v")
-        // The longest of the domain's files, a damaged file's kept bytes, fits too.
-        try Data("garbage{".utf8).write(to: URL(fileURLWithPath: PreferencesDirectory.path(ofDomain: longest, in: directory)))
-        XCTAssertEqual(try run(["write", longest, "k", "w"]).0, 0)
-        XCTAssertTrue(FileManager.default.fileExists(atPath: PreferencesDirectory.path(ofDomain: longest, in: directory) + Preferences.unreadableSuffix))
-        let tooLong = longest + "d"
-        let (status, _, error) = try run(["write", tooLong, "k", "v"])
-        XCTAssertEqual(status, 1)
-        XCTAssertTrue(error.contains("domain name longer than"), error)
-        XCTAssertThrowsError(try makeStore(tooLong))
+        XCTAssertEqual(try run(["read", longest, "k"]).1, "v\n")
+        // A domain file of 249 bytes (its name 255 with `.plist`), made by another program.
+        let longer = String(repeating: "e", count: 249)
+        try PropertyListSerialization.data(fromPropertyList: ["k": "w"], format: .binary, options: 0)
+            .write(to: URL(fileURLWithPath: PreferencesDirectory.path(ofDomain: longer, in: directory)))
+        XCTAssertEqual(try run(["read", longer, "k"]).1, "w\n")
+        XCTAssertTrue(try run(["domains"]).1.contains(longer))
+        XCTAssertEqual(try run(["read"]).0, 0)
+        // Writing or deleting it (under its lock) fails with the system's reason, the lock
+        // file's name being too long, as before session 66; the file is left as it was.
+        for arguments in [["write", longer, "k", "x"], ["delete", longer]] {
+            let (status, _, error) = try run(arguments)
+            XCTAssertEqual(status, 1, "\(arguments)")
+            XCTAssertTrue(error.contains("File name too long"), error)
+        }
+        XCTAssertEqual(try run(["read", longer, "k"]).1, "w\n")
     }
 
     /// `--dir ""` (a script's `--dir "$UNSET"`) wrote `/D.plist` and `/.D.plist.lock`; so did a
