@@ -18,7 +18,7 @@ final class ArchiveDecodingState: Decoder {
     /// The number of `$objects` entries.
     let objectCount: Int
     let limits: DecodingLimits
-    /// The values this decode may build (``DecodingLimits/expandedNodeLimit(objectCount:)``).
+    /// The values this decode may build (``DecodingLimits/expandedNodeLimit(inputSize:)``).
     private let expandedLimit: Int
     private let isStrict: Bool
     private let classNameOverrides: [ObjectIdentifier: String]
