@@ -9,7 +9,9 @@
 /// - NSNull and nil (UID 0) become the string `"$null"`; NSURL its absolute URL string;
 ///   NSUUID its uppercase string.
 /// - any other class becomes a dictionary of its fields (unescaped keys, references resolved)
-///   plus `"$class"`: its class name.
+///   plus `"$class"`: its class name. So does an object of a mapped class whose fields do not
+///   have that class's shape (a private subclass storing other fields, an NSDate outside years
+///   0...9999), rather than failing the whole result.
 /// - a reference to an object that is still being emitted (a cycle) becomes
 ///   `{"$ref": <its index in $objects>}`.
 /// - dictionary keys that are not strings (Instruments archives key by integers) become their
@@ -331,12 +333,24 @@ private final class ResolverState {
         func invalid(_ message: String) -> KeyedArchiveError {
             KeyedArchiveError(.invalidObject, message, path: here)
         }
-        switch kind {
-        case .array?, .set?, .orderedSet?:
-            let list = try document.referenceList(in: fields, key: Names.objectsKey, legacyPrefix: Names.objectPrefix, path: here)
+        // The shape a mapped class's fields must have is checked before anything inside is
+        // resolved; an object without it (a private subclass that stores other fields, such as
+        // NSSharedKeyDictionary's `NS.keys` by reference or NSLocalizableString's `NSKey`; an
+        // NSDate outside years 0...9999; `NS.object.N` with a gap) is shown as its fields and
+        // class, as an unmapped class is, instead of failing the whole output. Only this
+        // object's own checks fall back: a failure inside what it holds stays a failure (a
+        // retry at every enclosing level would repeat the work once per level).
+        let mapped: Mapped?
+        do {
+            mapped = try mappedShape(kind, fields: fields, document: document, here: here)
+        } catch {
+            guard Self.fallsBackToFields(error) else { throw error }
+            mapped = nil
+        }
+        switch mapped {
+        case .list(let list)?:
             return try inline(.array(list.items), document: document, depth: depth, path: here + " " + list.name)
-        case .dictionary?:
-            let (keyList, objectList) = try document.dictionaryReferences(in: fields, path: here)
+        case .dictionary(let keyList, let objectList)?:
             let keys = keyList.items
             let objects = objectList.items
             var result = PropertyListDictionary()
@@ -363,37 +377,19 @@ private final class ResolverState {
             total.finish()
             total.value = .dictionary(result)
             return total
-        case .string?:
-            return try leaf(PropertyListValue(try document.stringValue(ofObject: fields, path: here)))
-        case .data?:
-            return try leaf(.data(try document.dataValue(ofObject: fields, path: here)))
-        case .date?:
-            // The result is a property-list date, so it must be one the readers could produce
-            // and the writers accept: the shared rule (years 0...9999, finite), narrower than
-            // NSDate's (any time, which the unarchivers return).
-            let date = try ArchiveDocument.dateValue(ofObject: fields, path: here)
-            guard BinaryPropertyListReader.validDateRange.contains(date.timeIntervalSinceReferenceDate) else {
-                throw KeyedArchiveError(
-                    .invalidObject, "NS.time \(date.timeIntervalSinceReferenceDate) is not a property-list date (years 0...9999)",
-                    path: here + " " + FoundationClassNames.timeKey)
-            }
-            return try leaf(.date(date))
-        case .null?:
-            return try leaf(ArchiveKeys.nullValue)
-        case .uuid?:
-            let uuid = try ArchiveDocument.uuidValue(ofObject: fields, path: here)
-            return try leaf(PropertyListValue(uuid.uuidString.uppercased()))
-        case .url?:
-            return try leaf(PropertyListValue(try document.urlValue(ofObject: fields, path: here).absoluteString))
-        case .number?, .archivedObject?, .type?, nil:
+        case .leaf(let value)?:
+            return try leaf(value)
+        case nil:
             var result = PropertyListDictionary()
             result.entries.reserveCapacity(fields.count)
             let classKeyBytes = ArchiveKeys.classReference.utf8.count
             var total = Resolved(value: .null, nodes: 2, bytes: classKeyBytes)
             // `$class` is the class name's; a user field of that name (stored `$$class`)
-            // keeps its stored spelling rather than collide with it.
-            let userFields = try fields.entries.compactMap { entry -> (name: String, value: PropertyListValue)? in
-                guard let key = entry.key.stringValue else { throw invalid("object has a \(entry.key.typeName) key") }
+            // keeps its stored spelling rather than collide with it. A key that is not a
+            // string (which no archiver writes) is shown in its textual form, as an
+            // NSDictionary's is.
+            let userFields = fields.entries.compactMap { entry -> (name: String, value: PropertyListValue)? in
+                guard let key = entry.key.stringValue else { return (Self.keyString(entry.key), entry.value) }
                 if key == ArchiveKeys.classReference { return nil }
                 let unescaped = ArchiveKeys.unescape(key)
                 return (unescaped == ArchiveKeys.classReference ? key : unescaped, entry.value)
@@ -416,6 +412,58 @@ private final class ResolverState {
             total.value = .dictionary(result)
             return total
         }
+    }
+
+    /// What a mapped class's fields hold, read without resolving anything inside them.
+    private enum Mapped {
+        case list(ArchiveReferenceList)
+        case dictionary(ArchiveReferenceList, ArchiveReferenceList)
+        case leaf(PropertyListValue)
+    }
+
+    /// The fields of an object of a mapped Foundation class in that class's shape; nil for an
+    /// unmapped class; an error when they do not have it.
+    private func mappedShape(
+        _ kind: KeyedArchiveClass.Kind?, fields: PropertyListDictionary, document: ArchiveDocument, here: String
+    ) throws(KeyedArchiveError) -> Mapped? {
+        typealias Names = FoundationClassNames
+        switch kind {
+        case .array?, .set?, .orderedSet?:
+            return .list(try document.referenceList(in: fields, key: Names.objectsKey, legacyPrefix: Names.objectPrefix, path: here))
+        case .dictionary?:
+            let (keyList, objectList) = try document.dictionaryReferences(in: fields, path: here)
+            return .dictionary(keyList, objectList)
+        case .string?:
+            return .leaf(PropertyListValue(try document.stringValue(ofObject: fields, path: here)))
+        case .data?:
+            return .leaf(.data(try document.dataValue(ofObject: fields, path: here)))
+        case .date?:
+            // The result is a property-list date, so it must be one the readers could produce
+            // and the writers accept: the shared rule (years 0...9999, finite), narrower than
+            // NSDate's (any time, which the unarchivers return).
+            let date = try ArchiveDocument.dateValue(ofObject: fields, path: here)
+            guard BinaryPropertyListReader.validDateRange.contains(date.timeIntervalSinceReferenceDate) else {
+                throw KeyedArchiveError(
+                    .invalidObject, "NS.time \(date.timeIntervalSinceReferenceDate) is not a property-list date (years 0...9999)",
+                    path: here + " " + FoundationClassNames.timeKey)
+            }
+            return .leaf(.date(date))
+        case .null?:
+            return .leaf(ArchiveKeys.nullValue)
+        case .uuid?:
+            return .leaf(PropertyListValue(try ArchiveDocument.uuidValue(ofObject: fields, path: here).uuidString.uppercased()))
+        case .url?:
+            return .leaf(PropertyListValue(try document.urlValue(ofObject: fields, path: here).absoluteString))
+        case .number?, .archivedObject?, .type?, nil:
+            return nil
+        }
+    }
+
+    /// Whether a failed shape check shows the object as its fields: a field of the wrong kind
+    /// or shape, not a limit (which the fields would pass as well) or a broken reference (which
+    /// showing the fields would meet again).
+    private static func fallsBackToFields(_ error: KeyedArchiveError) -> Bool {
+        error.code == .invalidObject
     }
 
     /// A dictionary key as a string: strings themselves, numbers and booleans their textual

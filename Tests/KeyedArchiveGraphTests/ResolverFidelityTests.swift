@@ -135,12 +135,58 @@ final class ResolverFidelityTests: XCTestCase {
     func testErrorsNameTheStepBeforeTheBrokenObject() throws {
         let broken = try archive([
             ["$class": .uid(2), "child": .uid(3)], classDescription("Holder", "NSObject"),
-            ["$class": .uid(4), "NS.relative": 7, "NS.base": .uid(0)], classDescription("NSURL", "NSObject"),
+            // A reference out of range (a relative string of the wrong kind is shown as the
+            // object's fields since session 66, not an error).
+            ["$class": .uid(4), "NS.relative": .uid(99), "NS.base": .uid(0)], classDescription("NSURL", "NSObject"),
         ])
         XCTAssertThrowsError(try ArchiveResolver.resolve(broken)) { error in
             let path = (error as? KeyedArchiveError)?.path ?? ""
             XCTAssertTrue(path.contains("(Holder) child > $objects[3] (NSURL)"), path)
         }
+    }
+
+    /// One object of a mapped class without that class's shape made `print` and `unarchive`
+    /// refuse the whole archive: Apple's private subclasses that store other fields
+    /// (NSSharedKeyDictionary's `NS.keys` by reference, NSLocalizableString's `NSKey`), an
+    /// NSDate outside years 0...9999 (which Foundation reads), `NS.object.N` with a gap, an
+    /// NSDictionary with more objects than keys, an empty URL, `NS.bytes` that is not UTF-8, a
+    /// 15-byte UUID, an integer field key. Each is now shown as its fields and class, and the
+    /// rest of the archive as before (found by session 66's forensic review).
+    func testObjectsWithoutTheirClasssShapeAreShownAsTheirFields() throws {
+        let cases: [(name: String, object: PropertyListValue, chain: [String], check: (PropertyListDictionary) -> Bool)] = [
+            ("NSSharedKeyDictionary", ["NS.keys": .uid(5), "NS.values": .uid(6), "NS.count": 1], ["NSSharedKeyDictionary", "NSMutableDictionary", "NSDictionary", "NSObject"],
+             { $0["NS.keys"] == ["x"] && $0["NS.values"] == [1] && $0["NS.count"] == 1 }),
+            ("NSLocalizableString", ["NSKey": "OK_BUTTON", "NSDev": "OK"], ["NSLocalizableString", "NSString", "NSObject"],
+             { $0["NSKey"] == "OK_BUTTON" && $0["NSDev"] == "OK" }),
+            ("NSDate", ["NS.time": 1e12], ["NSDate", "NSObject"], { $0["NS.time"] == 1e12 }),
+            ("NSArray", ["NS.object.0": .uid(7), "NS.object.2": .uid(7)], ["NSArray", "NSObject"],
+             { $0["NS.object.0"] == "x" && $0["NS.object.2"] == "x" }),
+            ("NSDictionary", ["NS.keys": [.uid(7)], "NS.objects": [.uid(7), .uid(7)]], ["NSDictionary", "NSObject"], { $0["NS.objects"] == ["x", "x"] }),
+            ("NSURL", ["NS.relative": "", "NS.base": .uid(0)], ["NSURL", "NSObject"], { $0["NS.relative"] == "" && $0["NS.base"] == "$null" }),
+            ("NSMutableString", ["NS.bytes": .data(Data([0xFF, 0xFE]))], ["NSMutableString", "NSString", "NSObject"], { $0["NS.bytes"] == .data(Data([0xFF, 0xFE])) }),
+            ("NSUUID", ["NS.uuidbytes": .data(Data(count: 15))], ["NSUUID", "NSObject"], { $0["NS.uuidbytes"] == .data(Data(count: 15)) }),
+        ]
+        for (name, object, chain, check) in cases {
+            guard case .dictionary(var fields) = object else { continue }
+            fields.entries.append(("$class", .uid(4)))
+            let data = try archive([
+                ["$class": .uid(2), "keep": "kept text", "odd": .uid(3)], classDescription("Holder", "NSObject"),
+                .dictionary(fields), .dictionary(PropertyListDictionary([("$classname", .string(PropertyListString(chain[0]))), ("$classes", .array(chain.map { .string(PropertyListString($0)) }))])),
+                // 5 and 6: the NSArrays NSSharedKeyDictionary's fields refer to; 7: "x"; 9: 1.
+                ["$class": .uid(8), "NS.objects": [.uid(7)]], ["$class": .uid(8), "NS.objects": [.uid(9)]], "x",
+                classDescription("NSArray", "NSObject"), 1,
+            ])
+            let resolved = try ArchiveResolver.resolve(data)
+            XCTAssertEqual(resolved["keep"], "kept text", name)
+            let shown = try XCTUnwrap(resolved["odd"]?.dictionaryValue, "\(name): \(resolved)")
+            XCTAssertEqual(shown["$class"], .string(PropertyListString(chain[0])), name)
+            XCTAssertTrue(check(shown), "\(name): \(shown)")
+        }
+        // A field key that is not a string is shown as its text, as an NSDictionary's key is.
+        let integerKey = try archive([
+            .dictionary(PropertyListDictionary([("$class", .uid(2)), (7, "v")])), classDescription("Odd", "NSObject"),
+        ])
+        XCTAssertEqual(try ArchiveResolver.resolve(integerKey)["7"], "v")
     }
 
     // MARK: From a second reader
