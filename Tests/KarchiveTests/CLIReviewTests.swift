@@ -151,4 +151,40 @@ final class CLIReviewTests: XCTestCase {
         // read values this way).
         XCTAssertEqual(try ToolRunner.karchive(["defaults", "--dir", domains.path, "read", "evil\u{9B}2J", "k"]).output, "v\n")
     }
+
+    /// `print` cut dates to whole seconds (`06:15:58` for `06:15:58.684097`), which a timeline
+    /// of events within one second needs; and with `root` in `$top` it printed the root alone,
+    /// saying nothing of the other keys (session 66's forensic review). The dates here are
+    /// written by Python's plistlib, whose reading of them is the expected text.
+    func testPrintShowsFractionsOfSecondsAndNamesOtherTopKeys() throws {
+        guard Python.executable != nil else { throw XCTSkip("python3 not found") }
+        let script = """
+            import plistlib, sys, datetime
+            dates = [datetime.datetime(2017, 2, 23, 6, 15, 58, 684097), datetime.datetime(2001, 1, 1, 0, 0, 0, 250000),
+                     datetime.datetime(1999, 12, 31, 23, 59, 59, 500000), datetime.datetime(2020, 5, 5, 5, 5, 5)]
+            sys.stdout.buffer.write(plistlib.dumps(dates, fmt=plistlib.FMT_BINARY))
+            """
+        let dates = scratch.appendingPathComponent("dates.bplist")
+        try Python.run(script).write(to: dates)
+        let printed = try ToolRunner.karchive(["print", dates.path])
+        XCTAssertEqual(printed.status, 0, printed.standardError)
+        for expected in ["2017-02-23 06:15:58.684097 +0000", "2001-01-01 00:00:00.25 +0000", "1999-12-31 23:59:59.5 +0000", "2020-05-05 05:05:05 +0000"] {
+            XCTAssertTrue(printed.output.contains(expected), "\(expected) in \(printed.output)")
+        }
+
+        let archiveScript = """
+            import plistlib, sys
+            archive = {"$archiver": "NSKeyedArchiver", "$version": 100000,
+                       "$top": {"root": plistlib.UID(1), "extra": plistlib.UID(2), "more": plistlib.UID(2)},
+                       "$objects": ["$null", "the root", "another"]}
+            sys.stdout.buffer.write(plistlib.dumps(archive, fmt=plistlib.FMT_BINARY))
+            """
+        let archive = scratch.appendingPathComponent("top.bplist")
+        try Python.run(archiveScript).write(to: archive)
+        let root = try ToolRunner.karchive(["print", archive.path])
+        XCTAssertEqual(root.status, 0, root.standardError)
+        XCTAssertEqual(root.output, "\"the root\"\n")
+        XCTAssertTrue(root.standardError.contains("$top also holds extra, more"), root.standardError)
+        XCTAssertTrue(try ToolRunner.karchive(["unarchive", "--all", "-f", "json", archive.path]).output.contains("another"))
+    }
 }

@@ -9,14 +9,15 @@ enum PrintCommand: Command {
 
         Prints the property list in FILE (any format; `-` for standard input) as an indented tree,
         like `plutil -p`: dictionaries as { "key" => value }, arrays as [ index => value ], data
-        as {length = N, bytes = 0x...}, dates in UTC, UIDs as UID(n). Strings are quoted, with
+        as {length = N, bytes = 0x...}, dates in UTC (to the microsecond), UIDs as UID(n). Strings are quoted, with
         \\", \\\\, \\n, \\r, \\t and other control characters (U+0000-001F, U+007F-009F) as
         \\u{1B} (hexadecimal), as in a Swift string literal, so that no control character
         reaches the terminal.
 
         When FILE is an NSKeyedArchiver archive, prints the resolved object graph instead (the
         tree `karchive unarchive` produces): objects of other classes as their fields plus
-        "$class", cycles as {"$ref": index}.
+        "$class", cycles as {"$ref": index}; the `root` object when $top has one (a note on
+        standard error names the other keys), otherwise every $top key.
 
           --raw   print an archive's property list as stored ($objects, UIDs) instead
 
@@ -28,8 +29,13 @@ enum PrintCommand: Command {
         var (value, length) = try Inputs.readPropertyListAndLength(parsed.positional[0])
         if !parsed.flag("--raw"), Inputs.isKeyedArchive(value) {
             let archive = value
-            value = try Inputs.describingFailures(of: parsed.positional[0]) {
-                try ArchiveResolver(propertyList: archive).resolveTopLevel()
+            let resolver = try Inputs.describingFailures(of: parsed.positional[0]) { try ArchiveResolver(propertyList: archive) }
+            value = try Inputs.describingFailures(of: parsed.positional[0]) { try resolver.resolveTopLevel() }
+            // With `root`, only the root is printed: say what else `$top` holds.
+            let others = resolver.topLevelKeys.filter { $0 != "root" }
+            if resolver.topLevelKeys.contains("root"), !others.isEmpty {
+                let names = others.map { Karchive.escapingControlCharacters($0) }.joined(separator: ", ")
+                Output.error("karchive print: note: $top also holds \(names); `karchive unarchive --all` shows every key\n")
             }
         }
         var printer = TreePrinter(budget: OutputBudget(Inputs.outputBudget(forInputLength: length)))
@@ -80,6 +86,23 @@ struct TreePrinter {
         }
     }
 
+    /// A date as `defaults` spells it, with the fraction of a second when there is one, to the
+    /// microsecond (`2017-02-23 06:15:58.684097 +0000`): a timeline needs it, and `print` is
+    /// read, not parsed (OpenStep text and `defaults read` keep whole seconds).
+    static func dateDescription(_ date: Date) -> String {
+        let text = OpenStepDate.format(date)
+        let seconds = date.timeIntervalSinceReferenceDate
+        let fraction = seconds - seconds.rounded(.down)
+        let suffix = " +0000"
+        guard fraction.isFinite, fraction > 0, text.hasSuffix(suffix) else { return text }
+        let micro = min(Int((fraction * 1_000_000).rounded()), 999_999)
+        guard micro > 0 else { return text }
+        var digits = String(micro)
+        digits = String(repeating: "0", count: 6 - digits.count) + digits
+        while digits.hasSuffix("0") { digits.removeLast() }
+        return String(text.dropLast(suffix.count)) + "." + digits + suffix
+    }
+
     /// The one-line rendering of a non-container value (containers render as a count).
     static func scalar(_ value: PropertyListValue) -> String {
         switch value {
@@ -87,7 +110,7 @@ struct TreePrinter {
         case .bool(let bool): return bool ? "true" : "false"
         case .integer(let integer): return integer.description
         case .real(let real): return realDescription(real.value)
-        case .date(let date): return OpenStepDate.format(date)
+        case .date(let date): return dateDescription(date)
         case .data(let data):
             let shown = data.prefix(24).map { hexByte($0) }.joined()
             return "{length = \(data.count), bytes = 0x\(shown)\(data.count > 24 ? "..." : "")}"
