@@ -187,4 +187,28 @@ final class CLIReviewTests: XCTestCase {
         XCTAssertTrue(root.standardError.contains("$top also holds extra, more"), root.standardError)
         XCTAssertTrue(try ToolRunner.karchive(["unarchive", "--all", "-f", "json", archive.path]).output.contains("another"))
     }
+
+    /// 600 messages referring to one 2 MB NSData (a 2.1 MB file) counted 1.2 GB of expanded
+    /// bytes and `print` refused it, though it prints 24 bytes of each; `unarchive`, whose
+    /// output would hold every copy, still refuses. Made with plistlib.
+    func testPrintShowsSharedLargeDataThatUnarchiveRefuses() throws {
+        guard Python.executable != nil else { throw XCTSkip("python3 not found") }
+        let script = """
+            import plistlib, sys
+            objects = ["$null", {"$class": plistlib.UID(2), "NS.objects": [plistlib.UID(4 + i) for i in range(600)]},
+                       {"$classname": "NSArray", "$classes": ["NSArray", "NSObject"]}, bytes(range(256)) * 8192]
+            objects += [{"$class": plistlib.UID(604), "blob": plistlib.UID(3), "n": i} for i in range(600)]
+            objects.append({"$classname": "Msg", "$classes": ["Msg", "NSObject"]})
+            archive = {"$archiver": "NSKeyedArchiver", "$version": 100000, "$top": {"root": plistlib.UID(1)}, "$objects": objects}
+            sys.stdout.buffer.write(plistlib.dumps(archive, fmt=plistlib.FMT_BINARY))
+            """
+        let archive = scratch.appendingPathComponent("shared.bplist")
+        try Python.run(script).write(to: archive)
+        let printed = try ToolRunner.karchive(["print", archive.path])
+        XCTAssertEqual(printed.status, 0, printed.standardError)
+        XCTAssertEqual(printed.output.components(separatedBy: "{length = 2097152, bytes = 0x000102030405060708090a0b0c0d0e0f1011121314151617...}").count - 1, 600)
+        let unarchived = try ToolRunner.karchive(["unarchive", "-f", "binary", archive.path, "-o", scratch.appendingPathComponent("out.bplist").path])
+        XCTAssertEqual(unarchived.status, 1)
+        XCTAssertTrue(unarchived.standardError.contains("expanding shared references would produce more than"), unarchived.standardError)
+    }
 }
