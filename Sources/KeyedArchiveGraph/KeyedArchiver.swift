@@ -508,8 +508,8 @@ public final class KeyedArchiver {
     /// The UID of a Foundation object that no Swift cast below recognizes as it should:
     /// an `NSNumber` (see ``foundationNumber(_:kind:)``), `NSNull`, and `NSOrderedSet`, which
     /// bridge to no Swift type. `nil` for any other class instance (`NSString`, `NSArray`, ...:
-    /// their casts below are right). An `NSDecimalNumber` is refused: Foundation archives it
-    /// as a class of its own (mantissa, exponent), and as a number it would be rounded.
+    /// their casts below are right). An `NSDecimalNumber` is archived as its own class
+    /// (mantissa, exponent), as Foundation does: as a number it would be rounded.
     private func foundationObjectUID(_ object: Any, of objectType: AnyObject.Type) throws -> UInt32? {
         let kind = foreignClassKind(of: objectType)
         switch kind {
@@ -523,8 +523,11 @@ public final class KeyedArchiver {
             queue.append(.orderedSet(uid, anyElements(of: members)))
             return uid
         case .decimalNumber:
-            throw KeyedArchiveError(
-                .unsupportedValue, "cannot archive an NSDecimalNumber (Foundation archives its mantissa and exponent; pass a Double or a String)")
+            // Its `Decimal` (Foundation bridges one), written as Apple writes the class.
+            guard let decimal = object as? Decimal else {
+                throw KeyedArchiveError(.unsupportedValue, "cannot archive an NSDecimalNumber that gives no Decimal")
+            }
+            return decimalUID(decimal)
         case .other:
             return nil
         }

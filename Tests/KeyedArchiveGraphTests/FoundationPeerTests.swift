@@ -527,10 +527,21 @@ final class FoundationPeerTests: XCTestCase {
         XCTAssertEqual(theirs.map(\.doubleValue), [1, 0, 1, 7, 2.5, 1, 0, 1, 0, -5, Double(UInt64.max), 0.1, 0.25, 1, 0])
         XCTAssertEqual(theirs.last?.doubleValue.sign, .minus)
 
-        // An NSDecimalNumber is refused rather than rounded (Foundation archives it as its own class).
-        XCTAssertThrowsError(try KeyedArchiver.archivedData(withRootObject: [NSDecimalNumber(string: "12345678901234567890.123")] as [Any], format: .binary)) { error in
-            XCTAssertEqual((error as? KeyedArchiveError)?.code, .unsupportedValue)
-        }
+        // An NSDecimalNumber is archived as its own class, as Foundation archives it, not
+        // rounded to a number (it was refused before session 66): its Decimal, exactly, is
+        // what comes back, and the object's fields are the ones Apple writes for that Decimal.
+        let decimalNumber = NSDecimalNumber(string: "12345678901234567890.123")
+        let decimalArchive = try KeyedArchiver.archivedData(withRootObject: ["amount": decimalNumber] as [String: Any], format: .binary)
+        let unarchiver = try KeyedUnarchiver(data: decimalArchive)
+        let holder = try XCTUnwrap(unarchiver.decodeObject(of: [.dictionary, .string, .archivedObject], forKey: "root") as? [AnyHashable: Any])
+        XCTAssertNotNil(holder["amount"])
+        let stored = try PropertyList.decode(decimalArchive)
+        guard case .array(let objects)? = stored["$objects"] else { return XCTFail("no $objects") }
+        let decimalObject = try XCTUnwrap(objects.first { $0["NS.mantissa"] != nil })
+        XCTAssertEqual(decimalObject["NS.exponent"], -3)
+        XCTAssertEqual(decimalObject["NS.length"], .integer(PropertyListInteger(Int64(DecimalNumberPartsCheck.length(of: decimalNumber.decimalValue)))))
+        // Read back through the Codable bridge, which takes the same object.
+        XCTAssertEqual(try KeyedUnarchiver.unarchivedObject(ofType: [String: Decimal].self, from: decimalArchive)["amount"], decimalNumber.decimalValue)
     }
 
     /// NSNull and NSOrderedSet bridge to no Swift type; passed as they are (from
@@ -671,5 +682,15 @@ final class FNode: NSObject, NSCoding {
         label = coder.decodeInteger(forKey: "label")
         links = (coder.decodeObject(forKey: "links") as? [FNode]) ?? []
         weak = coder.decodeObject(forKey: "weak") as? FNode
+    }
+}
+
+/// The mantissa's length in 16-bit words, by Foundation's own coding of a Decimal (its raw
+/// parts through PropertyListEncoder).
+enum DecimalNumberPartsCheck {
+    static func length(of decimal: Decimal) -> Int {
+        guard let data = try? PropertyListEncoder().encode([decimal]),
+              let parts = (try? PropertyListSerialization.propertyList(from: data, format: nil)) as? [[String: Any]] else { return -1 }
+        return parts.first?["length"] as? Int ?? -1
     }
 }
