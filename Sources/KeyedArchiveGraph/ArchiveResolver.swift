@@ -26,6 +26,12 @@
 ///   to the archive plus the output.
 public struct ArchiveResolver {
     private let document: ArchiveDocument
+    /// The most bytes of one data value counted toward ``DecodingLimits/maximumExpandedByteCount``
+    /// at each use: all of them for output that holds them all (`karchive unarchive`); what is
+    /// shown for a reader that shows only the start of data (`karchive print`, 24 bytes), so
+    /// that a 2 MB blob shared by 600 objects is not counted as 1.2 GB. Strings and keys count
+    /// in full whatever this is (each use of a key is hashed and may be renamed).
+    package var countedBytesPerData = Int.max
 
     /// A resolver over archive bytes (binary or XML).
     public init(data: Data, limits: DecodingLimits = .default) throws {
@@ -50,7 +56,7 @@ public struct ArchiveResolver {
                 .missingTopLevelKey, "$top has no key \"\(key)\" (keys: \(document.topKeys.joined(separator: ", ")))",
                 path: "$top")
         }
-        let state = ResolverState()
+        let state = ResolverState(countedBytesPerData: countedBytesPerData)
         return try state.inline(value, document: document, depth: 0, path: "$top." + key).value
     }
 
@@ -58,7 +64,7 @@ public struct ArchiveResolver {
     /// its resolved value (archives written with `encode(_:forKey:)` at the top, e.g. `$0`...).
     public func resolveTopLevel() throws -> PropertyListValue {
         if document.topValue(forKey: "root") != nil { return try resolve() }
-        let state = ResolverState()
+        let state = ResolverState(countedBytesPerData: countedBytesPerData)
         var result = PropertyListDictionary()
         for entry in document.top.entries {
             guard let key = entry.key.stringValue else { continue }
@@ -174,12 +180,18 @@ private final class ResolverState {
     /// Back references kept in `memo`, bounded by `maximumExpandedNodeCount`: a chain of D
     /// objects whose last refers back to all of them keeps D²/2 (an 11 MB file held 468 MB).
     var rememberedReferences = 0
+    /// See ``ArchiveResolver/countedBytesPerData``.
+    let countedBytesPerData: Int
 
-    /// The string or data bytes of a leaf.
-    static func bytes(of value: PropertyListValue) -> Int {
+    init(countedBytesPerData: Int) {
+        self.countedBytesPerData = countedBytesPerData
+    }
+
+    /// The string or data bytes of a leaf, as counted toward the limit.
+    func bytes(of value: PropertyListValue) -> Int {
         switch value {
         case .string(let string): string.utf8Count
-        case .data(let data): data.count
+        case .data(let data): min(data.count, countedBytesPerData)
         default: 0
         }
     }
@@ -263,7 +275,7 @@ private final class ResolverState {
             total.value = .dictionary(result)
             return total
         default:
-            let bytes = Self.bytes(of: value)
+            let bytes = self.bytes(of: value)
             try count(1, bytes: bytes, document: document, path: path)
             return Resolved(value: value, nodes: 1, bytes: bytes)
         }
@@ -272,7 +284,7 @@ private final class ResolverState {
     func object(_ uid: UInt32, document: ArchiveDocument, depth: Int, path: String) throws -> Resolved {
         try checkDepth(depth, document: document, path: path)
         if uid == 0 {
-            let bytes = Self.bytes(of: ArchiveKeys.nullValue)
+            let bytes = self.bytes(of: ArchiveKeys.nullValue)
             try count(1, bytes: bytes, document: document, path: path)
             return Resolved(value: ArchiveKeys.nullValue, nodes: 1, bytes: bytes)
         }
@@ -295,7 +307,7 @@ private final class ResolverState {
         var result: Resolved
         switch try document.entry(uid, path: path) {
         case .leaf(let leaf):
-            let bytes = Self.bytes(of: leaf)
+            let bytes = self.bytes(of: leaf)
             try count(1, bytes: bytes, document: document, path: path)
             result = Resolved(value: leaf, nodes: 1, bytes: bytes)
         case .object(let fields, let description, _):
@@ -326,12 +338,9 @@ private final class ResolverState {
         let here = lastStep + " > $objects[\(uid)] (\(description.name))"
         let kind = Names.kind(of: description)
         func leaf(_ value: PropertyListValue) throws -> Resolved {
-            let bytes = ResolverState.bytes(of: value)
+            let bytes = self.bytes(of: value)
             try count(1, bytes: bytes, document: document, path: here)
             return Resolved(value: value, nodes: 1, bytes: bytes)
-        }
-        func invalid(_ message: String) -> KeyedArchiveError {
-            KeyedArchiveError(.invalidObject, message, path: here)
         }
         // The shape a mapped class's fields must have is checked before anything inside is
         // resolved; an object without it (a private subclass that stores other fields, such as

@@ -210,5 +210,22 @@ final class CLIReviewTests: XCTestCase {
         let unarchived = try ToolRunner.karchive(["unarchive", "-f", "binary", archive.path, "-o", scratch.appendingPathComponent("out.bplist").path])
         XCTAssertEqual(unarchived.status, 1)
         XCTAssertTrue(unarchived.standardError.contains("expanding shared references would produce more than"), unarchived.standardError)
+
+        // Strings still count in full at every use, keys included: one NSDictionary whose 1,000
+        // keys are one 2 MB string (a 2 MB file) is refused at once. With no byte limit at all
+        // (the first form of this change) it took 227 s and 6 GB, every use of the key hashed
+        // and renamed ("k (2)", "k (3)", ...).
+        let keysScript = """
+            import plistlib, sys
+            objects = ["$null", {"$class": plistlib.UID(2), "NS.keys": [plistlib.UID(3)] * 1000, "NS.objects": [plistlib.UID(4)] * 1000},
+                       {"$classname": "NSDictionary", "$classes": ["NSDictionary", "NSObject"]}, "k" * 2000000, 1]
+            archive = {"$archiver": "NSKeyedArchiver", "$version": 100000, "$top": {"root": plistlib.UID(1)}, "$objects": objects}
+            sys.stdout.buffer.write(plistlib.dumps(archive, fmt=plistlib.FMT_BINARY))
+            """
+        let keys = scratch.appendingPathComponent("keys.bplist")
+        try Python.run(keysScript).write(to: keys)
+        let refused = try ToolRunner.karchive(["print", keys.path])
+        XCTAssertEqual(refused.status, 1)
+        XCTAssertTrue(refused.standardError.contains("expanding shared references would produce more than"), refused.standardError)
     }
 }

@@ -29,12 +29,11 @@ enum PrintCommand: Command {
         var (value, length) = try Inputs.readPropertyListAndLength(parsed.positional[0])
         if !parsed.flag("--raw"), Inputs.isKeyedArchive(value) {
             let archive = value
-            // Data is printed as its length and first 24 bytes, strings within the output
-            // budget below: the bytes shared values add at every use are no measure of what
-            // is printed (600 references to one 2 MB NSData, 1.2 GB expanded, were refused).
-            var limits = DecodingLimits.default
-            limits.maximumExpandedByteCount = .max
-            let resolver = try Inputs.describingFailures(of: parsed.positional[0]) { try ArchiveResolver(propertyList: archive, limits: limits) }
+            // Data is printed as its length and first 24 bytes: its bytes beyond are no measure
+            // of what is printed (600 references to one 2 MB NSData, 1.2 GB expanded, were
+            // refused). Strings and keys still count in full toward the limit.
+            var resolver = try Inputs.describingFailures(of: parsed.positional[0]) { try ArchiveResolver(propertyList: archive) }
+            resolver.countedBytesPerData = 24
             value = try Inputs.describingFailures(of: parsed.positional[0]) { try resolver.resolveTopLevel() }
             // With `root`, only the root is printed: say what else `$top` holds.
             let others = resolver.topLevelKeys.filter { $0 != "root" }
