@@ -1097,25 +1097,15 @@ final class ArchiveDecodingState: Decoder {
         if case .uid(let uid) = value, case .dictionary(let fields) = try object(uid) {
             let (info, _) = try classOf(fields, uid: uid)
             if info.kind == .null { throw notFound(Decimal.self) }
-            guard fields[DecimalNumberFields.mantissaKey] != nil || info.name == DecimalNumberFields.classChain[0] else { return nil }
+            guard DecimalNumberFields.describes(fields, className: info.name) else { return nil }
             return try checked { () throws(KeyedArchiveError) in
                 try document.decimalValue(ofObject: fields, path: "$objects[\(uid)] (\(info.name))")
             }
         }
-        switch try resolveLeaf(value) {
-        case .integer(let integer):
-            if let signed = integer.int64Value { return Decimal(signed) }
-            return Decimal(integer.bitPattern)
-        case .real(let real):
-            // The shortest text that reads back as the double (123.456, not Decimal(Double)'s
-            // 123.45599999999997952); past Decimal's range (1e300, 5e-324) an error, not NaN.
-            guard real.value.isFinite, let decimal = Decimal(string: String(describing: real.value)), !decimal.isNaN else {
-                throw corrupted("\(real.value) is outside the range of Decimal")
-            }
-            return decimal
-        case .bool(let bool): return bool ? 1 : 0  // a merged NSNumber (see `decodeInteger`)
-        case let other: throw leafMismatch(Decimal.self, expected: "a decimal number", other)
-        }
+        let leaf = try resolveLeaf(value)
+        if let decimal = DecimalNumberFields.decimal(ofNumber: leaf) { return decimal }
+        if case .real(let real) = leaf { throw corrupted("\(real.value) is outside the range of Decimal") }
+        throw leafMismatch(Decimal.self, expected: "a decimal number", leaf)
     }
 
     func decodeUUID(_ value: PropertyListValue) throws -> UUID {

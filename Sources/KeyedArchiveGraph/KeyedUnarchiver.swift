@@ -691,24 +691,16 @@ public final class KeyedUnarchiver {
             if uid == 0 { return nil }
             let path = self.pathString(adding: .key(key))
             if case .object(let fields, let description, _) = try document.entry(uid, path: path) {
-                guard fields[DecimalNumberFields.mantissaKey] != nil || description.name == DecimalNumberFields.classChain[0] else {
+                guard DecimalNumberFields.describes(fields, className: description.name) else {
                     throw error(.typeMismatch, "expected an NSDecimalNumber, found \(description.name)", key: key)
                 }
                 return try document.decimalValue(ofObject: fields, path: path + " > $objects[\(uid)] (\(description.name))")
             }
         }
-        switch try primitive(forKey: key) {
-        case .integer(let integer)?: return integer.int64Value.map { Decimal($0) } ?? Decimal(integer.bitPattern)
-        case .real(let real)?:
-            // As the Codable bridge reads one: the double's shortest text, within Decimal's range.
-            guard real.value.isFinite, let decimal = Decimal(string: String(describing: real.value)), !decimal.isNaN else {
-                throw error(.valueOutOfRange, "\(real.value) is outside the range of Decimal", key: key)
-            }
-            return decimal
-        case .bool(let bool)?: return bool ? 1 : 0
-        case nil: return nil
-        case let other?: throw error(.typeMismatch, "expected a decimal number, found \(other.typeName)", key: key)
-        }
+        guard let number = try primitive(forKey: key) else { return nil }
+        if let decimal = DecimalNumberFields.decimal(ofNumber: number) { return decimal }
+        if case .real(let real) = number { throw error(.valueOutOfRange, "\(real.value) is outside the range of Decimal", key: key) }
+        throw error(.typeMismatch, "expected a decimal number, found \(number.typeName)", key: key)
     }
 
     /// The inline value under a key; a UID is followed to a leaf in `$objects` (some writers

@@ -105,6 +105,27 @@ package struct DecimalNumberFields: Equatable, Sendable {
         ]
     }
 
+    /// Whether an object's fields are an NSDecimalNumber's: the class's name, or its mantissa
+    /// (a subclass, or another archiver's name for it).
+    package static func describes(_ fields: PropertyListDictionary, className: String) -> Bool {
+        fields[mantissaKey] != nil || className == classChain[0]
+    }
+
+    /// A number stored where a decimal is asked, as NSNumber's `decimalValue` gives it: an
+    /// integer exactly; a real as its shortest text (123.456, not `Decimal(Double)`'s
+    /// 123.45599999999997952); a boolean (a merged NSNumber) as 0 or 1. Nil for anything else,
+    /// and for a real past Decimal's range (1e300, 5e-324), which must be an error, not NaN.
+    package static func decimal(ofNumber value: PropertyListValue) -> Decimal? {
+        switch value {
+        case .integer(let integer): return integer.int64Value.map { Decimal($0) } ?? Decimal(integer.bitPattern)
+        case .real(let real):
+            guard real.value.isFinite, let decimal = Decimal(string: String(describing: real.value)), !decimal.isNaN else { return nil }
+            return decimal
+        case .bool(let bool): return bool ? 1 : 0
+        default: return nil
+        }
+    }
+
     private static func remainder(of words: [UInt16], dividingBy divisor: UInt32) -> UInt32 {
         var remainder: UInt32 = 0
         for word in words.reversed() { remainder = (remainder << 16 | UInt32(word)) % divisor }
